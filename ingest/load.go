@@ -1,0 +1,652 @@
+package ingest
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/valyala/fastjson"
+	"github.com/zeebo/xxh3"
+
+	"github.com/gymlens/gymlens/ingest/runlog"
+)
+
+// IngestOptions tunes Ingest and Validate.
+type IngestOptions struct {
+	MaxErrors   int    // errors reported before giving up; 0 means 20
+	SkipInvalid bool   // load the valid records and write the rest to RejectsPath
+	RejectsPath string // where rejected lines go; "" means gymlens-rejects.jsonl
+	Replace     bool   // replace runs and scenarios stored with other content
+	Workers     int    // decoding goroutines; 0 means GOMAXPROCS
+	// Progress, when set, is called about ten times a second and once at the end.
+	Progress func(Progress)
+}
+
+// Progress is a snapshot of a running ingest.
+type Progress struct {
+	File                  string
+	FilesDone, FilesTotal int
+	Bytes, TotalBytes     int64
+	Records               int64
+	Elapsed               time.Duration
+	Done                  bool
+}
+
+// Summary says what an ingest or validation did.
+type Summary struct {
+	Files       int              // files read
+	Unchanged   []string         // files skipped because their content was ingested before
+	Empty       []string         // empty files (nothing to ingest)
+	Skipped     []runlog.Skipped // files in folders that are not in a known format
+	Records     map[string]int64 // records loaded (or valid, for validate), by type
+	Identical   map[string]int64 // records already stored with the same content
+	Runs        int              // runs loaded
+	Replaced    int              // runs and scenarios replaced
+	Rejected    int64            // records rejected (--skip-invalid)
+	RejectsPath string           // where they were written
+	Bytes       int64            // bytes read from disk
+	Elapsed     time.Duration
+}
+
+// TotalRecords is the number of records loaded.
+func (s *Summary) TotalRecords() int64 {
+	var n int64
+	for _, v := range s.Records {
+		n += v
+	}
+	return n
+}
+
+// errStop stops a stream once enough errors are collected.
+var errStop = errors.New("stop")
+
+type fileState struct {
+	runlog.File
+	abs      string
+	id       int
+	sha      string
+	mtime    time.Time
+	records  map[string]int64
+	rejected int64
+	loadPath string // what DuckDB reads for events and judgments
+}
+
+type pass struct {
+	ctx     context.Context
+	start   time.Time
+	opt     IngestOptions
+	errs    *runlog.ErrorList
+	chk     *checker
+	sum     *Summary
+	files   []*fileState
+	conn    *sql.Conn // nil when validating
+	apps    map[string]*duckdb.Appender
+	rejects *rejectWriter
+	tmpDir  string
+	bytes   atomic.Int64
+	records atomic.Int64
+	// fileDupes maps content hashes of this input to their first path.
+	fileDupes map[string]string
+}
+
+// Ingest loads the files and folders in paths into the warehouse as one
+// transaction: after any error nothing of this call remains.
+func (w *Warehouse) Ingest(ctx context.Context, paths []string, opt IngestOptions) (*Summary, error) {
+	if w.ReadOnly {
+		return nil, ErrReadOnly
+	}
+	return runPass(ctx, w, paths, opt, true)
+}
+
+// Validate checks the files without writing anything. When w is not nil,
+// references may point into it (as they may when ingesting into it).
+func Validate(ctx context.Context, w *Warehouse, paths []string, opt IngestOptions) (*Summary, error) {
+	return runPass(ctx, w, paths, opt, false)
+}
+
+func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOptions, write bool) (sum *Summary, err error) {
+	start := time.Now()
+	if opt.MaxErrors <= 0 {
+		opt.MaxErrors = 20
+	}
+	if opt.RejectsPath == "" {
+		opt.RejectsPath = "gymlens-rejects.jsonl"
+	}
+	files, skipped, err := runlog.Discover(paths)
+	if err != nil {
+		return nil, err
+	}
+	p := &pass{ctx: ctx, start: start, opt: opt, errs: &runlog.ErrorList{Max: opt.MaxErrors},
+		sum:       &Summary{Skipped: skipped, Records: map[string]int64{}, Identical: map[string]int64{}},
+		fileDupes: map[string]string{}}
+	p.chk = newChecker(p.errs, opt.Replace)
+	if w != nil {
+		if err := p.chk.preload(ctx, w); err != nil {
+			return nil, fmt.Errorf("reading the warehouse: %v", err)
+		}
+	}
+	var total int64
+	for _, f := range files {
+		total += f.Size
+	}
+	stopProgress := p.startProgress(start, len(files), total)
+	defer stopProgress()
+
+	if write {
+		p.conn, err = w.db.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer p.conn.Close()
+		if _, err := p.conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+			return nil, err
+		}
+		committed := false
+		defer func() {
+			if !committed {
+				p.closeAppenders()
+				_, _ = p.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+			}
+		}()
+		if err := p.openAppenders(); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err == nil {
+				committed = true
+			}
+		}()
+	}
+	if opt.SkipInvalid {
+		p.tmpDir, err = os.MkdirTemp("", "gymlens-clean-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(p.tmpDir)
+		p.rejects, err = newRejectWriter(opt.RejectsPath)
+		if err != nil {
+			return nil, err
+		}
+		defer p.rejects.close()
+		p.sum.RejectsPath = opt.RejectsPath
+	}
+
+	for i, f := range files {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if p.errs.Full() && !opt.SkipInvalid {
+			break
+		}
+		if err := p.readFile(w, f, i); err != nil {
+			return nil, err
+		}
+	}
+	decisions, dropped := p.chk.finish()
+	if p.errs.Len() > 0 && !opt.SkipInvalid {
+		return nil, p.errs
+	}
+	for id, e := range dropped {
+		ir := p.chk.runs[id]
+		p.reject(e, nil, ir.records)
+	}
+	if !write {
+		p.countValid(decisions)
+		p.sum.Elapsed = time.Since(start)
+		p.sum.Bytes = p.bytes.Load()
+		return p.sum, nil
+	}
+	if err := p.load(decisions); err != nil {
+		return nil, err
+	}
+	if p.errs.Len() > 0 && !opt.SkipInvalid {
+		return nil, p.errs
+	}
+	if _, err := p.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return nil, fmt.Errorf("committing the ingest: %v", err)
+	}
+	p.sum.Elapsed = time.Since(start)
+	p.sum.Bytes = p.bytes.Load()
+	return p.sum, nil
+}
+
+// countValid fills the summary of a validation.
+func (p *pass) countValid(decisions map[string]runDecision) {
+	for t, n := range p.chk.counts {
+		p.sum.Records[t] = n
+	}
+	for _, d := range decisions {
+		if d == runNew || d == runReplace {
+			p.sum.Runs++
+		}
+	}
+}
+
+func (p *pass) startProgress(start time.Time, nfiles int, total int64) func() {
+	if p.opt.Progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	snap := func(final bool) Progress {
+		return Progress{FilesDone: len(p.files), FilesTotal: nfiles, Bytes: p.bytes.Load(), TotalBytes: total,
+			Records: p.records.Load(), Elapsed: time.Since(start), Done: final}
+	}
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				p.opt.Progress(snap(false))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+		p.opt.Progress(snap(true))
+	}
+}
+
+// fileHash returns the sha256 of a file, trusting the warehouse's record
+// when the path, size and modification time are unchanged.
+func (p *pass) fileHash(w *Warehouse, fs *fileState) error {
+	st, err := os.Stat(fs.Path)
+	if err != nil {
+		return &runlog.Error{File: fs.Path, Msg: "cannot read: " + err.Error()}
+	}
+	fs.mtime = st.ModTime().UTC().Truncate(time.Microsecond)
+	if w != nil {
+		var sha string
+		err := w.db.QueryRowContext(p.ctx, `SELECT sha256 FROM ingested_files WHERE path = ? AND size_bytes = ? AND mtime = ? LIMIT 1`,
+			fs.abs, st.Size(), fs.mtime).Scan(&sha)
+		if err == nil {
+			fs.sha = sha
+			return nil
+		}
+	}
+	f, err := os.Open(fs.Path)
+	if err != nil {
+		return &runlog.Error{File: fs.Path, Msg: "cannot read: " + err.Error()}
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return &runlog.Error{File: fs.Path, Msg: "cannot read: " + err.Error()}
+	}
+	fs.sha = hex.EncodeToString(h.Sum(nil))
+	return nil
+}
+
+func (p *pass) readFile(w *Warehouse, f runlog.File, idx int) error {
+	abs, _ := filepath.Abs(f.Path)
+	fs := &fileState{File: f, abs: abs, records: map[string]int64{}, loadPath: abs}
+	if err := p.fileHash(w, fs); err != nil {
+		return err
+	}
+	if w != nil {
+		var n int
+		if err := w.db.QueryRowContext(p.ctx, `SELECT count(*) FROM ingested_files WHERE sha256 = ?`, fs.sha).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			p.sum.Unchanged = append(p.sum.Unchanged, f.Path)
+			p.bytes.Add(f.Size)
+			return nil
+		}
+	}
+	if first, dup := p.fileDupes[fs.sha]; dup {
+		p.sum.Unchanged = append(p.sum.Unchanged, f.Path+" (same content as "+first+")")
+		p.bytes.Add(f.Size)
+		return nil
+	}
+	p.fileDupes[fs.sha] = f.Path
+	if p.conn != nil {
+		if err := p.conn.QueryRowContext(p.ctx, `SELECT nextval('file_id_seq')`).Scan(&fs.id); err != nil {
+			return err
+		}
+	}
+	p.files = append(p.files, fs)
+	p.sum.Files++
+	if f.Size == 0 {
+		p.sum.Empty = append(p.sum.Empty, f.Path)
+		return nil
+	}
+	switch f.Kind {
+	case runlog.KindScenario:
+		s, raw, err := runlog.ReadScenarioFile(f.Path)
+		p.bytes.Add(f.Size)
+		if err != nil {
+			var e *runlog.Error
+			if errors.As(err, &e) {
+				p.errs.Add(e)
+				p.reject(e, nil, 1)
+				fs.rejected++
+				return nil
+			}
+			return err
+		}
+		v, _ := fastjson.ParseBytes(raw)
+		canon := v.MarshalTo(nil)
+		p.chk.scenario(s, xxh3.Hash(canon), loc{f.Path, 0}, canon)
+		fs.records[runlog.TypeScenario]++
+		p.records.Add(1)
+	case runlog.KindRatings:
+		err := runlog.ReadRatingsCSV(f.Path, func(line int, g *runlog.Rating, raw []byte, rowErr *runlog.Error) error {
+			if rowErr != nil {
+				p.errs.Add(rowErr)
+				p.reject(rowErr, raw, 1)
+				fs.rejected++
+			} else if e := p.chk.record(g, 0, loc{f.Path, line}); e != nil {
+				p.reject(e, raw, 1)
+				fs.rejected++
+			} else if err := p.appendRating(g, fs.id, line); err != nil {
+				return err
+			} else {
+				fs.records[runlog.TypeRating]++
+				p.records.Add(1)
+			}
+			if p.errs.Full() && !p.opt.SkipInvalid {
+				return errStop
+			}
+			return nil
+		})
+		p.bytes.Add(f.Size)
+		if err != nil && err != errStop {
+			var e *runlog.Error
+			if errors.As(err, &e) {
+				p.errs.Add(e)
+				return nil
+			}
+			return err
+		}
+	case runlog.KindJSONL:
+		return p.readStream(fs)
+	}
+	return nil
+}
+
+func (p *pass) readStream(fs *fileState) error {
+	var compressed int64
+	r, err := runlog.OpenStream(fs.Path, &compressed)
+	if err != nil {
+		var e *runlog.Error
+		if errors.As(err, &e) {
+			p.errs.Add(e)
+			return nil
+		}
+		return err
+	}
+	defer r.Close()
+	var clean *bufio.Writer
+	if p.opt.SkipInvalid && p.conn != nil {
+		name := filepath.Join(p.tmpDir, fmt.Sprintf("%d.jsonl", fs.id))
+		cf, err := os.Create(name)
+		if err != nil {
+			return err
+		}
+		defer cf.Close()
+		clean = bufio.NewWriterSize(cf, 1<<20)
+		fs.loadPath = name
+	}
+	var last int64
+	err = runlog.DecodeStream(p.ctx, r, runlog.StreamOptions{File: fs.Path, Workers: p.opt.Workers}, func(items []runlog.Item) error {
+		p.bytes.Add(compressed - last)
+		last = compressed
+		for i := range items {
+			it := &items[i]
+			if it.Err != nil {
+				var e *runlog.Error
+				if !errors.As(it.Err, &e) {
+					e = &runlog.Error{File: fs.Path, Line: it.Line, Msg: it.Err.Error()}
+				}
+				p.errs.Add(e)
+				p.reject(e, it.Raw, 1)
+				fs.rejected++
+			} else if e := p.chk.record(it.Rec, it.Hash, loc{fs.Path, it.Line}); e != nil {
+				p.reject(e, it.Raw, 1)
+				fs.rejected++
+			} else {
+				if err := p.store(it.Rec, fs, it.Line); err != nil {
+					return err
+				}
+				if clean != nil {
+					clean.Write(it.Raw)
+					clean.WriteByte('\n')
+				}
+				fs.records[it.Rec.RecordType()]++
+			}
+			if p.errs.Full() && !p.opt.SkipInvalid {
+				return errStop
+			}
+		}
+		p.records.Add(int64(len(items)))
+		return nil
+	})
+	p.bytes.Add(compressed - last)
+	if clean != nil {
+		if ferr := clean.Flush(); ferr != nil && err == nil {
+			err = ferr
+		}
+	}
+	if err == errStop {
+		return nil
+	}
+	if err != nil {
+		var e *runlog.Error
+		if errors.As(err, &e) {
+			p.errs.Add(e)
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+// store hands one valid record to its appender (records loaded by DuckDB's
+// JSON reader keep only their unknown fields here).
+func (p *pass) store(rec runlog.Record, fs *fileState, line int) error {
+	if p.conn == nil {
+		return nil
+	}
+	switch r := rec.(type) {
+	case *runlog.Task:
+		return p.apps["task_outcomes"].AppendRow(r.RunID, r.Task, r.Active, timeOrNil(r.ActivatedAt), intOrNil(r.FinalSeq),
+			strOrNil(r.ExpectedDepth), strOrNil(r.ChosenDepth), r.RulesLogged,
+			floatOrNil(r.Rules[0]), floatOrNil(r.Rules[1]), floatOrNil(r.Rules[2]), jsonOrNil(r.Extra), int32(fs.id), int32(line))
+	case *runlog.Rating:
+		return p.appendRating(r, fs.id, line)
+	case *runlog.Event:
+		if r.Extra != nil {
+			return p.apps["_event_extra"].AppendRow(r.RunID, r.Seq, string(r.Extra))
+		}
+	case *runlog.Judgment:
+		if r.Extra != nil {
+			return p.apps["_judgment_extra"].AppendRow(r.RunID, r.Task, r.Metric, r.Judge, r.Prompt, string(r.Extra))
+		}
+	}
+	return nil
+}
+
+func (p *pass) appendRating(g *runlog.Rating, fileID, line int) error {
+	if p.conn == nil {
+		return nil
+	}
+	var day any
+	if g.Day != nil {
+		day = int32(*g.Day)
+	}
+	return p.apps["ratings"].AppendRow(g.Rater, g.Question, g.Value, strOrNil(g.RunID), strOrNil(g.Task), strOrNil(g.Item),
+		day, strOrNil(g.Condition), jsonOrNil(g.Extra), int32(fileID), int32(line))
+}
+
+func (p *pass) reject(e *runlog.Error, raw []byte, n int64) {
+	if p.rejects != nil {
+		p.rejects.write(e, raw, n)
+		p.sum.Rejected += n
+	}
+}
+
+var appenderTables = []string{"task_outcomes", "ratings", "_event_extra", "_judgment_extra"}
+
+func (p *pass) openAppenders() error {
+	for _, q := range []string{
+		`CREATE OR REPLACE TEMP TABLE _event_extra (run_id VARCHAR, seq BIGINT, extra VARCHAR)`,
+		`CREATE OR REPLACE TEMP TABLE _judgment_extra (run_id VARCHAR, task VARCHAR, metric VARCHAR, judge VARCHAR, prompt VARCHAR, extra VARCHAR)`,
+	} {
+		if _, err := p.conn.ExecContext(p.ctx, q); err != nil {
+			return err
+		}
+	}
+	p.apps = map[string]*duckdb.Appender{}
+	return p.conn.Raw(func(dc any) error {
+		for _, t := range appenderTables {
+			var a *duckdb.Appender
+			var err error
+			if strings.HasPrefix(t, "_") {
+				a, err = duckdb.NewAppender(dc.(driver.Conn), "temp", "main", t)
+			} else {
+				a, err = duckdb.NewAppenderFromConn(dc.(driver.Conn), "", t)
+			}
+			if err != nil {
+				return fmt.Errorf("opening an appender on %s: %v", t, err)
+			}
+			p.apps[t] = a
+		}
+		return nil
+	})
+}
+
+func (p *pass) closeAppenders() error {
+	var first error
+	for _, t := range appenderTables {
+		if a := p.apps[t]; a != nil {
+			if err := a.Close(); err != nil && first == nil {
+				first = fmt.Errorf("loading %s: %v", t, err)
+			}
+		}
+	}
+	p.apps = nil
+	return first
+}
+
+func timeOrNil(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return *t
+}
+
+func intOrNil(n *int64) any {
+	if n == nil {
+		return nil
+	}
+	return *n
+}
+
+func floatOrNil(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
+}
+
+func strOrNil(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// jsonOrNil hands raw JSON text to a JSON column unchanged.
+func jsonOrNil(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return json.RawMessage(b)
+}
+
+var slugRE = regexp.MustCompile(`[^a-z0-9.]+`)
+
+// ConfigKey is a configuration id as a path-safe slug, used for Parquet
+// partitions: "GPT 5.6 Sol | CD | xhigh" → "gpt-5.6-sol_cd_xhigh".
+func ConfigKey(model, harness, effort string) string {
+	parts := []string{model, harness, effort}
+	for i, s := range parts {
+		parts[i] = strings.Trim(slugRE.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	}
+	return strings.Join(parts, "_")
+}
+
+// rejectWriter writes rejected lines with their reasons as JSON Lines.
+type rejectWriter struct {
+	f *os.File
+	w *bufio.Writer
+}
+
+func newRejectWriter(path string) (*rejectWriter, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot write the rejects file: %v", err)
+	}
+	return &rejectWriter{f: f, w: bufio.NewWriter(f)}, nil
+}
+
+func (r *rejectWriter) write(e *runlog.Error, raw []byte, n int64) {
+	rec := map[string]any{"file": e.File, "line": e.Line, "error": e.Error()}
+	if e.Field != "" {
+		rec["field"] = e.Field
+	}
+	if e.Column > 0 {
+		rec["column"] = e.Column
+	}
+	if raw != nil {
+		rec["record"] = string(raw)
+	}
+	if n > 1 {
+		rec["records_dropped"] = n
+	}
+	b, _ := json.Marshal(rec)
+	r.w.Write(b)
+	r.w.WriteByte('\n')
+}
+
+func (r *rejectWriter) close() {
+	r.w.Flush()
+	r.f.Close()
+}
+
+func sortedIDs(m map[string]runDecision, want ...runDecision) []string {
+	var out []string
+	for id, d := range m {
+		for _, x := range want {
+			if d == x {
+				out = append(out, id)
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

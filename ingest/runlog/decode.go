@@ -1,0 +1,729 @@
+package runlog
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/valyala/fastjson"
+)
+
+// Decoder decodes run-log lines. It reuses its parser between calls, so one
+// Decoder must not be used by two goroutines at once.
+type Decoder struct {
+	p fastjson.Parser
+}
+
+// DecodeLine decodes and validates one JSON line. The returned error is a
+// *fieldError or a plain error; Locate turns it into an *Error.
+func (d *Decoder) DecodeLine(line []byte) (Record, error) {
+	if !utf8.Valid(line) {
+		col := 1
+		for i := 0; i < len(line); {
+			r, n := utf8.DecodeRune(line[i:])
+			if r == utf8.RuneError && n <= 1 {
+				col = i + 1
+				break
+			}
+			i += n
+		}
+		return nil, &Error{Column: col, Msg: "invalid UTF-8: expected text encoded as UTF-8, found byte 0x" + strconv.FormatUint(uint64(line[col-1]), 16)}
+	}
+	v, err := d.p.ParseBytes(line)
+	if err != nil {
+		return nil, &Error{Msg: "not valid JSON: " + shorten(err.Error(), 160)}
+	}
+	return DecodeValue(v)
+}
+
+// DecodeValue decodes a parsed JSON record.
+func DecodeValue(v *fastjson.Value) (Record, error) {
+	o, err := v.Object()
+	if err != nil {
+		return nil, &fieldError{field: "", expected: "a JSON object", found: describe(v)}
+	}
+	r := reader{o: o}
+	typ := r.str("type", true)
+	if r.err != nil {
+		return nil, r.err
+	}
+	switch typ {
+	case TypeEvent:
+		return decodeEvent(&r)
+	case TypeJudgment:
+		return decodeJudgment(&r)
+	case TypeTask:
+		return decodeTask(&r)
+	case TypeRun:
+		return decodeRun(&r)
+	case TypeRating:
+		return decodeRating(&r)
+	case TypeScenario:
+		return decodeScenario(&r)
+	}
+	return nil, &fieldError{field: "type", expected: "one of " + strings.Join(RecordTypes, ", "), found: strconv.Quote(typ)}
+}
+
+// reader reads typed fields of one JSON object, remembering the first
+// error and the keys it was asked for, so unknown keys can be kept.
+type reader struct {
+	o      *fastjson.Object
+	prefix string
+	err    *fieldError
+	known  []string
+}
+
+func (r *reader) fail(key, expected string, v *fastjson.Value) {
+	if r.err == nil {
+		r.err = &fieldError{field: r.prefix + key, expected: expected, found: describe(v)}
+	}
+}
+
+func (r *reader) failMsg(key, msg string) {
+	if r.err == nil {
+		r.err = &fieldError{field: r.prefix + key, msg: msg}
+	}
+}
+
+// get returns the value of key, or nil when it is absent or null. A missing
+// required key is an error.
+func (r *reader) get(key string, required bool) *fastjson.Value {
+	r.known = append(r.known, key)
+	v := r.o.Get(key)
+	if v == nil || v.Type() == fastjson.TypeNull {
+		if required {
+			r.failMsg(key, "required field is missing")
+		}
+		return nil
+	}
+	return v
+}
+
+func (r *reader) str(key string, required bool) string {
+	v := r.get(key, required)
+	if v == nil {
+		return ""
+	}
+	b, err := v.StringBytes()
+	if err != nil {
+		r.fail(key, "a string", v)
+		return ""
+	}
+	if required && len(b) == 0 {
+		r.failMsg(key, "expected a non-empty string, found \"\"")
+	}
+	return string(b)
+}
+
+func (r *reader) enum(key string, required bool, allowed []string) string {
+	v := r.get(key, required)
+	if v == nil {
+		return ""
+	}
+	b, err := v.StringBytes()
+	if err != nil {
+		r.fail(key, "one of "+strings.Join(allowed, ", "), v)
+		return ""
+	}
+	for _, a := range allowed {
+		if string(b) == a {
+			return a
+		}
+	}
+	r.fail(key, "one of "+strings.Join(allowed, ", "), v)
+	return ""
+}
+
+func (r *reader) integer(key string, required bool) (int64, bool) {
+	v := r.get(key, required)
+	if v == nil {
+		return 0, false
+	}
+	if v.Type() != fastjson.TypeNumber {
+		r.fail(key, "an integer", v)
+		return 0, false
+	}
+	n, err := v.Int64()
+	if err != nil {
+		f, ferr := v.Float64()
+		if ferr == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return int64(f), true
+		}
+		r.fail(key, "an integer", v)
+		return 0, false
+	}
+	return n, true
+}
+
+func (r *reader) number(key string, required bool) (float64, bool) {
+	v := r.get(key, required)
+	if v == nil {
+		return 0, false
+	}
+	if v.Type() != fastjson.TypeNumber {
+		r.fail(key, "a number", v)
+		return 0, false
+	}
+	f, err := v.Float64()
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		r.fail(key, "a finite number", v)
+		return 0, false
+	}
+	return f, true
+}
+
+func (r *reader) boolean(key string, required bool) (bool, bool) {
+	v := r.get(key, required)
+	if v == nil {
+		return false, false
+	}
+	b, err := v.Bool()
+	if err != nil {
+		r.fail(key, "true or false", v)
+		return false, false
+	}
+	return b, true
+}
+
+func (r *reader) time(key string, required bool) *time.Time {
+	v := r.get(key, required)
+	if v == nil {
+		return nil
+	}
+	b, err := v.StringBytes()
+	if err != nil {
+		r.fail(key, "an RFC 3339 time string", v)
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(b))
+	if err != nil {
+		r.fail(key, "an RFC 3339 time such as 2026-03-02T18:00:00Z", v)
+		return nil
+	}
+	return &t
+}
+
+func (r *reader) object(key string, required bool) *reader {
+	v := r.get(key, required)
+	if v == nil {
+		return nil
+	}
+	o, err := v.Object()
+	if err != nil {
+		r.fail(key, "an object", v)
+		return nil
+	}
+	return &reader{o: o, prefix: r.prefix + key + "."}
+}
+
+func (r *reader) array(key string, required bool) []*fastjson.Value {
+	v := r.get(key, required)
+	if v == nil {
+		return nil
+	}
+	a, err := v.Array()
+	if err != nil {
+		r.fail(key, "an array", v)
+		return nil
+	}
+	return a
+}
+
+// raw returns the JSON text of key's value, or nil.
+func (r *reader) raw(key string) []byte {
+	v := r.get(key, false)
+	if v == nil {
+		return nil
+	}
+	return v.MarshalTo(nil)
+}
+
+// child adopts the first error of a nested reader.
+func (r *reader) child(c *reader) {
+	if c != nil && c.err != nil && r.err == nil {
+		r.err = c.err
+	}
+}
+
+// closed reports unknown keys of a nested object as errors.
+func (r *reader) closed() {
+	if r.err != nil {
+		return
+	}
+	r.o.Visit(func(k []byte, _ *fastjson.Value) {
+		if r.err == nil && !slices.Contains(r.known, string(k)) {
+			r.err = &fieldError{field: r.prefix + string(k), msg: "unknown field (allowed: " + strings.Join(r.known, ", ") + ")"}
+		}
+	})
+}
+
+// extra returns the unknown top-level keys as a JSON object, or nil.
+func (r *reader) extra() []byte {
+	var out []byte
+	r.o.Visit(func(k []byte, v *fastjson.Value) {
+		if string(k) == "type" || slices.Contains(r.known, string(k)) {
+			return
+		}
+		if out == nil {
+			out = append(out, '{')
+		} else {
+			out = append(out, ',')
+		}
+		out = strconv.AppendQuote(out, string(k))
+		out = append(out, ':')
+		out = v.MarshalTo(out)
+	})
+	if out != nil {
+		out = append(out, '}')
+	}
+	return out
+}
+
+func describe(v *fastjson.Value) string {
+	if v == nil {
+		return "nothing"
+	}
+	switch v.Type() {
+	case fastjson.TypeNull:
+		return "null"
+	case fastjson.TypeString:
+		return "string " + shorten(strconv.Quote(string(v.GetStringBytes())), 60)
+	case fastjson.TypeNumber:
+		return "number " + shorten(string(v.MarshalTo(nil)), 40)
+	case fastjson.TypeTrue, fastjson.TypeFalse:
+		return "boolean " + v.String()
+	case fastjson.TypeArray:
+		return "an array"
+	case fastjson.TypeObject:
+		return "an object"
+	}
+	return v.Type().String()
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func decodeEvent(r *reader) (Record, error) {
+	e := &Event{}
+	e.RunID = r.str("run_id", true)
+	e.Seq, _ = r.integer("seq", true)
+	r.time("t", true)
+	e.Actor = r.enum("actor", true, actors)
+	e.Kind = r.enum("kind", true, eventKinds)
+	e.Task = r.str("task", false)
+	r.str("text", false)
+	r.str("tool", false)
+	if v := r.get("args", false); v != nil && v.Type() != fastjson.TypeObject {
+		r.fail("args", "an object", v)
+	}
+	r.get("result", false)
+	r.boolean("ok", false)
+	r.enum("depth", false, actDepths)
+	for i, a := range r.array("actions", false) {
+		if a.Type() != fastjson.TypeString {
+			r.fail(fmt.Sprintf("actions[%d]", i), "a string", a)
+		}
+	}
+	e.Decision = r.enum("decision", false, decisions)
+	if ref, ok := r.integer("ref", false); ok {
+		e.Ref = &ref
+	}
+	r.boolean("visible", false)
+	r.enum("phase", false, phases)
+	if u := r.object("usage", false); u != nil {
+		for _, k := range []string{"input_tokens", "output_tokens", "reasoning_tokens"} {
+			if n, ok := u.integer(k, false); ok && n < 0 {
+				u.failMsg(k, fmt.Sprintf("expected a count ≥ 0, found %d", n))
+			}
+		}
+		for _, k := range []string{"latency_ms", "cost_usd"} {
+			if f, ok := u.number(k, false); ok && f < 0 {
+				u.failMsg(k, fmt.Sprintf("expected a value ≥ 0, found %g", f))
+			}
+		}
+		u.closed()
+		r.child(u)
+	}
+	if r.err == nil {
+		if e.Kind == "decision" && e.Decision == "" && e.Actor == "user" {
+			r.failMsg("decision", "a user decision needs a verdict: expected approve, decline or defer, found nothing")
+		}
+		if e.Seq < 0 {
+			r.failMsg("seq", fmt.Sprintf("expected an integer ≥ 0, found %d", e.Seq))
+		}
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	e.Extra = r.extra()
+	return e, nil
+}
+
+func decodeJudgment(r *reader) (Record, error) {
+	j := &Judgment{}
+	j.RunID = r.str("run_id", true)
+	j.Task = r.str("task", false)
+	j.Metric = r.enum("metric", true, metrics)
+	j.Judge = r.str("judge", true)
+	j.Prompt = r.str("prompt", false)
+	r.str("reasons", false)
+	for i, ev := range r.array("evidence", false) {
+		o, err := ev.Object()
+		f := fmt.Sprintf("evidence[%d]", i)
+		if err != nil {
+			r.fail(f, "an object {seq, quote}", ev)
+			break
+		}
+		er := &reader{o: o, prefix: r.prefix + f + "."}
+		er.integer("seq", true)
+		er.str("quote", false)
+		er.closed()
+		r.child(er)
+	}
+	s := r.object("scores", true)
+	if r.err == nil && s != nil {
+		if (j.Metric == "tc" || j.Metric == "trj") && j.Task == "" {
+			r.failMsg("task", "required for metric "+j.Metric+" but missing")
+		}
+		j.Scores = make(map[string]float64, 5)
+		switch j.Metric {
+		case "tc":
+			for _, k := range TCScores {
+				if f, ok := s.number(k, true); ok {
+					if f < 0 || f > 1 {
+						s.failMsg(k, fmt.Sprintf("expected a score in [0,1], found %g", f))
+					}
+					j.Scores[k] = f
+				}
+			}
+		case "ta":
+			for _, k := range TAScores {
+				if f, ok := s.number(k, k != "cq"); ok {
+					if k == "cq" && f != 0 && f != 0.5 && f != 1 {
+						s.failMsg(k, fmt.Sprintf("expected 0, 0.5 or 1, found %g", f))
+					} else if k != "cq" && f != 0 && f != 1 {
+						s.failMsg(k, fmt.Sprintf("expected 0 or 1, found %g", f))
+					}
+					j.Scores[k] = f
+				}
+			}
+		case "trj":
+			for _, k := range TRJScores {
+				if f, ok := s.number(k, true); ok {
+					if f < 1 || f > 5 {
+						s.failMsg(k, fmt.Sprintf("expected a score in [1,5], found %g", f))
+					}
+					j.Scores[k] = f
+				}
+			}
+		}
+		s.closed()
+		r.child(s)
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	j.Extra = r.extra()
+	return j, nil
+}
+
+func decodeTask(r *reader) (Record, error) {
+	t := &Task{}
+	t.RunID = r.str("run_id", true)
+	t.Task = r.str("task", true)
+	t.Active, _ = r.boolean("active", true)
+	t.ActivatedAt = r.time("activated_at", false)
+	if n, ok := r.integer("final_seq", false); ok {
+		t.FinalSeq = &n
+	}
+	t.ExpectedDepth = r.enum("expected_depth", false, Depths)
+	t.ChosenDepth = r.enum("chosen_depth", false, Depths)
+	if rr := r.object("rules", false); rr != nil {
+		t.RulesLogged = true
+		for i, k := range []string{"evidence", "outputs", "constraints"} {
+			if f, ok := rr.number(k, false); ok {
+				if f < 0 || f > 1 {
+					rr.failMsg(k, fmt.Sprintf("expected a fraction in [0,1] or null, found %g", f))
+				}
+				t.Rules[i] = &f
+			}
+		}
+		rr.closed()
+		r.child(rr)
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	t.Extra = r.extra()
+	return t, nil
+}
+
+func decodeRun(r *reader) (Record, error) {
+	u := &Run{}
+	u.ID = r.str("run_id", true)
+	u.Scenario = r.str("scenario", true)
+	u.Persona = r.str("persona", true)
+	if n, ok := r.integer("rep", true); ok {
+		if n < 1 {
+			r.failMsg("rep", fmt.Sprintf("expected an integer ≥ 1, found %d", n))
+		}
+		u.Rep = int(n)
+	}
+	if c := r.object("config", true); c != nil {
+		u.Model = c.str("model", true)
+		u.Harness = c.str("harness", true)
+		u.Effort = c.str("effort", false)
+		u.Family = c.str("family", false)
+		if f, ok := c.number("size_b", false); ok {
+			if f <= 0 {
+				c.failMsg("size_b", fmt.Sprintf("expected a size in billions > 0, found %g", f))
+			}
+			u.SizeB = &f
+		}
+		u.ConfigExtra = c.extra()
+		r.child(c)
+	}
+	if u.Effort == "" {
+		u.Effort = "none"
+	}
+	u.Start = r.time("start", false)
+	u.End = r.time("end", false)
+	u.Status = r.enum("status", false, statuses)
+	if u.Status == "" {
+		u.Status = "ok"
+	}
+	u.Meta = r.raw("meta")
+	if r.err == nil && u.Start != nil && u.End != nil && u.End.Before(*u.Start) {
+		r.failMsg("end", "expected a time at or after start, found "+u.End.Format(time.RFC3339))
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	u.Extra = r.extra()
+	return u, nil
+}
+
+func decodeRating(r *reader) (Record, error) {
+	g := &Rating{}
+	g.Rater = r.str("rater", true)
+	g.Question = r.str("question", true)
+	g.Value, _ = r.number("value", true)
+	g.RunID = r.str("run_id", false)
+	g.Task = r.str("task", false)
+	g.Item = r.str("item", false)
+	if n, ok := r.integer("day", false); ok {
+		d := int(n)
+		g.Day = &d
+	}
+	g.Condition = r.str("condition", false)
+	if r.err == nil && g.Task != "" && g.RunID == "" {
+		r.failMsg("run_id", "a rating of a task needs the task's run_id, found none")
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	g.Extra = r.extra()
+	return g, nil
+}
+
+func decodeScenario(r *reader) (Record, error) {
+	s := &Scenario{}
+	s.ID = r.str("scenario", true)
+	s.Domain = r.str("domain", false)
+	s.Title = r.str("title", false)
+	if n, ok := r.integer("days", false); ok {
+		if n < 1 {
+			r.failMsg("days", fmt.Sprintf("expected a number of days ≥ 1, found %d", n))
+		}
+		s.Days = int(n)
+	}
+	personas := map[string]bool{}
+	if p := r.object("personas", true); p != nil {
+		p.o.Visit(func(k []byte, v *fastjson.Value) {
+			name := string(k)
+			po, err := v.Object()
+			if err != nil {
+				p.fail(name, "an object {group, label}", v)
+				return
+			}
+			pr := &reader{o: po, prefix: p.prefix + name + "."}
+			per := Persona{Name: name, Group: pr.str("group", true), Label: pr.str("label", false)}
+			pr.closed()
+			p.child(pr)
+			personas[name] = true
+			s.Personas = append(s.Personas, per)
+		})
+		if len(s.Personas) == 0 && p.err == nil {
+			p.failMsg("", "expected at least one persona, found none")
+		}
+		r.child(p)
+		sort.Slice(s.Personas, func(i, j int) bool { return s.Personas[i].Name < s.Personas[j].Name })
+	}
+	if tm := r.object("tools", false); tm != nil {
+		s.Tools = map[string]string{}
+		tm.o.Visit(func(k []byte, _ *fastjson.Value) {
+			s.Tools[string(k)] = tm.enum(string(k), true, toolDepths)
+		})
+		r.child(tm)
+	}
+	taskIDs := map[string]bool{}
+	tasks := r.array("tasks", true)
+	if r.err == nil && len(tasks) == 0 {
+		r.failMsg("tasks", "expected at least one task, found an empty list")
+	}
+	for i, tv := range tasks {
+		if r.err != nil {
+			break
+		}
+		f := fmt.Sprintf("tasks[%d]", i)
+		to, err := tv.Object()
+		if err != nil {
+			r.fail(f, "a task object", tv)
+			break
+		}
+		tr := &reader{o: to, prefix: r.prefix + f + "."}
+		ts := TaskSpec{Weight: 1}
+		ts.ID = tr.str("id", true)
+		if taskIDs[ts.ID] && tr.err == nil {
+			tr.failMsg("id", fmt.Sprintf("duplicate task id %q in scenario %q", ts.ID, s.ID))
+		}
+		taskIDs[ts.ID] = true
+		if w, ok := tr.number("weight", false); ok {
+			if w <= 0 {
+				tr.failMsg("weight", fmt.Sprintf("expected a weight > 0, found %g", w))
+			}
+			ts.Weight = w
+		}
+		ts.Trigger = tr.str("trigger", false)
+		if ed := tr.object("expected_depth", true); ed != nil {
+			ts.ExpectedDepth = map[string]string{}
+			ed.o.Visit(func(k []byte, _ *fastjson.Value) {
+				if !personas[string(k)] {
+					ed.failMsg(string(k), "names no persona of this scenario")
+					return
+				}
+				ts.ExpectedDepth[string(k)] = ed.enum(string(k), true, Depths)
+			})
+			for _, p := range s.Personas {
+				if _, ok := ts.ExpectedDepth[p.Name]; !ok && ed.err == nil {
+					ed.failMsg(p.Name, "required: every persona needs an expected depth")
+				}
+			}
+			tr.child(ed)
+		}
+		ts.AfterApproval = tr.enum("after_approval", false, Depths)
+		ts.AfterDenial = tr.enum("after_denial", false, Depths)
+		if rb := tr.object("rubric", false); rb != nil {
+			for _, comp := range []string{"evidence", "outputs"} {
+				for ci, cv := range rb.array(comp, false) {
+					cf := fmt.Sprintf("%s[%d]", comp, ci)
+					co, err := cv.Object()
+					if err != nil {
+						rb.fail(cf, "a check {tool, args}", cv)
+						break
+					}
+					cr := &reader{o: co, prefix: rb.prefix + cf + "."}
+					cr.str("tool", true)
+					if ar := cr.object("args", false); ar != nil {
+						ar.o.Visit(func(k []byte, v *fastjson.Value) {
+							if b, err := v.StringBytes(); err == nil {
+								checkRegex(ar, string(k), string(b))
+							}
+						})
+						cr.child(ar)
+					}
+					cr.closed()
+					rb.child(cr)
+				}
+			}
+			for ci, cv := range rb.array("constraints", false) {
+				cf := fmt.Sprintf("constraints[%d]", ci)
+				co, err := cv.Object()
+				if err != nil {
+					rb.fail(cf, "a check {contains} or {not_contains} or {regex}", cv)
+					break
+				}
+				cr := &reader{o: co, prefix: rb.prefix + cf + "."}
+				n := 0
+				for _, k := range []string{"contains", "not_contains", "regex"} {
+					if x := cr.str(k, false); x != "" || co.Get(k) != nil {
+						n++
+						if k == "regex" {
+							checkRegex(cr, k, "/"+x+"/")
+						}
+					}
+				}
+				if n != 1 && cr.err == nil {
+					cr.failMsg("", fmt.Sprintf("expected exactly one of contains, not_contains, regex, found %d", n))
+				}
+				cr.closed()
+				rb.child(cr)
+			}
+			rb.closed()
+			tr.child(rb)
+			ts.Rubric = tr.raw("rubric")
+		}
+		ts.Extra = tr.extra()
+		r.child(tr)
+		s.Tasks = append(s.Tasks, ts)
+	}
+	if ta := r.object("ta", false); ta != nil {
+		w := &TAWindow{}
+		if win := ta.object("window", true); win != nil {
+			if t := win.time("start", true); t != nil {
+				w.Start = *t
+			}
+			if t := win.time("end", true); t != nil {
+				w.End = *t
+			}
+			if win.err == nil && !w.End.After(w.Start) {
+				win.failMsg("end", "expected a time after start, found "+w.End.Format(time.RFC3339))
+			}
+			win.closed()
+			ta.child(win)
+		}
+		w.Urgent = ta.str("urgent", true)
+		w.Deferrable = ta.str("deferrable", true)
+		if ta.err == nil {
+			for _, k := range []string{"urgent", "deferrable"} {
+				id := w.Urgent
+				if k == "deferrable" {
+					id = w.Deferrable
+				}
+				if !taskIDs[id] {
+					ta.failMsg(k, fmt.Sprintf("names no task of this scenario: %q", id))
+				}
+			}
+			if w.Urgent == w.Deferrable && ta.err == nil {
+				ta.failMsg("deferrable", "expected a task other than the urgent one")
+			}
+		}
+		ta.closed()
+		r.child(ta)
+		s.TA = w
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	s.Extra = r.extra()
+	return s, nil
+}
+
+// checkRegex validates a value written /…/ as a regular expression.
+func checkRegex(r *reader, key, s string) {
+	if len(s) >= 2 && s[0] == '/' && s[len(s)-1] == '/' {
+		if _, err := regexp.Compile(s[1 : len(s)-1]); err != nil {
+			r.failMsg(key, "expected a valid regular expression, found "+strconv.Quote(s)+": "+err.Error())
+		}
+	}
+}

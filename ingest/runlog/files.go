@@ -1,0 +1,458 @@
+package runlog
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"github.com/valyala/fastjson"
+	"go.yaml.in/yaml/v3"
+)
+
+// Kind is what a file holds.
+type Kind int
+
+const (
+	KindUnknown  Kind = iota
+	KindJSONL         // a stream of records, maybe compressed
+	KindScenario      // one scenario spec in JSON or YAML
+	KindRatings       // human ratings in CSV
+)
+
+func (k Kind) String() string {
+	return [...]string{"unknown", "jsonl", "scenario", "ratings"}[k]
+}
+
+// File is one input file found by Discover.
+type File struct {
+	Path string
+	Kind Kind
+	Size int64
+}
+
+// Skipped is a file found in a folder that Discover does not read, with why.
+type Skipped struct {
+	Path, Reason string
+}
+
+// ratingColumns are the columns a ratings CSV may have; others are kept.
+var ratingColumns = []string{"rater", "question", "value", "run_id", "task", "item", "day", "condition"}
+
+// Discover expands paths (files and folders, walked recursively) into the
+// files to read, in a stable order: scenario specs first, then record
+// streams, then ratings, each sorted by path. A file named on the command
+// line that is not in a known format is an error; one found in a folder is
+// reported in skipped. A folder with no known files is an error.
+func Discover(paths []string) (files []File, skipped []Skipped, err error) {
+	seen := map[string]bool{}
+	add := func(path string, size int64, explicit bool) error {
+		abs, _ := filepath.Abs(path)
+		if seen[abs] {
+			return nil
+		}
+		seen[abs] = true
+		kind, why := classify(path)
+		if kind == KindUnknown {
+			if explicit {
+				return &Error{File: path, Msg: "not a file gymlens reads: " + why}
+			}
+			skipped = append(skipped, Skipped{Path: path, Reason: why})
+			return nil
+		}
+		files = append(files, File{Path: path, Kind: kind, Size: size})
+		return nil
+	}
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, nil, &Error{File: p, Msg: "cannot read: " + errors.Unwrap(err).Error()}
+		}
+		if !st.IsDir() {
+			if err := add(p, st.Size(), true); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		before := len(files)
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return &Error{File: path, Msg: "cannot read: " + err.Error()}
+			}
+			if d.IsDir() {
+				if path != p && strings.HasPrefix(d.Name(), ".") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if strings.HasPrefix(d.Name(), ".") || !d.Type().IsRegular() {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return &Error{File: path, Msg: "cannot read: " + err.Error()}
+			}
+			return add(path, info.Size(), false)
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(files) == before {
+			return nil, nil, &Error{File: p, Msg: "folder holds no file gymlens reads (*.jsonl, *.jsonl.gz, *.jsonl.zst, scenario *.json/*.yaml/*.yml, ratings *.csv)"}
+		}
+	}
+	slices.SortStableFunc(files, func(a, b File) int {
+		if a.Kind != b.Kind {
+			return kindOrder(a.Kind) - kindOrder(b.Kind)
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	return files, skipped, nil
+}
+
+func kindOrder(k Kind) int {
+	switch k {
+	case KindScenario:
+		return 0
+	case KindJSONL:
+		return 1
+	}
+	return 2
+}
+
+func classify(path string) (Kind, string) {
+	name := strings.ToLower(filepath.Base(path))
+	switch {
+	case strings.HasSuffix(name, ".jsonl"), strings.HasSuffix(name, ".jsonl.gz"), strings.HasSuffix(name, ".jsonl.zst"):
+		return KindJSONL, ""
+	case strings.HasSuffix(name, ".json"), strings.HasSuffix(name, ".yaml"), strings.HasSuffix(name, ".yml"):
+		if isScenarioFile(path) {
+			return KindScenario, ""
+		}
+		return KindUnknown, `its top level has no "type": "scenario"`
+	case strings.HasSuffix(name, ".csv"):
+		if isRatingsCSV(path) {
+			return KindRatings, ""
+		}
+		return KindUnknown, "its header does not name rater, question and value"
+	}
+	return KindUnknown, "unknown file extension"
+}
+
+func isScenarioFile(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return true // let the reader report the error
+	}
+	var top struct {
+		Type string `yaml:"type"`
+	}
+	if yaml.Unmarshal(b, &top) != nil {
+		// Not parseable: a file named *.yaml that cannot be read at all is
+		// reported when read, not skipped.
+		return true
+	}
+	return top.Type == TypeScenario
+}
+
+func isRatingsCSV(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	head, err := csv.NewReader(bufio.NewReader(f)).Read()
+	if err != nil {
+		return true
+	}
+	for _, c := range []string{"rater", "question", "value"} {
+		if !slices.Contains(head, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// countingReader counts the bytes read from the underlying file.
+type countingReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
+}
+
+// OpenStream opens a record stream, decompressing .gz and .zst. read, when
+// not nil, counts the compressed bytes read from disk.
+func OpenStream(path string, read *int64) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: "cannot open: " + errors.Unwrap(err).Error()}
+	}
+	var r io.Reader = f
+	if read != nil {
+		r = countingReader{r: f, n: read}
+	}
+	name := strings.ToLower(path)
+	switch {
+	case strings.HasSuffix(name, ".gz"):
+		gz, err := gzip.NewReader(bufio.NewReaderSize(r, 256<<10))
+		if err != nil {
+			f.Close()
+			return nil, &Error{File: path, Msg: "not a valid gzip file: " + err.Error()}
+		}
+		return struct {
+			io.Reader
+			io.Closer
+		}{gz, f}, nil
+	case strings.HasSuffix(name, ".zst"):
+		zr, err := zstd.NewReader(bufio.NewReaderSize(r, 256<<10), zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			f.Close()
+			return nil, &Error{File: path, Msg: "not a valid zstd file: " + err.Error()}
+		}
+		return struct {
+			io.Reader
+			io.Closer
+		}{zr, closerFunc(func() error { zr.Close(); return f.Close() })}, nil
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{r, f}, nil
+}
+
+type closerFunc func() error
+
+func (c closerFunc) Close() error { return c() }
+
+// ReadScenarioFile reads a hand-written scenario spec in JSON or YAML.
+// Errors name the line of the offending field.
+func ReadScenarioFile(path string) (*Scenario, []byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, &Error{File: path, Msg: "cannot read: " + err.Error()}
+	}
+	if !utf8.Valid(b) {
+		return nil, nil, &Error{File: path, Msg: "invalid UTF-8: expected text encoded as UTF-8"}
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		line := 0
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			fmt.Sscanf(strings.TrimPrefix(err.Error(), "yaml: "), "line %d:", &line)
+		}
+		return nil, nil, &Error{File: path, Line: line, Msg: "not valid YAML or JSON: " + err.Error()}
+	}
+	if len(root.Content) == 0 {
+		return nil, nil, &Error{File: path, Msg: "empty scenario file"}
+	}
+	lines := map[string]int{}
+	js, err := yamlToJSON(root.Content[0], "", lines, nil)
+	if err != nil {
+		return nil, nil, &Error{File: path, Msg: err.Error()}
+	}
+	v, err := fastjson.ParseBytes(js)
+	if err != nil {
+		return nil, nil, &Error{File: path, Msg: "internal: converted scenario is not JSON: " + err.Error()}
+	}
+	rec, err := DecodeValue(v)
+	if err != nil {
+		e := Locate(err, path, 0, nil)
+		e.Line = lineOfPath(lines, e.Field)
+		return nil, nil, e
+	}
+	s, ok := rec.(*Scenario)
+	if !ok {
+		return nil, nil, &Error{File: path, Field: "type", Expected: `"scenario"`, Found: strconv.Quote(rec.RecordType())}
+	}
+	return s, js, nil
+}
+
+func lineOfPath(lines map[string]int, field string) int {
+	for f := field; f != ""; {
+		if l, ok := lines[f]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(f, ".[")
+		if i < 0 {
+			break
+		}
+		f = f[:i]
+	}
+	return lines[""]
+}
+
+// yamlToJSON converts a YAML node to JSON, recording the line of each path.
+func yamlToJSON(n *yaml.Node, path string, lines map[string]int, out []byte) ([]byte, error) {
+	lines[path] = n.Line
+	switch n.Kind {
+	case yaml.AliasNode:
+		return yamlToJSON(n.Alias, path, lines, out)
+	case yaml.MappingNode:
+		out = append(out, '{')
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("line %d: a key must be a plain string", k.Line)
+			}
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = strconv.AppendQuote(out, k.Value)
+			out = append(out, ':')
+			p := k.Value
+			if path != "" {
+				p = path + "." + k.Value
+			}
+			var err error
+			if out, err = yamlToJSON(n.Content[i+1], p, lines, out); err != nil {
+				return nil, err
+			}
+			lines[p] = k.Line
+		}
+		return append(out, '}'), nil
+	case yaml.SequenceNode:
+		out = append(out, '[')
+		for i, c := range n.Content {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			var err error
+			if out, err = yamlToJSON(c, fmt.Sprintf("%s[%d]", path, i), lines, out); err != nil {
+				return nil, err
+			}
+		}
+		return append(out, ']'), nil
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			return append(out, "null"...), nil
+		case "!!bool":
+			var b bool
+			if err := n.Decode(&b); err != nil {
+				return nil, fmt.Errorf("line %d: %v", n.Line, err)
+			}
+			return strconv.AppendBool(out, b), nil
+		case "!!int", "!!float":
+			var f float64
+			if err := n.Decode(&f); err != nil {
+				return nil, fmt.Errorf("line %d: %v", n.Line, err)
+			}
+			if n.ShortTag() == "!!int" {
+				var i int64
+				if err := n.Decode(&i); err == nil {
+					return strconv.AppendInt(out, i, 10), nil
+				}
+			}
+			return strconv.AppendFloat(out, f, 'g', -1, 64), nil
+		default:
+			return strconv.AppendQuote(out, n.Value), nil
+		}
+	}
+	return append(out, "null"...), nil
+}
+
+// ReadRatingsCSV reads a ratings CSV and calls fn with each rating and its
+// line. Errors name the line and the column.
+// A row that does not validate is passed to fn with rowErr set and g nil;
+// a malformed CSV file stops the read with an error.
+func ReadRatingsCSV(path string, fn func(line int, g *Rating, raw []byte, rowErr *Error) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return &Error{File: path, Msg: "cannot open: " + err.Error()}
+	}
+	defer f.Close()
+	cr := csv.NewReader(bufio.NewReaderSize(f, 256<<10))
+	cr.ReuseRecord = true
+	head, err := cr.Read()
+	if err == io.EOF {
+		return nil
+	}
+	if err != nil {
+		return csvError(path, err)
+	}
+	var dec Decoder
+	head = slices.Clone(head)
+	for i := range head {
+		head[i] = strings.TrimSpace(strings.TrimPrefix(head[i], "\ufeff"))
+	}
+	for _, c := range []string{"rater", "question", "value"} {
+		if !slices.Contains(head, c) {
+			return &Error{File: path, Line: 1, Field: c, Msg: "required column is missing from the header"}
+		}
+	}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return csvError(path, err)
+		}
+		line, _ := cr.FieldPos(0)
+		var rowErr *Error
+		obj := []byte(`{"type":"rating"`)
+		for i, c := range head {
+			v := rec[i]
+			if v == "" {
+				continue
+			}
+			obj = append(obj, ',')
+			obj = strconv.AppendQuote(obj, c)
+			obj = append(obj, ':')
+			if c == "value" || c == "day" {
+				if _, err := strconv.ParseFloat(v, 64); err != nil {
+					want := "a number"
+					if c == "day" {
+						want = "an integer"
+					}
+					_, col := cr.FieldPos(i)
+					rowErr = &Error{File: path, Line: line, Column: col, Field: c, Expected: want, Found: strconv.Quote(v)}
+					break
+				}
+				obj = append(obj, v...)
+			} else {
+				obj = strconv.AppendQuote(obj, v)
+			}
+		}
+		obj = append(obj, '}')
+		var g *Rating
+		if rowErr == nil {
+			r, err := dec.DecodeLine(obj)
+			if err != nil {
+				rowErr = Locate(err, path, line, nil)
+				if i := slices.Index(head, rowErr.Field); i >= 0 {
+					_, rowErr.Column = cr.FieldPos(i)
+				}
+			} else {
+				g = r.(*Rating)
+			}
+		}
+		if err := fn(line, g, obj, rowErr); err != nil {
+			return err
+		}
+	}
+}
+
+func csvError(path string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return &Error{File: path, Line: pe.Line, Column: pe.Column, Msg: "malformed CSV: " + pe.Err.Error()}
+	}
+	return &Error{File: path, Msg: "cannot read: " + err.Error()}
+}

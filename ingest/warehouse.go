@@ -1,0 +1,210 @@
+// Package ingest owns the gymlens warehouse: one DuckDB file holding
+// scenarios, runs, events, task outcomes, judgments and ratings, its schema
+// and migrations, loading (validated, atomic, idempotent), export to
+// Parquet and Arrow, and read-only queries. Input formats are read by
+// subpackages (ingest/runlog) that only this package imports; the rest of
+// gymlens sees the warehouse.
+package ingest
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+//go:embed schema/*.sql
+var schemaFS embed.FS
+
+// Version is the tool version recorded with every ingest and report.
+const Version = "0.1.0"
+
+// DefaultPath is the warehouse used when neither --db nor $GYMLENS_DB says.
+const DefaultPath = "gymlens.duckdb"
+
+// DefaultMemoryLimit caps DuckDB's buffer pool; larger work spills to disk.
+const DefaultMemoryLimit = "512MB"
+
+// Warehouse is an open gymlens warehouse.
+type Warehouse struct {
+	Path      string
+	ReadOnly  bool
+	connector *duckdb.Connector
+	db        *sql.DB
+}
+
+// OpenOptions tunes Open.
+type OpenOptions struct {
+	ReadOnly    bool
+	MemoryLimit string // DuckDB memory_limit; "" means DefaultMemoryLimit
+	// SchemaVersion, when > 0, migrates only up to that version (for tests
+	// of the upgrade path).
+	SchemaVersion int
+}
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func migrations() []migration {
+	entries, err := fs.ReadDir(schemaFS, "schema")
+	if err != nil {
+		panic(err) // embedded: cannot fail
+	}
+	var ms []migration
+	for _, e := range entries {
+		n, err := strconv.Atoi(strings.SplitN(e.Name(), "_", 2)[0])
+		if err != nil {
+			panic("schema file without a version prefix: " + e.Name())
+		}
+		b, _ := schemaFS.ReadFile("schema/" + e.Name())
+		ms = append(ms, migration{version: n, name: e.Name(), sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	return ms
+}
+
+// SchemaVersion is the schema version this gymlens writes.
+func SchemaVersion() int { ms := migrations(); return ms[len(ms)-1].version }
+
+var lockRE = regexp.MustCompile(`(?i)conflicting lock is held in (.*?)(\. |$)`)
+
+// Open opens (creating if needed, unless read-only) the warehouse at path
+// and brings its schema up to date. A warehouse written by a newer gymlens
+// is refused; one held by another process gets a message saying so.
+func Open(ctx context.Context, path string, opt OpenOptions) (*Warehouse, error) {
+	if path == "" {
+		path = DefaultPath
+	}
+	if opt.ReadOnly {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("no warehouse at %s: run `gymlens ingest` (or `gymlens demo`) first, or name one with --db", path)
+		}
+	}
+	dsn := path
+	if opt.ReadOnly {
+		dsn += "?access_mode=READ_ONLY"
+	}
+	mem := opt.MemoryLimit
+	if mem == "" {
+		mem = DefaultMemoryLimit
+	}
+	connector, err := duckdb.NewConnector(dsn, func(execer driver.ExecerContext) error {
+		_, err := execer.ExecContext(ctx, "SET memory_limit='"+strings.ReplaceAll(mem, "'", "")+"'", nil)
+		return err
+	})
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	w := &Warehouse{Path: path, ReadOnly: opt.ReadOnly, connector: connector, db: sql.OpenDB(connector)}
+	if err := w.db.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, openError(path, err)
+	}
+	if err := w.migrate(ctx, opt); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func openError(path string, err error) error {
+	msg := err.Error()
+	if m := lockRE.FindStringSubmatch(msg); m != nil || strings.Contains(msg, "Could not set lock") {
+		holder := "another process"
+		if m != nil {
+			holder = strings.TrimSpace(m[1])
+		}
+		return fmt.Errorf("warehouse %s is in use by another process (%s): wait for it to finish, or use another --db", path, holder)
+	}
+	return fmt.Errorf("cannot open warehouse %s: %v", path, err)
+}
+
+// Version returns the schema version stored in the warehouse (0 if empty).
+func (w *Warehouse) Version(ctx context.Context) (int, error) {
+	var n int
+	err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'`).Scan(&n)
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	var has int
+	if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = 'meta'`).Scan(&has); err != nil {
+		return 0, err
+	}
+	if has == 0 {
+		return 0, fmt.Errorf("%s is a DuckDB database but not a gymlens warehouse (it has no meta table)", w.Path)
+	}
+	var v string
+	if err := w.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("%s: cannot read the schema version: %v", w.Path, err)
+	}
+	return strconv.Atoi(v)
+}
+
+func (w *Warehouse) migrate(ctx context.Context, opt OpenOptions) error {
+	cur, err := w.Version(ctx)
+	if err != nil {
+		return err
+	}
+	ms := migrations()
+	target := ms[len(ms)-1].version
+	if opt.SchemaVersion > 0 {
+		target = opt.SchemaVersion
+	}
+	if cur > ms[len(ms)-1].version {
+		return fmt.Errorf("warehouse %s has schema version %d, newer than this gymlens (%s) supports (%d): upgrade gymlens", w.Path, cur, Version, ms[len(ms)-1].version)
+	}
+	if cur >= target {
+		return nil
+	}
+	if w.ReadOnly {
+		return fmt.Errorf("warehouse %s has schema version %d and needs upgrading to %d: run a writing command (such as gymlens ingest) on it once", w.Path, cur, target)
+	}
+	tx, err := w.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, m := range ms {
+		if m.version <= cur || m.version > target {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return fmt.Errorf("migrating %s to schema %s: %v", w.Path, m.name, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta VALUES ('schema_version', ?), ('written_by', ?)`, strconv.Itoa(target), "gymlens "+Version); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Close closes the warehouse.
+func (w *Warehouse) Close() error {
+	err := w.db.Close()
+	if cerr := w.connector.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// DB gives read access for the packages that load typed rows.
+func (w *Warehouse) DB() *sql.DB { return w.db }
+
+// ErrReadOnly is returned for a write to a warehouse opened read-only.
+var ErrReadOnly = errors.New("warehouse opened read-only")
