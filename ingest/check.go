@@ -44,7 +44,7 @@ type inRun struct {
 	trajectory bool
 	tasks      map[string]loc // task records
 	taskRefs   map[string]loc // tasks named by judgments and ratings
-	records    int64
+	records    int64 // records of the run other than its run record
 }
 
 // checker holds what cross-record validation needs. Its memory grows with
@@ -72,12 +72,12 @@ func (c *checker) preload(ctx context.Context, w *Warehouse) error {
 	}
 	for rows.Next() {
 		var id string
-		var h uint64
+		var h int64
 		if err := rows.Scan(&id, &h); err != nil {
 			rows.Close()
 			return err
 		}
-		c.scenarios[id] = &scenarioInfo{personas: map[string]bool{}, tasks: map[string]bool{}, hash: h, inWH: true}
+		c.scenarios[id] = &scenarioInfo{personas: map[string]bool{}, tasks: map[string]bool{}, hash: uint64(h), inWH: true}
 	}
 	rows.Close()
 	for _, q := range []struct {
@@ -111,9 +111,11 @@ func (c *checker) preload(ctx context.Context, w *Warehouse) error {
 	for rows.Next() {
 		var id string
 		var r whRun
-		if err := rows.Scan(&id, &r.scenario, &r.persona, &r.hash); err != nil {
+		var h int64
+		if err := rows.Scan(&id, &r.scenario, &r.persona, &h); err != nil {
 			return err
 		}
+		r.hash = uint64(h)
 		c.whRuns[id] = r
 	}
 	return rows.Err()
@@ -218,6 +220,7 @@ func (c *checker) record(rec runlog.Record, hash uint64, at loc) *runlog.Error {
 		ir.hash += hash
 	case *runlog.Judgment:
 		ir := c.run(r.RunID)
+		ir.records++
 		if ir.firstRef.file == "" {
 			ir.firstRef = at
 		}
@@ -227,6 +230,7 @@ func (c *checker) record(rec runlog.Record, hash uint64, at loc) *runlog.Error {
 	case *runlog.Rating:
 		if r.RunID != "" {
 			ir := c.run(r.RunID)
+			ir.records++
 			if ir.firstRef.file == "" {
 				ir.firstRef = at
 			}

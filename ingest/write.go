@@ -4,6 +4,7 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -54,14 +55,14 @@ FROM %s j
 JOIN _load_files f ON f.path = j.filename
 WHERE j.type = 'event' AND NOT EXISTS (SELECT 1 FROM _skip_runs s WHERE s.run_id = j.run_id)`
 
-const stageJudgments = `CREATE OR REPLACE TEMP TABLE _stage_judgments AS
+const insertJudgments = `INSERT INTO judgments
 SELECT j.run_id, coalesce(j.task, '') AS task, j.metric, j.judge, coalesce(j.prompt, '') AS prompt,
        CAST(j.scores->>'correctness' AS DOUBLE) AS correctness, CAST(j.scores->>'grounding' AS DOUBLE) AS grounding,
        CAST(j.scores->>'completeness' AS DOUBLE) AS completeness, CAST(j.scores->>'artifact_quality' AS DOUBLE) AS artifact_quality,
        CAST(j.scores->>'now' AS DOUBLE) AS ta_now, CAST(j.scores->>'later' AS DOUBLE) AS ta_later, CAST(j.scores->>'cq' AS DOUBLE) AS ta_cq,
        CAST(j.scores->>'understandability' AS DOUBLE) AS understandability, CAST(j.scores->>'competence' AS DOUBLE) AS competence,
        CAST(j.scores->>'reliability' AS DOUBLE) AS reliability, CAST(j.scores->>'attachment' AS DOUBLE) AS attachment,
-       CAST(j.scores->>'faith' AS DOUBLE) AS faith, j.reasons, j.evidence, NULL::JSON AS extra, f.file_id, f.orig AS src
+       CAST(j.scores->>'faith' AS DOUBLE) AS faith, j.reasons, j.evidence, NULL::JSON AS extra, f.file_id
 FROM %s j
 JOIN _load_files f ON f.path = j.filename
 WHERE j.type = 'judgment' AND NOT EXISTS (SELECT 1 FROM _drop_runs s WHERE s.run_id = j.run_id)`
@@ -80,11 +81,18 @@ func prefixed(alias, cols string) string {
 }
 
 func (p *pass) exec(q string, args ...any) error {
+	t0 := time.Now()
 	if _, err := p.conn.ExecContext(p.ctx, q, args...); err != nil {
 		return fmt.Errorf("loading the warehouse: %v", err)
 	}
+	if trace {
+		fmt.Fprintf(os.Stderr, "trace: %6.3fs %.70s\n", time.Since(t0).Seconds(), strings.Join(strings.Fields(q), " "))
+	}
 	return nil
 }
+
+// trace prints the time of each loading statement (GYMLENS_TRACE=1).
+var trace = os.Getenv("GYMLENS_TRACE") != ""
 
 // load writes what the pass validated. It runs inside the transaction.
 func (p *pass) load(decisions map[string]runDecision) error {
@@ -168,7 +176,7 @@ func (p *pass) load(decisions map[string]runDecision) error {
 		}
 	}
 	if len(jFiles) > 0 {
-		if err := p.loadJudgments(jFiles); err != nil {
+		if err := p.loadJudgments(jFiles, first); err != nil {
 			return err
 		}
 	}
@@ -197,6 +205,7 @@ func (p *pass) appendRows(table string, fill func(*duckdb.Appender) error) error
 }
 
 func (p *pass) loadScenarios() error {
+	var load []*scenarioInfo
 	for _, id := range sortedScenarioIDs(p.chk.scenarios) {
 		si := p.chk.scenarios[id]
 		if !si.fromIn || si.skip {
@@ -213,54 +222,79 @@ func (p *pass) loadScenarios() error {
 			}
 			p.sum.Replaced++
 		}
-		s := si.spec
-		fileID := 0
-		for _, f := range p.files {
-			if f.Path == si.at.file {
-				fileID = f.id
+		load = append(load, si)
+	}
+	fileIDs := map[string]int{}
+	for _, f := range p.files {
+		fileIDs[f.Path] = f.id
+	}
+	fill := map[string]func(a *duckdb.Appender, si *scenarioInfo) error{
+		"scenarios": func(a *duckdb.Appender, si *scenarioInfo) error {
+			s := si.spec
+			var ws, we, urg, def any
+			if s.TA != nil {
+				ws, we, urg, def = s.TA.Start, s.TA.End, s.TA.Urgent, s.TA.Deferrable
 			}
-		}
-		var ws, we, urg, def any
-		if s.TA != nil {
-			ws, we, urg, def = s.TA.Start, s.TA.End, s.TA.Urgent, s.TA.Deferrable
-		}
-		var days any
-		if s.Days > 0 {
-			days = int32(s.Days)
-		}
-		var line any
-		if si.at.line > 0 {
-			line = int32(si.at.line)
-		}
-		if err := p.exec(`INSERT INTO scenarios VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::JSON, ?, ?::JSON, ?, ?)`,
-			s.ID, strOrNil(s.Domain), strOrNil(s.Title), days, ws, we, urg, def, string(si.raw), si.hash,
-			nullableString(s.Extra), fileID, line); err != nil {
-			return err
-		}
-		for _, pe := range s.Personas {
-			if err := p.exec(`INSERT INTO personas VALUES (?, ?, ?, ?)`, s.ID, pe.Name, pe.Group, strOrNil(pe.Label)); err != nil {
-				return err
+			var days, line any
+			if s.Days > 0 {
+				days = int32(s.Days)
 			}
-		}
-		for i, t := range s.Tasks {
-			after := t.AfterApproval
-			if after == "" {
-				after = "execute"
+			if si.at.line > 0 {
+				line = int32(si.at.line)
 			}
-			if err := p.exec(`INSERT INTO task_specs VALUES (?, ?, ?, ?, ?, ?, ?, ?::JSON, ?::JSON)`, s.ID, t.ID, int32(i), t.Weight,
-				strOrNil(t.Trigger), after, strOrNil(t.AfterDenial), nullableString(t.Rubric), nullableString(t.Extra)); err != nil {
-				return err
-			}
-			for _, pe := range s.Personas {
-				if err := p.exec(`INSERT INTO task_expected_depths VALUES (?, ?, ?, ?)`, s.ID, t.ID, pe.Name, t.ExpectedDepth[pe.Name]); err != nil {
+			return a.AppendRow(s.ID, strOrNil(s.Domain), strOrNil(s.Title), days, ws, we, urg, def, jsonOrNil(si.raw),
+				int64(si.hash), jsonOrNil(s.Extra), int32(fileIDs[si.at.file]), line)
+		},
+		"personas": func(a *duckdb.Appender, si *scenarioInfo) error {
+			for _, pe := range si.spec.Personas {
+				if err := a.AppendRow(si.spec.ID, pe.Name, pe.Group, strOrNil(pe.Label)); err != nil {
 					return err
 				}
 			}
-		}
-		for _, tool := range sortedMapKeys(s.Tools) {
-			if err := p.exec(`INSERT INTO scenario_tools VALUES (?, ?, ?)`, s.ID, tool, s.Tools[tool]); err != nil {
-				return err
+			return nil
+		},
+		"task_specs": func(a *duckdb.Appender, si *scenarioInfo) error {
+			for i, t := range si.spec.Tasks {
+				after := t.AfterApproval
+				if after == "" {
+					after = "execute"
+				}
+				if err := a.AppendRow(si.spec.ID, t.ID, int32(i), t.Weight, strOrNil(t.Trigger), after, strOrNil(t.AfterDenial),
+					jsonOrNil(t.Rubric), jsonOrNil(t.Extra)); err != nil {
+					return err
+				}
 			}
+			return nil
+		},
+		"task_expected_depths": func(a *duckdb.Appender, si *scenarioInfo) error {
+			for _, t := range si.spec.Tasks {
+				for _, pe := range si.spec.Personas {
+					if err := a.AppendRow(si.spec.ID, t.ID, pe.Name, t.ExpectedDepth[pe.Name]); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		},
+		"scenario_tools": func(a *duckdb.Appender, si *scenarioInfo) error {
+			for _, tool := range sortedMapKeys(si.spec.Tools) {
+				if err := a.AppendRow(si.spec.ID, tool, si.spec.Tools[tool]); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	for _, t := range []string{"scenarios", "personas", "task_specs", "task_expected_depths", "scenario_tools"} {
+		if err := p.appendRows(t, func(a *duckdb.Appender) error {
+			for _, si := range load {
+				if err := fill[t](a, si); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -283,7 +317,7 @@ func (p *pass) loadRuns(decisions map[string]runDecision, first int) error {
 			if err := a.AppendRow(r.ID, r.Scenario, r.Persona, int32(r.Rep),
 				runlog.ConfigID(r.Model, r.Harness, r.Effort), ConfigKey(r.Model, r.Harness, r.Effort),
 				r.Model, r.Harness, r.Effort, strOrNil(r.Family), size, timeOrNil(r.Start), timeOrNil(r.End), r.Status,
-				jsonOrNil(r.Meta), jsonOrNil(r.ConfigExtra), jsonOrNil(r.Extra), ir.hash,
+				jsonOrNil(r.Meta), jsonOrNil(r.ConfigExtra), jsonOrNil(r.Extra), int64(ir.hash),
 				int32(fileIDs[ir.at.file]), int32(ir.at.line)); err != nil {
 				return err
 			}
@@ -308,89 +342,112 @@ func (p *pass) loadRuns(decisions map[string]runDecision, first int) error {
 	return nil
 }
 
-func (p *pass) loadJudgments(files []string) error {
-	if err := p.exec(fmt.Sprintf(stageJudgments, readJSON(files, judgmentColumns))); err != nil {
+// loadJudgments loads the judgments straight into their table, then
+// settles keys: the same key twice in this input is an error; a key stored
+// before with the same content is not loaded again; with other content it
+// is an error, or with --replace the stored one goes.
+func (p *pass) loadJudgments(files []string, first int) error {
+	if err := p.exec(fmt.Sprintf(insertJudgments, readJSON(files, judgmentColumns))); err != nil {
 		return err
 	}
-	// The same key twice in this input.
-	rows, err := p.conn.QueryContext(p.ctx, `SELECT `+judgmentKey+`, count(*), string_agg(DISTINCT src, ', ' ORDER BY src)
-		FROM _stage_judgments GROUP BY ALL HAVING count(*) > 1 ORDER BY ALL LIMIT ?`, p.opt.MaxErrors)
-	if err != nil {
+	if err := p.exec(`UPDATE judgments SET extra = x.extra::JSON FROM _judgment_extra x
+		WHERE judgments.file_id >= ? AND judgments.run_id = x.run_id AND judgments.task = coalesce(x.task, '')
+		AND judgments.metric = x.metric AND judgments.judge = x.judge AND judgments.prompt = coalesce(x.prompt, '')`, first); err != nil {
 		return err
 	}
-	var dups [][5]string
-	for rows.Next() {
+	fileNames := map[int]string{}
+	for _, f := range p.files {
+		fileNames[f.id] = f.Path
+	}
+	keyOf := func(k [5]string) string {
+		return fmt.Sprintf("run %q, task %q, metric %s, judge %q, prompt %q", k[0], k[1], k[2], k[3], k[4])
+	}
+	var dups int
+	err := p.queryRows(`SELECT `+judgmentKey+`, count(*), min(file_id) FROM judgments WHERE file_id >= ?
+		GROUP BY ALL HAVING count(*) > 1 ORDER BY ALL LIMIT ?`, []any{first, p.opt.MaxErrors}, func(scan func(...any) error) error {
 		var k [5]string
-		var n int
-		var src string
-		if err := rows.Scan(&k[0], &k[1], &k[2], &k[3], &k[4], &n, &src); err != nil {
-			rows.Close()
+		var n, fid int
+		if err := scan(&k[0], &k[1], &k[2], &k[3], &k[4], &n, &fid); err != nil {
 			return err
 		}
-		dups = append(dups, k)
-		e := &runlog.Error{File: src, Field: "judge", Msg: fmt.Sprintf("duplicate judgment: run %q, task %q, metric %s, judge %q, prompt %q occurs %d times", k[0], k[1], k[2], k[3], k[4], n)}
+		dups++
+		e := &runlog.Error{File: fileNames[fid], Field: "judge", Msg: fmt.Sprintf("duplicate judgment in this input: %s occurs %d times", keyOf(k), n)}
 		p.errs.Add(e)
 		p.reject(e, nil, int64(n))
-	}
-	rows.Close()
-	if len(dups) > 0 && p.opt.SkipInvalid {
-		if err := p.exec(`DELETE FROM _stage_judgments WHERE (` + judgmentKey + `) IN
-			(SELECT (` + judgmentKey + `) FROM _stage_judgments GROUP BY ALL HAVING count(*) > 1)`); err != nil {
-			return err
-		}
-	}
-	// Already stored: identical ones are dropped from the stage; others
-	// conflict unless --replace.
-	var same int64
-	if err := p.conn.QueryRowContext(p.ctx, `SELECT count(*) FROM _stage_judgments s JOIN judgments j USING (`+judgmentKey+`)
-		WHERE (`+prefixed("s", judgmentValues)+`) IS NOT DISTINCT FROM (`+prefixed("j", judgmentValues)+`)`).Scan(&same); err != nil {
-		return err
-	}
-	if same > 0 {
-		p.sum.Identical[runlog.TypeJudgment] += same
-		if err := p.exec(`DELETE FROM _stage_judgments WHERE (` + judgmentKey + `) IN (SELECT (` + judgmentKey + `) FROM judgments)
-			AND (` + judgmentKey + `, ` + judgmentValues + `) IN (SELECT (` + judgmentKey + `, ` + judgmentValues + `) FROM judgments)`); err != nil {
-			return err
-		}
-	}
-	rows, err = p.conn.QueryContext(p.ctx, `SELECT `+judgmentKey+`, src FROM _stage_judgments
-		WHERE (`+judgmentKey+`) IN (SELECT (`+judgmentKey+`) FROM judgments) ORDER BY ALL LIMIT ?`, p.opt.MaxErrors)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
+	if dups > 0 && p.opt.SkipInvalid {
+		if err := p.exec(`DELETE FROM judgments WHERE file_id >= ? AND (`+judgmentKey+`) IN
+			(SELECT (`+judgmentKey+`) FROM judgments WHERE file_id >= ? GROUP BY ALL HAVING count(*) > 1)`, first, first); err != nil {
+			return err
+		}
+	}
+	var older int64
+	if err := p.conn.QueryRowContext(p.ctx, `SELECT count(*) FROM judgments WHERE file_id < ?`, first).Scan(&older); err != nil {
+		return err
+	}
+	if older == 0 {
+		return nil
+	}
+	// Stored before with the same content: drop the new copy.
+	res, err := p.conn.ExecContext(p.ctx, `DELETE FROM judgments n WHERE n.file_id >= ? AND EXISTS (
+		SELECT 1 FROM judgments o WHERE o.file_id < ? AND (`+prefixed("o", judgmentKey)+`) = (`+prefixed("n", judgmentKey)+`)
+		AND (`+prefixed("o", judgmentValues)+`) IS NOT DISTINCT FROM (`+prefixed("n", judgmentValues)+`))`, first, first)
+	if err != nil {
+		return fmt.Errorf("loading the warehouse: %v", err)
+	}
+	same, _ := res.RowsAffected()
+	p.sum.Identical[runlog.TypeJudgment] += same
 	conflicts := 0
-	for rows.Next() {
+	err = p.queryRows(`SELECT `+prefixed("n", judgmentKey)+`, n.file_id FROM judgments n JOIN judgments o USING (`+judgmentKey+`)
+		WHERE n.file_id >= ? AND o.file_id < ? ORDER BY ALL LIMIT ?`, []any{first, first, p.opt.MaxErrors}, func(scan func(...any) error) error {
 		var k [5]string
-		var src string
-		if err := rows.Scan(&k[0], &k[1], &k[2], &k[3], &k[4], &src); err != nil {
-			rows.Close()
+		var fid int
+		if err := scan(&k[0], &k[1], &k[2], &k[3], &k[4], &fid); err != nil {
 			return err
 		}
 		conflicts++
 		if !p.opt.Replace {
-			e := &runlog.Error{File: src, Field: "scores", Msg: fmt.Sprintf("judgment for run %q, task %q, metric %s, judge %q, prompt %q is already in the warehouse with different content: use --replace to replace it", k[0], k[1], k[2], k[3], k[4])}
+			e := &runlog.Error{File: fileNames[fid], Field: "scores", Msg: fmt.Sprintf("judgment for %s is already in the warehouse with different content: use --replace to replace it", keyOf(k))}
 			p.errs.Add(e)
 			p.reject(e, nil, 1)
 		}
-	}
-	rows.Close()
-	if conflicts > 0 {
-		if p.opt.Replace {
-			if err := p.exec(`DELETE FROM judgments WHERE (` + judgmentKey + `) IN (SELECT (` + judgmentKey + `) FROM _stage_judgments)`); err != nil {
-				return err
-			}
-		} else if p.opt.SkipInvalid {
-			if err := p.exec(`DELETE FROM _stage_judgments WHERE (` + judgmentKey + `) IN (SELECT (` + judgmentKey + `) FROM judgments)`); err != nil {
-				return err
-			}
-		}
-	}
-	if err := p.exec(`UPDATE _stage_judgments SET extra = x.extra::JSON FROM _judgment_extra x
-		WHERE _stage_judgments.run_id = x.run_id AND _stage_judgments.task = coalesce(x.task, '') AND _stage_judgments.metric = x.metric
-		AND _stage_judgments.judge = x.judge AND _stage_judgments.prompt = coalesce(x.prompt, '')`); err != nil {
+		return nil
+	})
+	if err != nil || conflicts == 0 {
 		return err
 	}
-	return p.exec(`INSERT INTO judgments SELECT ` + judgmentKey + `, ` + judgmentValues + `, extra, file_id FROM _stage_judgments`)
+	if p.opt.Replace {
+		return p.exec(`DELETE FROM judgments o WHERE o.file_id < ? AND (`+judgmentKey+`) IN
+			(SELECT (`+judgmentKey+`) FROM judgments WHERE file_id >= ?)`, first, first)
+	}
+	if p.opt.SkipInvalid {
+		return p.exec(`DELETE FROM judgments n WHERE n.file_id >= ? AND (`+judgmentKey+`) IN
+			(SELECT (`+judgmentKey+`) FROM judgments WHERE file_id < ?)`, first, first)
+	}
+	return nil
+}
+
+// queryRows runs q on the ingest's connection and calls fn for each row.
+func (p *pass) queryRows(q string, args []any, fn func(scan func(...any) error) error) error {
+	t0 := time.Now()
+	rows, err := p.conn.QueryContext(p.ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("loading the warehouse: %v", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows.Scan); err != nil {
+			return err
+		}
+	}
+	if trace {
+		fmt.Fprintf(os.Stderr, "trace: %6.3fs %.70s\n", time.Since(t0).Seconds(), strings.Join(strings.Fields(q), " "))
+	}
+	return rows.Err()
 }
 
 // checkFinalSeq checks that every task's final_seq names an event of its run.

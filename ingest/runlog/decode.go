@@ -50,6 +50,20 @@ func DecodeValue(v *fastjson.Value) (Record, error) {
 	}
 	r := reader{o: o}
 	typ := r.str("type", true)
+	switch typ {
+	case TypeEvent:
+		r.known = eventKeys
+	case TypeJudgment:
+		r.known = judgmentKeys
+	case TypeTask:
+		r.known = taskKeys
+	case TypeRun:
+		r.known = runKeys
+	case TypeRating:
+		r.known = ratingKeys
+	case TypeScenario:
+		r.known = scenarioKeys
+	}
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -71,12 +85,39 @@ func DecodeValue(v *fastjson.Value) (Record, error) {
 }
 
 // reader reads typed fields of one JSON object, remembering the first
-// error and the keys it was asked for, so unknown keys can be kept.
+// error. known lists the object's fields, so unknown ones can be kept (or,
+// for nested objects with a closed set of fields, refused).
 type reader struct {
 	o      *fastjson.Object
 	prefix string
 	err    *fieldError
 	known  []string
+}
+
+// The fields of each record type and nested object.
+var (
+	eventKeys     = []string{"type", "run_id", "seq", "t", "actor", "kind", "task", "text", "tool", "args", "result", "ok", "depth", "actions", "decision", "ref", "visible", "phase", "usage"}
+	usageKeys     = []string{"input_tokens", "output_tokens", "reasoning_tokens", "latency_ms", "cost_usd"}
+	judgmentKeys  = []string{"type", "run_id", "task", "metric", "judge", "prompt", "scores", "reasons", "evidence"}
+	evidenceKeys  = []string{"seq", "quote"}
+	taskKeys      = []string{"type", "run_id", "task", "active", "activated_at", "final_seq", "expected_depth", "chosen_depth", "rules"}
+	rulesKeys     = []string{"evidence", "outputs", "constraints"}
+	runKeys       = []string{"type", "run_id", "scenario", "persona", "rep", "config", "start", "end", "status", "meta"}
+	configKeys    = []string{"model", "harness", "effort", "family", "size_b"}
+	ratingKeys    = []string{"type", "rater", "question", "value", "run_id", "task", "item", "day", "condition"}
+	scenarioKeys  = []string{"type", "scenario", "domain", "title", "days", "personas", "tools", "tasks", "ta"}
+	personaKeys   = []string{"group", "label"}
+	taskSpecKeys  = []string{"id", "weight", "trigger", "expected_depth", "after_approval", "after_denial", "rubric"}
+	rubricKeys    = []string{"evidence", "outputs", "constraints"}
+	checkKeys     = []string{"tool", "args"}
+	textCheckKeys = []string{"contains", "not_contains", "regex"}
+	taKeys        = []string{"window", "urgent", "deferrable"}
+	windowKeys    = []string{"start", "end"}
+)
+
+// nested returns a reader over an object value with its known fields.
+func (r *reader) nested(name string, o *fastjson.Object, known []string) *reader {
+	return &reader{o: o, prefix: r.prefix + name + ".", known: known}
 }
 
 func (r *reader) fail(key, expected string, v *fastjson.Value) {
@@ -94,7 +135,6 @@ func (r *reader) failMsg(key, msg string) {
 // get returns the value of key, or nil when it is absent or null. A missing
 // required key is an error.
 func (r *reader) get(key string, required bool) *fastjson.Value {
-	r.known = append(r.known, key)
 	v := r.o.Get(key)
 	if v == nil || v.Type() == fastjson.TypeNull {
 		if required {
@@ -209,7 +249,7 @@ func (r *reader) time(key string, required bool) *time.Time {
 	return &t
 }
 
-func (r *reader) object(key string, required bool) *reader {
+func (r *reader) object(key string, required bool, known []string) *reader {
 	v := r.get(key, required)
 	if v == nil {
 		return nil
@@ -219,7 +259,7 @@ func (r *reader) object(key string, required bool) *reader {
 		r.fail(key, "an object", v)
 		return nil
 	}
-	return &reader{o: o, prefix: r.prefix + key + "."}
+	return r.nested(key, o, known)
 }
 
 func (r *reader) array(key string, required bool) []*fastjson.Value {
@@ -340,7 +380,7 @@ func decodeEvent(r *reader) (Record, error) {
 	}
 	r.boolean("visible", false)
 	r.enum("phase", false, phases)
-	if u := r.object("usage", false); u != nil {
+	if u := r.object("usage", false, usageKeys); u != nil {
 		for _, k := range []string{"input_tokens", "output_tokens", "reasoning_tokens"} {
 			if n, ok := u.integer(k, false); ok && n < 0 {
 				u.failMsg(k, fmt.Sprintf("expected a count ≥ 0, found %d", n))
@@ -384,13 +424,13 @@ func decodeJudgment(r *reader) (Record, error) {
 			r.fail(f, "an object {seq, quote}", ev)
 			break
 		}
-		er := &reader{o: o, prefix: r.prefix + f + "."}
+		er := r.nested(f, o, evidenceKeys)
 		er.integer("seq", true)
 		er.str("quote", false)
 		er.closed()
 		r.child(er)
 	}
-	s := r.object("scores", true)
+	s := r.object("scores", true, nil)
 	if r.err == nil && s != nil {
 		if (j.Metric == "tc" || j.Metric == "trj") && j.Task == "" {
 			r.failMsg("task", "required for metric "+j.Metric+" but missing")
@@ -398,6 +438,7 @@ func decodeJudgment(r *reader) (Record, error) {
 		j.Scores = make(map[string]float64, 5)
 		switch j.Metric {
 		case "tc":
+			s.known = TCScores
 			for _, k := range TCScores {
 				if f, ok := s.number(k, true); ok {
 					if f < 0 || f > 1 {
@@ -407,6 +448,7 @@ func decodeJudgment(r *reader) (Record, error) {
 				}
 			}
 		case "ta":
+			s.known = TAScores
 			for _, k := range TAScores {
 				if f, ok := s.number(k, k != "cq"); ok {
 					if k == "cq" && f != 0 && f != 0.5 && f != 1 {
@@ -418,6 +460,7 @@ func decodeJudgment(r *reader) (Record, error) {
 				}
 			}
 		case "trj":
+			s.known = TRJScores
 			for _, k := range TRJScores {
 				if f, ok := s.number(k, true); ok {
 					if f < 1 || f > 5 {
@@ -448,7 +491,7 @@ func decodeTask(r *reader) (Record, error) {
 	}
 	t.ExpectedDepth = r.enum("expected_depth", false, Depths)
 	t.ChosenDepth = r.enum("chosen_depth", false, Depths)
-	if rr := r.object("rules", false); rr != nil {
+	if rr := r.object("rules", false, rulesKeys); rr != nil {
 		t.RulesLogged = true
 		for i, k := range []string{"evidence", "outputs", "constraints"} {
 			if f, ok := rr.number(k, false); ok {
@@ -479,7 +522,7 @@ func decodeRun(r *reader) (Record, error) {
 		}
 		u.Rep = int(n)
 	}
-	if c := r.object("config", true); c != nil {
+	if c := r.object("config", true, configKeys); c != nil {
 		u.Model = c.str("model", true)
 		u.Harness = c.str("harness", true)
 		u.Effort = c.str("effort", false)
@@ -548,7 +591,7 @@ func decodeScenario(r *reader) (Record, error) {
 		s.Days = int(n)
 	}
 	personas := map[string]bool{}
-	if p := r.object("personas", true); p != nil {
+	if p := r.object("personas", true, nil); p != nil {
 		p.o.Visit(func(k []byte, v *fastjson.Value) {
 			name := string(k)
 			po, err := v.Object()
@@ -556,7 +599,7 @@ func decodeScenario(r *reader) (Record, error) {
 				p.fail(name, "an object {group, label}", v)
 				return
 			}
-			pr := &reader{o: po, prefix: p.prefix + name + "."}
+			pr := p.nested(name, po, personaKeys)
 			per := Persona{Name: name, Group: pr.str("group", true), Label: pr.str("label", false)}
 			pr.closed()
 			p.child(pr)
@@ -569,7 +612,7 @@ func decodeScenario(r *reader) (Record, error) {
 		r.child(p)
 		sort.Slice(s.Personas, func(i, j int) bool { return s.Personas[i].Name < s.Personas[j].Name })
 	}
-	if tm := r.object("tools", false); tm != nil {
+	if tm := r.object("tools", false, nil); tm != nil {
 		s.Tools = map[string]string{}
 		tm.o.Visit(func(k []byte, _ *fastjson.Value) {
 			s.Tools[string(k)] = tm.enum(string(k), true, toolDepths)
@@ -591,7 +634,7 @@ func decodeScenario(r *reader) (Record, error) {
 			r.fail(f, "a task object", tv)
 			break
 		}
-		tr := &reader{o: to, prefix: r.prefix + f + "."}
+		tr := r.nested(f, to, taskSpecKeys)
 		ts := TaskSpec{Weight: 1}
 		ts.ID = tr.str("id", true)
 		if taskIDs[ts.ID] && tr.err == nil {
@@ -605,7 +648,7 @@ func decodeScenario(r *reader) (Record, error) {
 			ts.Weight = w
 		}
 		ts.Trigger = tr.str("trigger", false)
-		if ed := tr.object("expected_depth", true); ed != nil {
+		if ed := tr.object("expected_depth", true, nil); ed != nil {
 			ts.ExpectedDepth = map[string]string{}
 			ed.o.Visit(func(k []byte, _ *fastjson.Value) {
 				if !personas[string(k)] {
@@ -623,7 +666,7 @@ func decodeScenario(r *reader) (Record, error) {
 		}
 		ts.AfterApproval = tr.enum("after_approval", false, Depths)
 		ts.AfterDenial = tr.enum("after_denial", false, Depths)
-		if rb := tr.object("rubric", false); rb != nil {
+		if rb := tr.object("rubric", false, rubricKeys); rb != nil {
 			for _, comp := range []string{"evidence", "outputs"} {
 				for ci, cv := range rb.array(comp, false) {
 					cf := fmt.Sprintf("%s[%d]", comp, ci)
@@ -632,9 +675,9 @@ func decodeScenario(r *reader) (Record, error) {
 						rb.fail(cf, "a check {tool, args}", cv)
 						break
 					}
-					cr := &reader{o: co, prefix: rb.prefix + cf + "."}
+					cr := rb.nested(cf, co, checkKeys)
 					cr.str("tool", true)
-					if ar := cr.object("args", false); ar != nil {
+					if ar := cr.object("args", false, nil); ar != nil {
 						ar.o.Visit(func(k []byte, v *fastjson.Value) {
 							if b, err := v.StringBytes(); err == nil {
 								checkRegex(ar, string(k), string(b))
@@ -653,7 +696,7 @@ func decodeScenario(r *reader) (Record, error) {
 					rb.fail(cf, "a check {contains} or {not_contains} or {regex}", cv)
 					break
 				}
-				cr := &reader{o: co, prefix: rb.prefix + cf + "."}
+				cr := rb.nested(cf, co, textCheckKeys)
 				n := 0
 				for _, k := range []string{"contains", "not_contains", "regex"} {
 					if x := cr.str(k, false); x != "" || co.Get(k) != nil {
@@ -677,9 +720,9 @@ func decodeScenario(r *reader) (Record, error) {
 		r.child(tr)
 		s.Tasks = append(s.Tasks, ts)
 	}
-	if ta := r.object("ta", false); ta != nil {
+	if ta := r.object("ta", false, taKeys); ta != nil {
 		w := &TAWindow{}
-		if win := ta.object("window", true); win != nil {
+		if win := ta.object("window", true, windowKeys); win != nil {
 			if t := win.time("start", true); t != nil {
 				w.Start = *t
 			}

@@ -41,7 +41,7 @@ type chunk struct {
 	done  chan struct{}
 }
 
-const chunkBytes = 1 << 20
+const chunkBytes = 256 << 10
 
 // DecodeStream reads JSON Lines from r, decodes and validates the lines on
 // several goroutines, and calls fn with the items of each chunk in input
@@ -210,7 +210,7 @@ func readChunks(ctx context.Context, r io.Reader, opt StreamOptions, free chan *
 					c.lines = append(c.lines, Item{Line: lineNo, Raw: c.buf[start:len(c.buf):len(c.buf)]})
 				}
 			}
-			if len(c.buf) >= chunkBytes || len(c.lines) >= 8192 {
+			if len(c.buf) >= chunkBytes || len(c.lines) >= 2048 {
 				if !flush() {
 					return ctx.Err()
 				}

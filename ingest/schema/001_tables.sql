@@ -46,7 +46,7 @@ CREATE TABLE scenarios (
     ta_urgent       VARCHAR,
     ta_deferrable   VARCHAR,
     spec            JSON NOT NULL,  -- the whole spec as read
-    content_hash    UBIGINT NOT NULL,
+    content_hash    BIGINT NOT NULL,  -- xxh3 of the canonical spec, as a signed integer
     extra           JSON,
     file_id         INTEGER NOT NULL,
     src_line        INTEGER
@@ -102,7 +102,7 @@ CREATE TABLE runs (
     meta         JSON,
     config_extra JSON,
     extra        JSON,
-    content_hash UBIGINT NOT NULL,  -- over the run's run, event and task lines
+    content_hash BIGINT NOT NULL,   -- xxh3 sum over the run's run, event and task lines
     file_id      INTEGER NOT NULL,
     src_line     INTEGER
 );

@@ -1,0 +1,384 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v3"
+
+	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/internal/sample"
+	"github.com/gymlens/gymlens/reports"
+)
+
+func ingestFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "max-errors", Value: 20, Usage: "report up to `N` errors"},
+		&cli.BoolFlag{Name: "skip-invalid", Usage: "load the valid records; write the rejected ones with their reasons to --rejects"},
+		&cli.StringFlag{Name: "rejects", Value: "gymlens-rejects.jsonl", Usage: "`FILE` for rejected records (with --skip-invalid)"},
+		&cli.BoolFlag{Name: "replace", Usage: "replace runs, scenarios and judgments stored with different content"},
+	}
+}
+
+func ingestOptions(cmd *cli.Command, e *env) (ingest.IngestOptions, error) {
+	opt := ingest.IngestOptions{MaxErrors: int(cmd.Int("max-errors")), SkipInvalid: cmd.Bool("skip-invalid"),
+		RejectsPath: cmd.String("rejects"), Replace: cmd.Bool("replace")}
+	if opt.MaxErrors < 1 {
+		return opt, usagef("--max-errors: expected a number ≥ 1, found %d", opt.MaxErrors)
+	}
+	return opt, nil
+}
+
+// progressBar draws ingest progress on a terminal: files, records, MB/s.
+func progressBar(e *env, quiet bool) (func(ingest.Progress), func()) {
+	if quiet || !e.terminal {
+		return nil, func() {}
+	}
+	var bar *progressbar.ProgressBar
+	update := func(p ingest.Progress) {
+		if bar == nil {
+			bar = progressbar.NewOptions64(p.TotalBytes, progressbar.OptionSetWriter(e.stderr),
+				progressbar.OptionShowBytes(true), progressbar.OptionSetWidth(30),
+				progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish(),
+				progressbar.OptionSetPredictTime(true))
+		}
+		bar.Describe(fmt.Sprintf("files %d/%d · %s records", p.FilesDone, p.FilesTotal, thousands(p.Records)))
+		_ = bar.Set64(p.Bytes)
+	}
+	return update, func() {
+		if bar != nil {
+			_ = bar.Finish()
+		}
+	}
+}
+
+func ingestCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "ingest",
+		Usage:     "load run logs, scenario specs and ratings into the warehouse (one transaction)",
+		ArgsUsage: "PATH...",
+		Description: "Reads *.jsonl, *.jsonl.gz, *.jsonl.zst, scenario *.json/*.yaml/*.yml and ratings *.csv,\n" +
+			"from files and folders (recursively). Every record is validated; on any error nothing is written.\n" +
+			"A file whose content was ingested before is skipped.",
+		Flags: ingestFlags(),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() == 0 {
+				return usagef("ingest: name at least one file or folder")
+			}
+			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
+			if err != nil {
+				return err
+			}
+			opt, err := ingestOptions(cmd, e)
+			if err != nil {
+				return err
+			}
+			w, err := ingest.Open(ctx, cmd.String("db"), ingest.OpenOptions{})
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			var done func()
+			opt.Progress, done = progressBar(e, cmd.Bool("quiet"))
+			sum, err := w.Ingest(ctx, cmd.Args().Slice(), opt)
+			done()
+			if err != nil {
+				return fmt.Errorf("%v\ningest failed: nothing was written to %s", err, w.Path)
+			}
+			return printSummary(e, cmd, format, "ingested", sum)
+		},
+	}
+}
+
+func validateCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "validate",
+		Usage:     "check files as ingest would, without writing anything",
+		ArgsUsage: "PATH...",
+		Description: "References may point into the warehouse (--db) when it exists, as they may when ingesting.\n" +
+			"Checks that need the loaded events (a task's final_seq) are made by ingest only.",
+		Flags: ingestFlags()[:1],
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() == 0 {
+				return usagef("validate: name at least one file or folder")
+			}
+			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
+			if err != nil {
+				return err
+			}
+			opt, err := ingestOptions(cmd, e)
+			if err != nil {
+				return err
+			}
+			var w *ingest.Warehouse
+			if _, err := os.Stat(cmd.String("db")); err == nil {
+				if w, err = ingest.Open(ctx, cmd.String("db"), ingest.OpenOptions{ReadOnly: true}); err != nil {
+					return err
+				}
+				defer w.Close()
+			}
+			sum, err := ingest.Validate(ctx, w, cmd.Args().Slice(), opt)
+			if err != nil {
+				return fmt.Errorf("%v\nvalidation failed", err)
+			}
+			return printSummary(e, cmd, format, "valid", sum)
+		},
+	}
+}
+
+var recordOrder = []string{"scenario", "run", "event", "task", "judgment", "rating"}
+
+func printSummary(e *env, cmd *cli.Command, format, verb string, s *ingest.Summary) error {
+	secs := s.Elapsed.Seconds()
+	mbps := 0.0
+	if secs > 0 {
+		mbps = float64(s.Bytes) / 1e6 / secs
+	}
+	if format == "table" {
+		var parts []string
+		for _, t := range recordOrder {
+			if n := s.Records[t]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %s", thousands(n), plural(t, n)))
+			}
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "no new records")
+		}
+		fmt.Fprintf(e.stdout, "%s %d files (%.1f MB) in %.2f s, %.1f MB/s: %s; %d runs; %d rejected\n",
+			verb, s.Files, float64(s.Bytes)/1e6, secs, mbps, strings.Join(parts, ", "), s.Runs, s.Rejected)
+		if !cmd.Bool("quiet") {
+			notes(e, s)
+		}
+		return nil
+	}
+	r := &reports.Result{Columns: []string{"files", "bytes", "seconds", "mb_per_s", "runs", "replaced", "rejected", "rejects_file", "unchanged_files", "empty_files", "skipped_files"}}
+	r.Rows = [][]any{{s.Files, s.Bytes, secs, mbps, s.Runs, s.Replaced, s.Rejected, s.RejectsPath, len(s.Unchanged), len(s.Empty), len(s.Skipped)}}
+	for _, t := range recordOrder {
+		r.Columns = append(r.Columns, t+"_records", t+"_identical")
+		r.Rows[0] = append(r.Rows[0], s.Records[t], s.Identical[t])
+	}
+	return reports.WriteResult(e.stdout, format, r)
+}
+
+func notes(e *env, s *ingest.Summary) {
+	if n := len(s.Unchanged); n > 0 {
+		fmt.Fprintf(e.stdout, "note: %d files unchanged since an earlier ingest (same content): skipped\n", n)
+	}
+	for _, f := range s.Empty {
+		fmt.Fprintf(e.stdout, "note: %s is empty: nothing to ingest\n", f)
+	}
+	for _, sk := range s.Skipped {
+		fmt.Fprintf(e.stdout, "note: %s not read: %s\n", sk.Path, sk.Reason)
+	}
+	var ids []string
+	for t, n := range s.Identical {
+		if n > 0 {
+			ids = append(ids, fmt.Sprintf("%s %s", thousands(n), plural(t, n)))
+		}
+	}
+	sort.Strings(ids)
+	if len(ids) > 0 {
+		fmt.Fprintf(e.stdout, "note: already stored with the same content, not loaded again: %s\n", strings.Join(ids, ", "))
+	}
+	if s.Replaced > 0 {
+		fmt.Fprintf(e.stdout, "note: %d runs or scenarios replaced\n", s.Replaced)
+	}
+	if s.Rejected > 0 {
+		fmt.Fprintf(e.stdout, "note: %d records rejected; see %s\n", s.Rejected, s.RejectsPath)
+	}
+}
+
+func plural(t string, n int64) string {
+	if n == 1 {
+		return t
+	}
+	return t + "s"
+}
+
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func sampleFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random `SEED`; the same seed writes the same bytes"},
+		&cli.IntFlag{Name: "scale", Value: 1, Usage: "multiply the repetitions by `K` (3 × K per persona and scenario)"},
+		&cli.StringFlag{Name: "compress", Value: "none", Usage: "compress the record streams: none, gz or zst"},
+	}
+}
+
+func writeSample(ctx context.Context, cmd *cli.Command, out string) (*sample.Stats, error) {
+	if cmd.Int("scale") < 1 {
+		return nil, usagef("--scale: expected a whole number ≥ 1, found %d", cmd.Int("scale"))
+	}
+	switch cmd.String("compress") {
+	case "none", "gz", "zst":
+	default:
+		return nil, usagef("--compress: expected none, gz or zst, found %q", cmd.String("compress"))
+	}
+	return sample.Write(out, sample.Options{Seed: cmd.Uint64("seed"), Scale: int(cmd.Int("scale")), Compress: cmd.String("compress")})
+}
+
+func sampleCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "sample",
+		Usage: "write a synthetic Proactivity-Gym corpus in the run-log format",
+		Description: "10 scenarios (one per domain), 26 configurations (the paper's 23 plus the reasoning-effort\n" +
+			"ablation of GPT 5.6 Sol on CD), 3 personas × 3 × K repetitions, two judges, human ratings.",
+		Flags: append([]cli.Flag{&cli.StringFlag{Name: "out", Required: true, Usage: "output `DIR`"}}, sampleFlags()...),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() > 0 {
+				return usagef("sample takes no arguments, found %q", cmd.Args().First())
+			}
+			st, err := writeSample(ctx, cmd, cmd.String("out"))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "wrote %s: %d files, %d scenarios, %d configurations, %s runs, %s events, %s task records, %s judgments, %s ratings (%.1f MB of records)\n",
+				cmd.String("out"), st.Files, st.Scenarios, st.Configs, thousands(int64(st.Runs)), thousands(st.Events), thousands(st.Tasks),
+				thousands(st.Judgments), thousands(st.Ratings), float64(st.RecordBytes)/1e6)
+			return nil
+		},
+	}
+}
+
+func demoCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "demo",
+		Usage: "write the sample corpus, ingest it and print a summary",
+		Description: "Writes the corpus to DIR/corpus and the warehouse to DIR/gymlens.duckdb (or --db when given).\n" +
+			"Running it again finds the same files and loads nothing twice.",
+		Flags: append([]cli.Flag{&cli.StringFlag{Name: "out", Value: "gymlens-demo", Usage: "output `DIR`"}}, sampleFlags()...),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
+			if err != nil {
+				return err
+			}
+			out := cmd.String("out")
+			corpus := filepath.Join(out, "corpus")
+			st, err := writeSample(ctx, cmd, corpus)
+			if err != nil {
+				return err
+			}
+			quiet := cmd.Bool("quiet")
+			if !quiet && format == "table" {
+				fmt.Fprintf(e.stdout, "sample corpus: %s (%d files, %.1f MB)\n", corpus, st.Files, float64(st.RecordBytes)/1e6)
+			}
+			db := filepath.Join(out, "gymlens.duckdb")
+			if cmd.IsSet("db") {
+				db = cmd.String("db")
+			}
+			w, err := ingest.Open(ctx, db, ingest.OpenOptions{})
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			progress, done := progressBar(e, quiet)
+			sum, err := w.Ingest(ctx, []string{corpus}, ingest.IngestOptions{Progress: progress})
+			done()
+			if err != nil {
+				return fmt.Errorf("%v\ningest failed: nothing was written to %s", err, w.Path)
+			}
+			if format == "table" {
+				if err := printSummary(e, cmd, format, "ingested", sum); err != nil {
+					return err
+				}
+			}
+			return demoSummary(ctx, e, format, w)
+		},
+	}
+}
+
+// demoSummary prints the configurations with their runs and records.
+func demoSummary(ctx context.Context, e *env, format string, w *ingest.Warehouse) error {
+	cols, rows, err := w.Summary(ctx)
+	if err != nil {
+		return err
+	}
+	r := &reports.Result{Columns: cols, Rows: rows}
+	if format == "table" {
+		c, err := w.Counts(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "\nwarehouse %s: %d configurations, %s runs, %s events, %s task records, %s judgments, %s ratings, %d scenarios\n\n",
+			w.Path, c["configurations"], thousands(c["runs"]), thousands(c["events"]), thousands(c["task_outcomes"]),
+			thousands(c["judgments"]), thousands(c["ratings"]), c["scenarios"])
+	}
+	return reports.WriteResult(e.stdout, format, r)
+}
+
+func exportCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:        "export",
+		Usage:       "write every table as Parquet (large tables hive-partitioned by configuration) or Arrow IPC",
+		Description: "--format parquet (default) or arrow.",
+		Flags:       []cli.Flag{&cli.StringFlag{Name: "out", Required: true, Usage: "output `DIR`"}},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			format, err := outputFormat(cmd, "parquet", "parquet", "arrow")
+			if err != nil {
+				return err
+			}
+			w, err := ingest.Open(ctx, cmd.String("db"), ingest.OpenOptions{ReadOnly: true})
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			res, err := w.Export(ctx, cmd.String("out"), format)
+			if err != nil {
+				return err
+			}
+			r := &reports.Result{Columns: []string{"table", "rows", "path"}}
+			for _, x := range res {
+				r.Rows = append(r.Rows, []any{x.Table, x.Rows, x.Path})
+			}
+			if cmd.Bool("quiet") {
+				return nil
+			}
+			return reports.WriteResult(e.stdout, "table", r)
+		},
+	}
+}
+
+func queryCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "query",
+		Usage:     "run read-only SQL against the warehouse",
+		ArgsUsage: `"SQL"`,
+		Description: "Tables: scenarios, personas, task_specs, task_expected_depths, scenario_tools, runs, events,\n" +
+			"task_outcomes, judgments, ratings, ingested_files, ingests. Views: run_view, active_task_view.\n" +
+			"The warehouse is opened read-only and the query cannot touch files.",
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() != 1 {
+				return usagef("query: expected one SQL statement (quote it), found %d arguments", cmd.Args().Len())
+			}
+			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
+			if err != nil {
+				return err
+			}
+			w, err := ingest.Open(ctx, cmd.String("db"), ingest.OpenOptions{ReadOnly: true})
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			cols, rows, err := w.Query(ctx, cmd.Args().First())
+			if err != nil {
+				return err
+			}
+			return reports.WriteResult(e.stdout, format, &reports.Result{Columns: cols, Rows: rows})
+		},
+	}
+}

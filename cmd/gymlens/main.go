@@ -1,0 +1,131 @@
+// Command gymlens analyses proactive-agent evaluations offline: it loads
+// run logs into one DuckDB warehouse, validates them, exports them and
+// answers SQL over them.
+//
+// Usage:
+//
+//	gymlens [--db PATH] [--quiet] [--format table|json|csv] COMMAND [ARGS]
+//
+// The warehouse is --db, else $GYMLENS_DB, else gymlens.duckdb in the
+// working folder. Global flags may stand before or after the command.
+//
+// Commands:
+//
+//	demo      write the sample corpus, ingest it and print a summary
+//	sample    write a synthetic Proactivity-Gym corpus
+//	ingest    load run logs, scenario specs and ratings into the warehouse
+//	validate  check files without writing anything
+//	export    write every table as Parquet or Arrow IPC
+//	query     run read-only SQL against the warehouse
+//
+// Exit status: 0 success, 1 bad input or environment, 2 bad usage.
+//
+// Example:
+//
+//	gymlens sample --out corpus --seed 7
+//	gymlens --db runs.duckdb ingest corpus
+//	gymlens --db runs.duckdb query "SELECT config_id, count(*) AS runs FROM run_view GROUP BY ALL ORDER BY ALL"
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/gymlens/gymlens/ingest"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// usageError marks a mistake in how gymlens was called (exit status 2).
+type usageError struct{ error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// env is what every command needs besides its flags.
+type env struct {
+	stdout, stderr io.Writer
+	terminal       bool // stderr is a terminal: progress bars may be drawn
+}
+
+// run runs gymlens with args and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr, terminal: isTerminal(stderr)}
+	root := newApp(e)
+	err := root.Run(ctx, args)
+	if err == nil {
+		return 0
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "gymlens: %v\nRun 'gymlens --help' for usage.\n", ue.error)
+		return 2
+	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "gymlens: interrupted; nothing of the unfinished step was written")
+		return 1
+	}
+	msg := err.Error()
+	fmt.Fprintln(stderr, "gymlens: "+strings.ReplaceAll(msg, "\n", "\ngymlens: "))
+	return 1
+}
+
+func newApp(e *env) *cli.Command {
+	root := &cli.Command{
+		Name:      "gymlens",
+		Usage:     "offline analysis of proactive-agent evaluations",
+		Version:   ingest.Version,
+		Writer:    e.stdout,
+		ErrWriter: e.stderr,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "db", Usage: "warehouse `PATH`", Value: "gymlens.duckdb", Sources: cli.EnvVars("GYMLENS_DB")},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no progress and no notes"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output `FORMAT`: table, json or csv (export: parquet or arrow)"},
+		},
+		Commands: []*cli.Command{
+			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), exportCommand(e), queryCommand(e),
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() > 0 {
+				return usagef("unknown command %q", cmd.Args().First())
+			}
+			return cli.ShowRootCommandHelp(cmd)
+		},
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+	}
+	var mark func(c *cli.Command)
+	mark = func(c *cli.Command) {
+		c.OnUsageError = func(_ context.Context, _ *cli.Command, err error, _ bool) error { return usageError{err} }
+		for _, s := range c.Commands {
+			mark(s)
+		}
+	}
+	mark(root)
+	return root
+}
+
+// outputFormat returns the --format value for a command that prints
+// results, checked against what it can write.
+func outputFormat(cmd *cli.Command, def string, allowed ...string) (string, error) {
+	f := cmd.String("format")
+	if f == "" {
+		return def, nil
+	}
+	for _, a := range allowed {
+		if f == a {
+			return f, nil
+		}
+	}
+	return "", usagef("--format: %s writes %s, not %q", cmd.Name, strings.Join(allowed, ", "), f)
+}

@@ -1,0 +1,148 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// exportTable is one warehouse table and how it is written.
+type exportTable struct {
+	name, order string
+	partitioned bool // large: hive-partitioned by configuration
+}
+
+// ExportTables lists every table in export order.
+var exportTables = []exportTable{
+	{"meta", "key", false},
+	{"ingests", "ingest_id", false},
+	{"ingested_files", "file_id", false},
+	{"scenarios", "scenario", false},
+	{"personas", "scenario, persona", false},
+	{"task_specs", "scenario, ordinal", false},
+	{"task_expected_depths", "scenario, task, persona", false},
+	{"scenario_tools", "scenario, tool", false},
+	{"runs", "run_id", false},
+	{"events", "run_id, seq", true},
+	{"task_outcomes", "run_id, task", true},
+	{"judgments", "run_id, task, metric, judge, prompt", true},
+	{"ratings", "file_id, src_line", false},
+}
+
+// ExportResult says what Export wrote.
+type ExportResult struct {
+	Table string
+	Rows  int64
+	Path  string
+}
+
+// Export writes every table to dir: as Parquet (large tables
+// hive-partitioned by config_key, dir/TABLE/config_key=…/*.parquet) or as
+// Arrow IPC files (dir/TABLE.arrow) written with arrow-go. Rows are sorted
+// by each table's key so that the same warehouse gives the same files.
+func (w *Warehouse) Export(ctx context.Context, dir, format string) ([]ExportResult, error) {
+	if format != "parquet" && format != "arrow" {
+		return nil, fmt.Errorf("export format: expected parquet or arrow, found %q", format)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var out []ExportResult
+	for _, t := range exportTables {
+		var n int64
+		if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM `+t.name).Scan(&n); err != nil {
+			return nil, err
+		}
+		res := ExportResult{Table: t.name, Rows: n}
+		switch {
+		case format == "parquet" && t.partitioned:
+			res.Path = filepath.Join(dir, t.name)
+			if err := os.RemoveAll(res.Path); err != nil {
+				return nil, err
+			}
+			q := fmt.Sprintf(`COPY (SELECT x.*, r.config_key FROM %s x JOIN runs r USING (run_id) ORDER BY r.config_key, %s)
+				TO %s (FORMAT parquet, PARTITION_BY (config_key), FILENAME_PATTERN 'part_{i}')`, t.name, prefixed("x", t.order), sqlString(res.Path))
+			if _, err := w.db.ExecContext(ctx, q); err != nil {
+				return nil, fmt.Errorf("exporting %s: %v", t.name, err)
+			}
+		case format == "parquet":
+			res.Path = filepath.Join(dir, t.name+".parquet")
+			if err := w.copyParquet(ctx, t, res.Path); err != nil {
+				return nil, err
+			}
+		default:
+			res.Path = filepath.Join(dir, t.name+".arrow")
+			tmp := res.Path + ".parquet.tmp"
+			if err := w.copyParquet(ctx, t, tmp); err != nil {
+				return nil, err
+			}
+			err := parquetToIPC(ctx, tmp, res.Path)
+			os.Remove(tmp)
+			if err != nil {
+				return nil, fmt.Errorf("exporting %s: %v", t.name, err)
+			}
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+func (w *Warehouse) copyParquet(ctx context.Context, t exportTable, path string) error {
+	q := fmt.Sprintf(`COPY (SELECT * FROM %s ORDER BY %s) TO %s (FORMAT parquet)`, t.name, t.order, sqlString(path))
+	if _, err := w.db.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("exporting %s: %v", t.name, err)
+	}
+	return nil
+}
+
+// parquetToIPC streams a Parquet file into an Arrow IPC file, record batch
+// by record batch.
+func parquetToIPC(ctx context.Context, src, dst string) error {
+	pf, err := file.OpenParquetFile(src, false)
+	if err != nil {
+		return err
+	}
+	defer pf.Close()
+	mem := memory.DefaultAllocator
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10, Parallel: false}, mem)
+	if err != nil {
+		return err
+	}
+	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	f, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	iw, err := ipc.NewFileWriter(f, ipc.WithSchema(rr.Schema()), ipc.WithAllocator(mem))
+	if err != nil {
+		f.Close()
+		return err
+	}
+	for rr.Next() {
+		if err := iw.Write(rr.RecordBatch()); err != nil {
+			iw.Close()
+			f.Close()
+			return err
+		}
+	}
+	if err := rr.Err(); err != nil {
+		iw.Close()
+		f.Close()
+		return err
+	}
+	if err := iw.Close(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

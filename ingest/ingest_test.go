@@ -1,0 +1,414 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gymlens/gymlens/internal/sample"
+)
+
+var ctx = context.Background()
+
+func openTemp(t *testing.T) *Warehouse {
+	t.Helper()
+	w, err := Open(ctx, filepath.Join(t.TempDir(), "w.duckdb"), OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+// snapshot counts the rows of every table.
+func snapshot(t *testing.T, w *Warehouse) string {
+	t.Helper()
+	return countRows(t, w, exportTables)
+}
+
+// dataSnapshot counts the rows of the data tables, not the bookkeeping.
+func dataSnapshot(t *testing.T, w *Warehouse) string {
+	t.Helper()
+	return countRows(t, w, exportTables[3:])
+}
+
+func countRows(t *testing.T, w *Warehouse, tables []exportTable) string {
+	var b strings.Builder
+	for _, tb := range tables {
+		var n int
+		if err := w.db.QueryRow(`SELECT count(*) FROM ` + tb.name).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s=%d ", tb.name, n)
+	}
+	return b.String()
+}
+
+func write(t *testing.T, path, text string) string {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const scenarioFile = `type: scenario
+scenario: monitor_purchase
+domain: shopping
+personas:
+  reviewer: {group: S, label: Reviewer}
+  operator: {group: E}
+tasks:
+  - id: mp_price
+    weight: 2
+    expected_depth: {reviewer: suggest, operator: execute}
+  - id: mp_buy
+    expected_depth: {reviewer: prepare, operator: execute}
+tools: {search: read, checkout: execute}
+`
+
+const runFile = `{"type":"run","run_id":"r1","scenario":"monitor_purchase","persona":"reviewer","rep":1,"config":{"model":"Claude Opus 5","harness":"CC","family":"Claude"},"gym":"x"}
+{"type":"event","run_id":"r1","seq":1,"t":"2026-03-02T18:00:00Z","actor":"user","kind":"message","text":"Is that M27 really £150?","task":"mp_price"}
+{"type":"event","run_id":"r1","seq":2,"t":"2026-03-02T18:01:00Z","actor":"agent","kind":"tool_call","tool":"search","args":{"q":"M27"},"task":"mp_price","usage":{"input_tokens":100,"output_tokens":20},"note":"kept"}
+{"type":"event","run_id":"r1","seq":3,"t":"2026-03-02T18:02:00Z","actor":"agent","kind":"approval_request","actions":["checkout"],"task":"mp_buy","text":"Buy it?"}
+{"type":"event","run_id":"r1","seq":5,"t":"2026-03-02T18:03:00Z","actor":"user","kind":"decision","decision":"approve","ref":3,"task":"mp_buy"}
+{"type":"task","run_id":"r1","task":"mp_price","active":true,"final_seq":2,"rules":{"evidence":1,"outputs":null,"constraints":0.5}}
+{"type":"task","run_id":"r1","task":"mp_buy","active":false}
+`
+
+const judgmentFile = `{"type":"judgment","run_id":"r1","task":"mp_price","metric":"tc","judge":"qwen","scores":{"correctness":0.9,"grounding":0.8,"completeness":0.6,"artifact_quality":0.7},"evidence":[{"seq":2,"quote":"M27"}],"latency":3}
+{"type":"judgment","run_id":"r1","metric":"ta","judge":"qwen","scores":{"now":1,"later":0,"cq":0.5}}
+`
+
+// smallCorpus writes a hand-made corpus: one scenario, one run, judgments
+// and ratings.
+func smallCorpus(t *testing.T) string {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "scenario.yaml"), scenarioFile)
+	write(t, filepath.Join(dir, "runs.jsonl"), runFile)
+	write(t, filepath.Join(dir, "judge.jsonl"), judgmentFile)
+	write(t, filepath.Join(dir, "ratings.csv"), "rater,question,value,run_id,task\nann1,trust,4,r1,mp_price\n")
+	return dir
+}
+
+func TestIngestSmallCorpus(t *testing.T) {
+	w := openTemp(t)
+	dir := smallCorpus(t)
+	sum, err := w.Ingest(ctx, []string{dir}, IngestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"scenario": 1, "run": 1, "event": 4, "task": 2, "judgment": 2, "rating": 1}
+	for k, v := range want {
+		if sum.Records[k] != v {
+			t.Errorf("%s: %d records, want %d", k, sum.Records[k], v)
+		}
+	}
+	// Defaults and derived columns.
+	var visible bool
+	var extra, config, group string
+	var tokens int64
+	if err := w.db.QueryRow(`SELECT visible, input_tokens, extra::VARCHAR FROM events WHERE seq = 2`).Scan(&visible, &tokens, &extra); err != nil {
+		t.Fatal(err)
+	}
+	if visible || tokens != 100 || extra != `{"note":"kept"}` {
+		t.Errorf("event 2: visible %v tokens %d extra %s", visible, tokens, extra)
+	}
+	if err := w.db.QueryRow(`SELECT visible FROM events WHERE seq = 3`).Scan(&visible); err != nil || !visible {
+		t.Errorf("an approval request is visible by default (%v)", err)
+	}
+	if err := w.db.QueryRow(`SELECT config_id, persona_group FROM run_view`).Scan(&config, &group); err != nil {
+		t.Fatal(err)
+	}
+	if config != "Claude Opus 5 | CC | none" || group != "S" {
+		t.Errorf("run_view: %q %q", config, group)
+	}
+	var n int
+	w.db.QueryRow(`SELECT count(*) FROM active_task_view`).Scan(&n)
+	if n != 1 {
+		t.Errorf("%d active tasks, want 1", n)
+	}
+	if err := w.db.QueryRow(`SELECT extra::VARCHAR FROM judgments WHERE metric = 'tc'`).Scan(&extra); err != nil || extra != `{"latency":3}` {
+		t.Errorf("judgment extra %q (%v)", extra, err)
+	}
+	// Idempotent: the same files again change nothing.
+	before := snapshot(t, w)
+	sum, err = w.Ingest(ctx, []string{dir}, IngestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Unchanged) != 4 || sum.TotalRecords() != 0 {
+		t.Errorf("second ingest: %+v", sum)
+	}
+	if after := snapshot(t, w); after != before {
+		t.Errorf("second ingest changed the warehouse:\n%s\n%s", before, after)
+	}
+}
+
+// Copies of already stored records in a new file are recognised by their
+// content: identical runs and judgments are not loaded twice; different
+// ones are an error unless --replace.
+func TestIdenticalAndConflictingRecords(t *testing.T) {
+	w := openTemp(t)
+	dir := smallCorpus(t)
+	if _, err := w.Ingest(ctx, []string{dir}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := dataSnapshot(t, w)
+	copyDir := t.TempDir()
+	write(t, filepath.Join(copyDir, "copy.jsonl"), runFile+judgmentFile+"\n")
+	sum, err := w.Ingest(ctx, []string{copyDir}, IngestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Identical["run"] != 1 || sum.Identical["judgment"] != 2 || sum.Records["event"] != 0 {
+		t.Errorf("copy: %+v", sum)
+	}
+	if got := dataSnapshot(t, w); got != before {
+		t.Errorf("an identical copy changed the warehouse:\n%s\n%s", before, got)
+	}
+	changed := strings.Replace(runFile, "Is that M27 really £150?", "Is that M27 really £140?", 1)
+	changedDir := t.TempDir()
+	write(t, filepath.Join(changedDir, "changed.jsonl"), changed)
+	_, err = w.Ingest(ctx, []string{changedDir}, IngestOptions{})
+	if err == nil || !strings.Contains(err.Error(), `run "r1" is already in the warehouse with different content: use --replace`) {
+		t.Fatalf("got %v", err)
+	}
+	if got := dataSnapshot(t, w); got != before {
+		t.Errorf("a failed ingest changed the warehouse")
+	}
+	if _, err := w.Ingest(ctx, []string{changedDir}, IngestOptions{Replace: true}); err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	var events, judgments int
+	w.db.QueryRow(`SELECT text FROM events WHERE seq = 1`).Scan(&text)
+	w.db.QueryRow(`SELECT count(*) FROM events`).Scan(&events)
+	w.db.QueryRow(`SELECT count(*) FROM judgments`).Scan(&judgments)
+	if text != "Is that M27 really £140?" || events != 4 || judgments != 0 {
+		t.Errorf("after --replace: %q, %d events, %d judgments (a replaced run's judgments go with it)", text, events, judgments)
+	}
+	jdir := t.TempDir()
+	write(t, filepath.Join(jdir, "j.jsonl"), strings.Replace(judgmentFile, `"cq":0.5`, `"cq":1`, 1))
+	if _, err := w.Ingest(ctx, []string{jdir}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	j2 := t.TempDir()
+	write(t, filepath.Join(j2, "j.jsonl"), judgmentFile+"\n") // another file: the same bytes would be skipped
+	if _, err := w.Ingest(ctx, []string{j2}, IngestOptions{}); err == nil || !strings.Contains(err.Error(), "already in the warehouse with different content") {
+		t.Errorf("conflicting judgment: %v", err)
+	}
+}
+
+// Each bad input: a clear message naming file and line, and the warehouse
+// exactly as it was.
+func TestBadInputsLeaveTheWarehouseUnchanged(t *testing.T) {
+	run := func(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
+	ev := func(seq int, extra string) string {
+		return fmt.Sprintf(`{"type":"event","run_id":"r2","seq":%d,"t":"2026-03-02T18:00:00Z","actor":"user","kind":"message"%s}`, seq, extra)
+	}
+	runRec := `{"type":"run","run_id":"r2","scenario":"monitor_purchase","persona":"operator","rep":1,"config":{"model":"m","harness":"CD"}}`
+	cases := []struct {
+		name, file, content, want string
+	}{
+		{"truncated last line", "bad.jsonl", runRec + "\n" + ev(1, "")[:50], "bad.jsonl:2: truncated last line"},
+		{"invalid utf-8", "bad.jsonl", run(runRec, ev(1, `,"text":"caf`+"\xe9"+`"`)), "bad.jsonl:2:"},
+		{"one 50 MB line", "bad.jsonl", run(runRec, ev(1, `,"text":"`+strings.Repeat("a", 50<<20)+`"`)), "bad.jsonl:2: line longer than the 16 MiB limit"},
+		{"wrong type", "bad.jsonl", run(runRec, ev(1, `,"visible":"yes"`)), `bad.jsonl:2:`},
+		{"unknown record type", "bad.jsonl", run(runRec, `{"type":"evnt"}`), `bad.jsonl:2:2: field "type": expected one of`},
+		{"missing field", "bad.jsonl", run(`{"type":"run","run_id":"r2","scenario":"monitor_purchase","persona":"operator","config":{"model":"m","harness":"CD"}}`), `bad.jsonl:1: field "rep": required field is missing`},
+		{"score out of range", "bad.jsonl", run(runRec, `{"type":"judgment","run_id":"r2","task":"mp_buy","metric":"trj","judge":"j","scores":{"understandability":6,"competence":3,"reliability":3,"attachment":3,"faith":3}}`), `field "scores.understandability": expected a score in [1,5], found 6`},
+		{"seq not increasing", "bad.jsonl", run(runRec, ev(4, ""), ev(4, "")), `bad.jsonl:3: field "seq": expected seq greater than 4`},
+		{"duplicate run_id", "bad.jsonl", run(runRec, runRec), `bad.jsonl:2: field "run_id": duplicate run_id "r2": already given at`},
+		{"judgment of no run", "bad.jsonl", run(`{"type":"judgment","run_id":"ghost","metric":"ta","judge":"j","scores":{"now":1,"later":1}}`), `bad.jsonl:1: field "run_id": run "ghost" is nowhere`},
+		{"task not in scenario", "bad.jsonl", run(runRec, `{"type":"task","run_id":"r2","task":"nope","active":true}`), `task "nope" is not a task of scenario`},
+		{"unknown persona", "bad.jsonl", run(strings.Replace(runRec, "operator", "boss", 1)), `names persona "boss"`},
+		{"final_seq of no event", "bad.jsonl", run(runRec, ev(1, ""), `{"type":"task","run_id":"r2","task":"mp_buy","active":true,"final_seq":9}`), `bad.jsonl:3: field "final_seq"`},
+		{"decision answering nothing", "bad.jsonl", run(runRec, `{"type":"event","run_id":"r2","seq":1,"t":"2026-03-02T18:00:00Z","actor":"user","kind":"decision","decision":"approve","ref":7}`), `field "ref"`},
+		{"corrupt gzip", "bad.jsonl.gz", "\x1f\x8b\x08\x00garbage-garbage", "bad.jsonl.gz"},
+		{"corrupt zstd", "bad.jsonl.zst", "\x28\xb5\x2f\xfdgarbage-garbage", "bad.jsonl.zst"},
+		{"malformed csv", "bad.csv", "rater,question,value\n\"a,trust,3\n", "bad.csv:2"},
+	}
+	w := openTemp(t)
+	if _, err := w.Ingest(ctx, []string{smallCorpus(t)}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, w)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, filepath.Join(dir, "good.jsonl"), strings.ReplaceAll(strings.ReplaceAll(runFile, `"r1"`, `"g9"`), "reviewer", "operator"))
+			write(t, filepath.Join(dir, c.file), c.content)
+			_, err := w.Ingest(ctx, []string{dir}, IngestOptions{})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error does not say %q:\n%v", c.want, err)
+			}
+			if got := snapshot(t, w); got != before {
+				t.Errorf("the warehouse changed:\n%s\n%s", before, got)
+			}
+		})
+	}
+	if _, err := w.Ingest(ctx, []string{write(t, filepath.Join(t.TempDir(), "notes.txt"), "x")}, IngestOptions{}); err == nil {
+		t.Error("a file in no known format was accepted")
+	}
+	empty := t.TempDir()
+	write(t, filepath.Join(empty, "readme.txt"), "x")
+	if _, err := w.Ingest(ctx, []string{empty}, IngestOptions{}); err == nil || !strings.Contains(err.Error(), "folder holds no file gymlens reads") {
+		t.Errorf("folder with no recognised files: %v", err)
+	}
+}
+
+func TestEmptyFileIsANote(t *testing.T) {
+	w := openTemp(t)
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "empty.jsonl"), "")
+	sum, err := w.Ingest(ctx, []string{dir}, IngestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Empty) != 1 || sum.TotalRecords() != 0 {
+		t.Errorf("%+v", sum)
+	}
+}
+
+func TestManyErrorsAreReportedUpToTheLimit(t *testing.T) {
+	w := openTemp(t)
+	dir := smallCorpus(t)
+	var lines []string
+	for i := range 30 {
+		lines = append(lines, fmt.Sprintf(`{"type":"rating","rater":"a","question":"q","value":"v%d"}`, i))
+	}
+	write(t, filepath.Join(dir, "bad.jsonl"), strings.Join(lines, "\n")+"\n")
+	_, err := w.Ingest(ctx, []string{dir}, IngestOptions{MaxErrors: 5})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	if strings.Count(msg, "bad.jsonl:") != 5 || !strings.Contains(msg, "bad.jsonl:1:") || !strings.Contains(msg, "bad.jsonl:5:") {
+		t.Errorf("expected the first five errors:\n%s", msg)
+	}
+}
+
+func TestSkipInvalidLoadsTheRest(t *testing.T) {
+	w := openTemp(t)
+	dir := smallCorpus(t)
+	rejects := filepath.Join(t.TempDir(), "rejects.jsonl")
+	write(t, filepath.Join(dir, "more.jsonl"), strings.Join([]string{
+		`{"type":"run","run_id":"r3","scenario":"monitor_purchase","persona":"operator","rep":1,"config":{"model":"m","harness":"CD"}}`,
+		`{"type":"event","run_id":"r3","seq":1,"t":"2026-03-02T18:00:00Z","actor":"user","kind":"message"}`,
+		`{"type":"event","run_id":"r3","seq":1,"t":"2026-03-02T18:00:00Z","actor":"user","kind":"message"}`,
+		`{"type":"judgment","run_id":"ghost","metric":"ta","judge":"j","scores":{"now":1,"later":1}}`,
+		`{"type":"rating","rater":"a","question":"q","value":"high"}`,
+		`not json`,
+	}, "\n")+"\n")
+	sum, err := w.Ingest(ctx, []string{dir}, IngestOptions{SkipInvalid: true, RejectsPath: rejects})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Rejected != 4 || sum.Records["event"] != 5 || sum.Records["run"] != 2 || sum.Records["judgment"] != 2 {
+		t.Errorf("%+v", sum)
+	}
+	b, _ := os.ReadFile(rejects)
+	if strings.Count(string(b), "\n") != 4 || !strings.Contains(string(b), `more.jsonl:6: not valid JSON`) || !strings.Contains(string(b), `"record":"not json"`) {
+		t.Errorf("rejects file:\n%s", b)
+	}
+}
+
+func TestMigrations(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.duckdb")
+	w, err := Open(ctx, path, OpenOptions{SchemaVersion: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := w.Version(ctx); v != 1 {
+		t.Fatalf("version %d", v)
+	}
+	w.Close()
+	w, err = Open(ctx, path, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := w.Version(ctx); v != SchemaVersion() {
+		t.Errorf("not upgraded: version %d", v)
+	}
+	if _, err := w.db.Exec(`SELECT * FROM run_view`); err != nil {
+		t.Errorf("views missing after upgrade: %v", err)
+	}
+	w.db.Exec(`UPDATE meta SET value = '99' WHERE key = 'schema_version'`)
+	w.Close()
+	if _, err := Open(ctx, path, OpenOptions{}); err == nil || !strings.Contains(err.Error(), "schema version 99, newer than this gymlens") {
+		t.Errorf("newer warehouse: %v", err)
+	}
+}
+
+// TestMain lets the test binary act as a second gymlens process that
+// holds a warehouse open.
+func TestMain(m *testing.M) {
+	if path := os.Getenv("GYMLENS_TEST_HOLD"); path != "" {
+		w, err := Open(ctx, path, OpenOptions{})
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		fmt.Println("holding")
+		time.Sleep(20 * time.Second)
+		w.Close()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestWarehouseInUse(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.duckdb")
+	w, err := Open(ctx, path, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "GYMLENS_TEST_HOLD="+path)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	buf := make([]byte, 7)
+	if _, err := out.Read(buf); err != nil || string(buf) != "holding" {
+		t.Fatalf("helper: %q %v", buf, err)
+	}
+	_, err = Open(ctx, path, OpenOptions{})
+	if err == nil || !strings.Contains(err.Error(), "is in use by another process") {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestSampleCorpusIngests(t *testing.T) {
+	dir := t.TempDir()
+	st, err := sample.Write(dir, sample.Options{Seed: 3, Configs: 2, Compress: "zst"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := openTemp(t)
+	sum, err := w.Ingest(ctx, []string{dir}, IngestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Records["event"] != st.Events || sum.Records["task"] != st.Tasks || sum.Records["judgment"] != st.Judgments ||
+		sum.Records["rating"] != st.Ratings || sum.Runs != st.Runs || sum.Records["scenario"] != 10 {
+		t.Errorf("ingested %+v, sample wrote %+v", sum, st)
+	}
+	var configs, personas int
+	w.db.QueryRow(`SELECT count(DISTINCT config_id), count(DISTINCT persona_group) FROM run_view`).Scan(&configs, &personas)
+	if configs != 2 || personas != 3 {
+		t.Errorf("%d configurations, %d persona groups", configs, personas)
+	}
+}

@@ -1,0 +1,196 @@
+// Package reports renders results: tables in several formats, and (later)
+// the report folder. It computes nothing statistical.
+package reports
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Result is a plain table of values: what query and the summaries print.
+type Result struct {
+	Columns []string
+	Rows    [][]any
+}
+
+// Formats a Result can be written in.
+var ResultFormats = []string{"table", "json", "csv"}
+
+// WriteResult writes r in format (table, json or csv).
+func WriteResult(w io.Writer, format string, r *Result) error {
+	switch format {
+	case "", "table":
+		return writeText(w, r)
+	case "json":
+		return writeJSON(w, r)
+	case "csv":
+		return writeCSV(w, r)
+	}
+	return fmt.Errorf("format: expected one of %s, found %q", strings.Join(ResultFormats, ", "), format)
+}
+
+// Cell formats one value as text: integers plainly, floats with up to
+// six significant digits, times in RFC 3339, NULL as empty.
+func Cell(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano)
+	case float64:
+		return formatFloat(x)
+	case float32:
+		return formatFloat(float64(x))
+	case bool:
+		return strconv.FormatBool(x)
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return fmt.Sprint(x)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func formatFloat(f float64) string {
+	if math.IsNaN(f) {
+		return "NaN"
+	}
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', 6, 64)
+}
+
+func numeric(v any) bool {
+	switch v.(type) {
+	case float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return true
+	}
+	return false
+}
+
+func writeText(w io.Writer, r *Result) error {
+	width := make([]int, len(r.Columns))
+	right := make([]bool, len(r.Columns))
+	cells := make([][]string, len(r.Rows))
+	for i, c := range r.Columns {
+		width[i] = utf8.RuneCountInString(c)
+		right[i] = true
+	}
+	for ri, row := range r.Rows {
+		cells[ri] = make([]string, len(row))
+		for i, v := range row {
+			s := strings.ReplaceAll(Cell(v), "\n", "⏎")
+			if n := utf8.RuneCountInString(s); n > 60 {
+				s = string([]rune(s)[:59]) + "…"
+			}
+			cells[ri][i] = s
+			width[i] = max(width[i], utf8.RuneCountInString(s))
+			if v != nil && !numeric(v) {
+				right[i] = false
+			}
+		}
+	}
+	var b bytes.Buffer
+	line := func(vals []string) {
+		for i, s := range vals {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(s))
+			if right[i] {
+				b.WriteString(pad + s)
+			} else if i < len(vals)-1 {
+				b.WriteString(s + pad)
+			} else {
+				b.WriteString(s)
+			}
+		}
+		b.WriteByte('\n')
+	}
+	line(r.Columns)
+	rule := make([]string, len(r.Columns))
+	for i := range rule {
+		rule[i] = strings.Repeat("─", width[i])
+	}
+	line(rule)
+	for _, row := range cells {
+		line(row)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// writeJSON writes an array of objects whose keys keep the column order.
+func writeJSON(w io.Writer, r *Result) error {
+	var b bytes.Buffer
+	b.WriteString("[")
+	for ri, row := range r.Rows {
+		if ri > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n  {")
+		for i, v := range row {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			k, _ := json.Marshal(r.Columns[i])
+			b.Write(k)
+			b.WriteString(": ")
+			b.Write(jsonValue(v))
+		}
+		b.WriteString("}")
+	}
+	if len(r.Rows) > 0 {
+		b.WriteString("\n")
+	}
+	b.WriteString("]\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func jsonValue(v any) []byte {
+	switch x := v.(type) {
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return []byte("null")
+		}
+	case time.Time:
+		v = x.UTC().Format(time.RFC3339Nano)
+	case []byte:
+		v = string(x)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(fmt.Sprint(v))
+	}
+	return b
+}
+
+func writeCSV(w io.Writer, r *Result) error {
+	cw := csv.NewWriter(w)
+	cw.Write(r.Columns)
+	for _, row := range r.Rows {
+		rec := make([]string, len(row))
+		for i, v := range row {
+			rec[i] = Cell(v)
+		}
+		cw.Write(rec)
+	}
+	cw.Flush()
+	return cw.Error()
+}
