@@ -150,8 +150,8 @@ func printSummary(e *env, cmd *cli.Command, format, verb string, s *ingest.Summa
 		if len(parts) == 0 {
 			parts = append(parts, "no new records")
 		}
-		fmt.Fprintf(e.stdout, "%s %d files (%.1f MB) in %.2f s, %.1f MB/s: %s; %d runs; %d rejected\n",
-			verb, s.Files, float64(s.Bytes)/1e6, secs, mbps, strings.Join(parts, ", "), s.Runs, s.Rejected)
+		fmt.Fprintf(e.stdout, "%s %d files (%.1f MB) in %.2f s, %.1f MB/s: %s; %d rejected\n",
+			verb, s.Files, float64(s.Bytes)/1e6, secs, mbps, strings.Join(parts, ", "), s.Rejected)
 		if !cmd.Bool("quiet") {
 			notes(e, s)
 		}

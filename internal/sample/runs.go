@@ -340,9 +340,12 @@ func genTask(r *rand.Rand, rs *runState, o *taskOutcome, s *scenario, persona st
 	want := depthIndex(expected)
 	o.matched = r.Float64() < sigmoid(1.0+0.9*ability-groupPenalty)
 	if !o.matched {
-		if want == 0 || (want < 3 && r.Float64() < 0.4) {
+		switch {
+		case want == 3:
+			want = 1 // under-acts: drafts, neither asks nor acts
+		case want == 0 || r.Float64() < 0.4:
 			want++
-		} else {
+		default:
 			want--
 		}
 	}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func gymlens(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(context.Background(), append([]string{"gymlens"}, args...), &o, &e)
+	return code, o.String(), e.String()
+}
+
+const scenario = `type: scenario
+scenario: s1
+personas: {reviewer: {group: S}}
+tasks:
+  - id: a
+    expected_depth: {reviewer: suggest}
+`
+
+func corpus(t *testing.T, runLines string) string {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "s1.yaml"), []byte(scenario), 0o644)
+	os.WriteFile(filepath.Join(dir, "runs.jsonl"), []byte(runLines), 0o644)
+	return dir
+}
+
+const goodRun = `{"type":"run","run_id":"r1","scenario":"s1","persona":"reviewer","rep":1,"config":{"model":"m","harness":"CD"}}
+{"type":"event","run_id":"r1","seq":1,"t":"2026-03-02T18:00:00Z","actor":"user","kind":"message","task":"a"}
+`
+
+func TestUsageErrorsExitTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{"frobnicate"},
+		{"ingest"},
+		{"--no-such-flag", "query", "select 1"},
+		{"query", "--no-such-flag", "select 1"},
+		{"query"},
+		{"--format", "xml", "query", "select 1"},
+		{"export", "--format", "csv", "--out", "x"},
+		{"sample", "--out", "x", "--scale", "0"},
+		{"ingest", "--max-errors", "0", "x"},
+	} {
+		code, _, stderr := gymlens(t, args...)
+		if code != 2 || stderr == "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	code, out, _ := gymlens(t, "--help")
+	for _, c := range []string{"demo", "sample", "ingest", "validate", "export", "query", "--db", "--format"} {
+		if !strings.Contains(out, c) {
+			t.Errorf("help does not mention %s", c)
+		}
+	}
+	if code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	code, out, _ = gymlens(t, "ingest", "--help")
+	if code != 0 || !strings.Contains(out, "--skip-invalid") || !strings.Contains(out, "--replace") {
+		t.Errorf("ingest --help: %d %s", code, out)
+	}
+}
+
+func TestIngestAndQueryWithGlobalFlagsAnywhere(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	dir := corpus(t, goodRun)
+	code, out, stderr := gymlens(t, "--db", db, "ingest", dir)
+	if code != 0 || !strings.Contains(out, "1 run,") || stderr != "" {
+		t.Fatalf("ingest: %d %q %q", code, out, stderr)
+	}
+	code, out, _ = gymlens(t, "query", "--db", db, "--format", "json", "SELECT run_id, rep FROM runs")
+	var rows []map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != 1 || rows[0]["run_id"] != "r1" {
+		t.Fatalf("query after the command: %d %s", code, out)
+	}
+	code, out, _ = gymlens(t, "--format", "csv", "--db", db, "query", "SELECT count(*) AS n FROM events")
+	if code != 0 || out != "n\n1\n" {
+		t.Fatalf("query as csv: %d %q", code, out)
+	}
+	t.Setenv("GYMLENS_DB", db)
+	code, out, _ = gymlens(t, "query", "SELECT scenario FROM scenarios")
+	if code != 0 || !strings.Contains(out, "s1") {
+		t.Fatalf("$GYMLENS_DB: %d %q", code, out)
+	}
+	code, _, stderr = gymlens(t, "query", "DELETE FROM runs")
+	if code != 1 || !strings.Contains(stderr, "read-only") {
+		t.Errorf("a write through query: %d %q", code, stderr)
+	}
+}
+
+func TestBadInputExitsOneAndWritesNothing(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	dir := corpus(t, goodRun+`{"type":"event","run_id":"r1","seq":1,"t":"2026-03-02T18:00:00Z","actor":"user","kind":"message"}`+"\n")
+	code, _, stderr := gymlens(t, "--db", db, "ingest", dir)
+	if code != 1 || !strings.Contains(stderr, "runs.jsonl:3: field \"seq\"") || !strings.Contains(stderr, "nothing was written") {
+		t.Fatalf("%d %q", code, stderr)
+	}
+	code, out, _ := gymlens(t, "--db", db, "query", "SELECT count(*) AS n FROM runs")
+	if code != 0 || !strings.Contains(out, "0") {
+		t.Errorf("runs after a failed ingest: %q", out)
+	}
+	code, _, stderr = gymlens(t, "validate", dir)
+	if code != 1 || !strings.Contains(stderr, "runs.jsonl:3") {
+		t.Errorf("validate: %d %q", code, stderr)
+	}
+	code, _, stderr = gymlens(t, "--db", db, "ingest", filepath.Join(dir, "missing.jsonl"))
+	if code != 1 || !strings.Contains(stderr, "missing.jsonl") {
+		t.Errorf("missing file: %d %q", code, stderr)
+	}
+}
+
+func TestDemo(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "demo")
+	code, stdout, stderr := gymlens(t, "demo", "--out", out)
+	if code != 0 {
+		t.Fatalf("demo: %d %s", code, stderr)
+	}
+	for _, want := range []string{"26 configurations", "2,340 runs", "GPT 5.6 Sol | CD | xhigh", "Qwen 3.5 2B | OC | none"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, stdout)
+		}
+	}
+	// Again: the same files, nothing loaded twice.
+	code, stdout, _ = gymlens(t, "demo", "--out", out)
+	if code != 0 || !strings.Contains(stdout, "unchanged since an earlier ingest") || !strings.Contains(stdout, "2,340 runs") {
+		t.Errorf("second demo: %d\n%s", code, stdout)
+	}
+}
