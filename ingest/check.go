@@ -44,7 +44,7 @@ type inRun struct {
 	trajectory bool
 	tasks      map[string]loc // task records
 	taskRefs   map[string]loc // tasks named by judgments and ratings
-	records    int64 // records of the run other than its run record
+	records    int64          // records of the run other than its run record
 }
 
 // checker holds what cross-record validation needs. Its memory grows with

@@ -7,8 +7,6 @@ import (
 	"golang.org/x/term"
 )
 
-
-
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))

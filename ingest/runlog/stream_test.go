@@ -59,7 +59,6 @@ func TestStreamKeepsOrderAndLineNumbers(t *testing.T) {
 	}
 }
 
-
 func TestTruncatedLastLine(t *testing.T) {
 	data := goodEvent + "\n" + goodEvent[:40]
 	items, err := decodeAll(t, []byte(data), 2)

@@ -75,15 +75,15 @@ type rubric struct {
 }
 
 type taskSpec struct {
-	id, object     string
-	weight         float64
-	trigger        string
-	expected       map[string]string
-	afterDenial    string
-	rubric         rubric
-	conditional    bool
-	day            int
-	hour           int
+	id, object  string
+	weight      float64
+	trigger     string
+	expected    map[string]string
+	afterDenial string
+	rubric      rubric
+	conditional bool
+	day         int
+	hour        int
 }
 
 func rng(seed uint64, parts ...uint64) *rand.Rand {

@@ -100,10 +100,10 @@ type ratingRow struct {
 }
 
 type configResult struct {
-	runs                             int
-	events, tasks, judgments, bytes  int64
-	planted                          []Planted
-	ratings                          []ratingRow
+	runs                            int
+	events, tasks, judgments, bytes int64
+	planted                         []Planted
+	ratings                         []ratingRow
 }
 
 func (c Config) key() string {
@@ -181,16 +181,16 @@ func writeConfig(dir, ext string, opt Options, ci int, c Config, scs []*scenario
 }
 
 type taskOutcome struct {
-	spec       *taskSpec
-	active     bool
-	activated  time.Time
-	finalSeq   int
-	expected   string
-	chosen     string
-	rules      [3]*float64
-	quality    float64 // latent task quality in (0,1)
-	matched    bool
-	quotes     []evidence
+	spec      *taskSpec
+	active    bool
+	activated time.Time
+	finalSeq  int
+	expected  string
+	chosen    string
+	rules     [3]*float64
+	quality   float64 // latent task quality in (0,1)
+	matched   bool
+	quotes    []evidence
 }
 
 // genRun writes one run's events, task records and judgments.
