@@ -76,7 +76,7 @@ tools: {search: read, checkout: execute}
 const runFile = `{"type":"run","run_id":"r1","scenario":"monitor_purchase","persona":"reviewer","rep":1,"config":{"model":"Claude Opus 5","harness":"CC","family":"Claude"},"gym":"x"}
 {"type":"event","run_id":"r1","seq":1,"t":"2026-03-02T18:00:00Z","actor":"user","kind":"message","text":"Is that M27 really £150?","task":"mp_price"}
 {"type":"event","run_id":"r1","seq":2,"t":"2026-03-02T18:01:00Z","actor":"agent","kind":"tool_call","tool":"search","args":{"q":"M27"},"task":"mp_price","usage":{"input_tokens":100,"output_tokens":20},"note":"kept"}
-{"type":"event","run_id":"r1","seq":3,"t":"2026-03-02T18:02:00Z","actor":"agent","kind":"approval_request","actions":["checkout"],"task":"mp_buy","text":"Buy it?"}
+{"type":"event","run_id":"r1","seq":3,"t":"2026-03-02T18:02:00.123456+01:00","actor":"agent","kind":"approval_request","actions":["checkout"],"task":"mp_buy","text":"Buy \"it\",\nnow?\r\n\t½ ✓ \\ ''"}
 {"type":"event","run_id":"r1","seq":5,"t":"2026-03-02T18:03:00Z","actor":"user","kind":"decision","decision":"approve","ref":3,"task":"mp_buy"}
 {"type":"task","run_id":"r1","task":"mp_price","active":true,"final_seq":2,"rules":{"evidence":1,"outputs":null,"constraints":0.5}}
 {"type":"task","run_id":"r1","task":"mp_buy","active":false}
@@ -120,8 +120,13 @@ func TestIngestSmallCorpus(t *testing.T) {
 	if visible || tokens != 100 || extra != `{"note":"kept"}` {
 		t.Errorf("event 2: visible %v tokens %d extra %s", visible, tokens, extra)
 	}
-	if err := w.db.QueryRow(`SELECT visible FROM events WHERE seq = 3`).Scan(&visible); err != nil || !visible {
+	var text string
+	var at time.Time
+	if err := w.db.QueryRow(`SELECT visible, text, t FROM events WHERE seq = 3`).Scan(&visible, &text, &at); err != nil || !visible {
 		t.Errorf("an approval request is visible by default (%v)", err)
+	}
+	if text != "Buy \"it\",\nnow?\r\n\t½ ✓ \\ ''" || !at.Equal(time.Date(2026, 3, 2, 17, 2, 0, 123456000, time.UTC)) {
+		t.Errorf("text %q at %v did not survive staging", text, at)
 	}
 	if err := w.db.QueryRow(`SELECT config_id, persona_group FROM run_view`).Scan(&config, &group); err != nil {
 		t.Fatal(err)

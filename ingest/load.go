@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -13,13 +12,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"regexp"
 	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/valyala/fastjson"
 	"github.com/zeebo/xxh3"
 
@@ -95,9 +94,9 @@ type pass struct {
 	sum     *Summary
 	files   []*fileState
 	conn    *sql.Conn // nil when validating
-	apps    map[string]*duckdb.Appender
 	rejects *rejectWriter
-	tmpDir  string
+	tmpDir  string                // staging files, beside the warehouse
+	stages  map[string]*stageFile // staging CSV per bulk record type
 	bytes   atomic.Int64
 	records atomic.Int64
 	// fileDupes maps content hashes of this input to their first path.
@@ -124,6 +123,10 @@ func Validate(ctx context.Context, w *Warehouse, paths []string, opt IngestOptio
 
 func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOptions, write bool) (sum *Summary, err error) {
 	start := time.Now()
+	// The live heap of a pass is small and bounded (chunks in flight and
+	// per-run state), so collecting less often costs little memory and
+	// saves much time.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	if opt.MaxErrors <= 0 {
 		opt.MaxErrors = 20
 	}
@@ -164,14 +167,15 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 		}
 		committed := false
 		defer func() {
+			p.closeStages()
 			if !committed {
-				p.closeAppenders()
 				_, _ = p.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 			}
 		}()
-		if err := p.openAppenders(); err != nil {
-			return nil, err
+		if p.tmpDir, err = os.MkdirTemp(filepath.Dir(w.Path), ".gymlens-ingest-"); err != nil {
+			return nil, fmt.Errorf("cannot make a staging folder beside the warehouse: %v", err)
 		}
+		defer os.RemoveAll(p.tmpDir)
 		defer func() {
 			if err == nil {
 				committed = true
@@ -179,11 +183,6 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 		}()
 	}
 	if opt.SkipInvalid {
-		p.tmpDir, err = os.MkdirTemp("", "gymlens-clean-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(p.tmpDir)
 		p.rejects, err = newRejectWriter(opt.RejectsPath)
 		if err != nil {
 			return nil, err
@@ -389,7 +388,7 @@ func (p *pass) readFile(f runlog.File) error {
 		fs.records[runlog.TypeScenario]++
 		p.records.Add(1)
 	case runlog.KindRatings:
-		err := runlog.ReadRatingsCSV(f.Path, func(line int, g *runlog.Rating, raw []byte, rowErr *runlog.Error) error {
+		err := runlog.ReadRatingsCSV(f.Path, fs.id, func(line int, g *runlog.Rating, raw, row []byte, rowErr *runlog.Error) error {
 			if rowErr != nil {
 				p.errs.Add(rowErr)
 				p.reject(rowErr, raw, 1)
@@ -397,7 +396,7 @@ func (p *pass) readFile(f runlog.File) error {
 			} else if e := p.chk.record(g, 0, loc{f.Path, line}); e != nil {
 				p.reject(e, raw, 1)
 				fs.rejected++
-			} else if err := p.appendRating(g, fs.id, line); err != nil {
+			} else if err := p.stage(runlog.TypeRating, row); err != nil {
 				return err
 			} else {
 				fs.records[runlog.TypeRating]++
@@ -435,19 +434,9 @@ func (p *pass) readStream(fs *fileState) error {
 		return err
 	}
 	defer r.Close()
-	var clean *bufio.Writer
-	if p.opt.SkipInvalid && p.conn != nil {
-		name := filepath.Join(p.tmpDir, fmt.Sprintf("%d.jsonl", fs.id))
-		cf, err := os.Create(name)
-		if err != nil {
-			return err
-		}
-		defer cf.Close()
-		clean = bufio.NewWriterSize(cf, 1<<20)
-		fs.loadPath = name
-	}
 	var last int64
-	err = runlog.DecodeStream(p.ctx, r, runlog.StreamOptions{File: fs.Path, Workers: p.opt.Workers}, func(items []runlog.Item) error {
+	opt := runlog.StreamOptions{File: fs.Path, Workers: p.opt.Workers, Rows: p.conn != nil, FileID: fs.id}
+	err = runlog.DecodeStream(p.ctx, r, opt, func(items []runlog.Item) error {
 		p.bytes.Add(compressed - last)
 		last = compressed
 		for i := range items {
@@ -464,12 +453,10 @@ func (p *pass) readStream(fs *fileState) error {
 				p.reject(e, it.Raw, 1)
 				fs.rejected++
 			} else {
-				if err := p.store(it.Rec, fs, it.Line); err != nil {
-					return err
-				}
-				if clean != nil {
-					clean.Write(it.Raw)
-					clean.WriteByte('\n')
+				if len(it.Row) > 0 {
+					if err := p.stage(it.Rec.RecordType(), it.Row); err != nil {
+						return err
+					}
 				}
 				fs.records[it.Rec.RecordType()]++
 			}
@@ -481,11 +468,6 @@ func (p *pass) readStream(fs *fileState) error {
 		return nil
 	})
 	p.bytes.Add(compressed - last)
-	if clean != nil {
-		if ferr := clean.Flush(); ferr != nil && err == nil {
-			err = ferr
-		}
-	}
 	if err == errStop {
 		return nil
 	}
@@ -500,43 +482,40 @@ func (p *pass) readStream(fs *fileState) error {
 	return nil
 }
 
-// store hands one valid record to its appender (records loaded by DuckDB's
-// JSON reader keep only their unknown fields here).
-func (p *pass) store(rec runlog.Record, fs *fileState, line int) error {
+// stageFile is the staging CSV of one bulk record type.
+type stageFile struct {
+	path string
+	f    *os.File
+	w    *bufio.Writer
+	rows int64
+}
+
+// stage writes one record's CSV row to the staging file of its type.
+func (p *pass) stage(typ string, row []byte) error {
 	if p.conn == nil {
 		return nil
 	}
-	switch r := rec.(type) {
-	case *runlog.Task:
-		return p.apps["task_outcomes"].AppendRow(r.RunID, r.Task, r.Active, timeOrNil(r.ActivatedAt), intOrNil(r.FinalSeq),
-			strOrNil(r.ExpectedDepth), strOrNil(r.ChosenDepth), r.RulesLogged,
-			floatOrNil(r.Rules[0]), floatOrNil(r.Rules[1]), floatOrNil(r.Rules[2]), jsonOrNil(r.Extra), int32(fs.id), int32(line))
-	case *runlog.Rating:
-		return p.appendRating(r, fs.id, line)
-	case *runlog.Event:
-		if r.Extra != nil {
-			return p.apps["_event_extra"].AppendRow(r.RunID, r.Seq, string(r.Extra))
+	sf := p.stages[typ]
+	if sf == nil {
+		if p.stages == nil {
+			p.stages = map[string]*stageFile{}
 		}
-	case *runlog.Judgment:
-		if r.Extra != nil {
-			return p.apps["_judgment_extra"].AppendRow(r.RunID, r.Task, r.Metric, r.Judge, r.Prompt, string(r.Extra))
+		sf = &stageFile{path: filepath.Join(p.tmpDir, typ+".csv")}
+		f, err := os.Create(sf.path)
+		if err != nil {
+			return fmt.Errorf("cannot write the staging file: %v", err)
 		}
+		sf.f, sf.w = f, bufio.NewWriterSize(f, 1<<20)
+		p.stages[typ] = sf
+	}
+	sf.rows++
+	if _, err := sf.w.Write(row); err != nil {
+		return fmt.Errorf("cannot write the staging file: %v", err)
 	}
 	return nil
 }
 
-func (p *pass) appendRating(g *runlog.Rating, fileID, line int) error {
-	if p.conn == nil {
-		return nil
-	}
-	var day any
-	if g.Day != nil {
-		day = int32(*g.Day)
-	}
-	return p.apps["ratings"].AppendRow(g.Rater, g.Question, g.Value, strOrNil(g.RunID), strOrNil(g.Task), strOrNil(g.Item),
-		day, strOrNil(g.Condition), jsonOrNil(g.Extra), int32(fileID), int32(line))
-}
-
+// flushStages finishes the staging files before DuckDB reads them.
 func (p *pass) reject(e *runlog.Error, raw []byte, n int64) {
 	if p.rejects != nil {
 		p.rejects.write(e, raw, n)
@@ -544,47 +523,19 @@ func (p *pass) reject(e *runlog.Error, raw []byte, n int64) {
 	}
 }
 
-var appenderTables = []string{"task_outcomes", "ratings", "_event_extra", "_judgment_extra"}
-
-func (p *pass) openAppenders() error {
-	for _, q := range []string{
-		`CREATE OR REPLACE TEMP TABLE _event_extra (run_id VARCHAR, seq BIGINT, extra VARCHAR)`,
-		`CREATE OR REPLACE TEMP TABLE _judgment_extra (run_id VARCHAR, task VARCHAR, metric VARCHAR, judge VARCHAR, prompt VARCHAR, extra VARCHAR)`,
-	} {
-		if _, err := p.conn.ExecContext(p.ctx, q); err != nil {
-			return err
+func (p *pass) flushStages() error {
+	for _, sf := range p.stages {
+		if err := sf.w.Flush(); err != nil {
+			return fmt.Errorf("cannot write the staging file: %v", err)
 		}
 	}
-	p.apps = map[string]*duckdb.Appender{}
-	return p.conn.Raw(func(dc any) error {
-		for _, t := range appenderTables {
-			var a *duckdb.Appender
-			var err error
-			if strings.HasPrefix(t, "_") {
-				a, err = duckdb.NewAppender(dc.(driver.Conn), "temp", "main", t)
-			} else {
-				a, err = duckdb.NewAppenderFromConn(dc.(driver.Conn), "", t)
-			}
-			if err != nil {
-				return fmt.Errorf("opening an appender on %s: %v", t, err)
-			}
-			p.apps[t] = a
-		}
-		return nil
-	})
+	return nil
 }
 
-func (p *pass) closeAppenders() error {
-	var first error
-	for _, t := range appenderTables {
-		if a := p.apps[t]; a != nil {
-			if err := a.Close(); err != nil && first == nil {
-				first = fmt.Errorf("loading %s: %v", t, err)
-			}
-		}
+func (p *pass) closeStages() {
+	for _, sf := range p.stages {
+		sf.f.Close()
 	}
-	p.apps = nil
-	return first
 }
 
 func timeOrNil(t *time.Time) any {

@@ -25,47 +25,39 @@ func sqlList(ss []string) string {
 	return "[" + strings.Join(q, ", ") + "]"
 }
 
-// readJSONOptions are the options of every read_ndjson call: fixed columns,
-// no detection, the file name for provenance, and the same line limit as
-// gymlens's own reader.
-func readJSON(files []string, columns string) string {
-	return fmt.Sprintf("read_ndjson(%s, columns = {%s}, filename = true, maximum_object_size = %d, convert_strings_to_integers = false)",
-		sqlList(files), columns, runlog.DefaultMaxLine+1024)
+// readStage is the read_csv call over one staging file: fixed columns, no
+// detection, quoted strings ("" is the empty string, an empty field NULL).
+func readStage(path, typ string) string {
+	var cols []string
+	for _, c := range runlog.CSVColumns[typ] {
+		cols = append(cols, fmt.Sprintf("%s: '%s'", c.Name, c.Type))
+	}
+	return fmt.Sprintf(`read_csv(%s, columns = {%s}, header = false, auto_detect = false, delim = ',', quote = '"', escape = '"',
+		allow_quoted_nulls = false, max_line_size = %d, buffer_size = %d, new_line = '\n')`,
+		sqlString(path), strings.Join(cols, ", "), maxRow, 2*maxRow)
 }
 
-const eventColumns = `type: 'VARCHAR', run_id: 'VARCHAR', seq: 'JSON', t: 'VARCHAR', actor: 'VARCHAR', kind: 'VARCHAR',
- task: 'VARCHAR', text: 'VARCHAR', tool: 'VARCHAR', args: 'JSON', result: 'JSON', ok: 'JSON', depth: 'VARCHAR',
- actions: 'JSON', decision: 'VARCHAR', ref: 'JSON', visible: 'JSON', phase: 'VARCHAR', usage: 'JSON'`
+// maxRow bounds a staging row: a record line of the largest size whose
+// every byte is a quote doubled.
+const maxRow = 2*runlog.DefaultMaxLine + 4096
 
-const judgmentColumns = `type: 'VARCHAR', run_id: 'VARCHAR', task: 'VARCHAR', metric: 'VARCHAR', judge: 'VARCHAR',
- prompt: 'VARCHAR', scores: 'JSON', reasons: 'VARCHAR', evidence: 'JSON'`
+// stagedInserts move staged rows into their tables; stagedFilters leave
+// out the runs stored unchanged (_skip_runs) or rejected (_drop_runs).
+var stagedInserts = map[string]string{
+	runlog.TypeEvent: `INSERT INTO events SELECT run_id, seq, t, actor, kind, task, text, tool, args, result, ok, depth,
+		CAST(actions AS VARCHAR[]), decision, ref, visible, phase, input_tokens, output_tokens, reasoning_tokens, latency_ms,
+		cost_usd, extra, file_id, src_line FROM %s s`,
+	runlog.TypeTask:     `INSERT INTO task_outcomes SELECT * FROM %s s`,
+	runlog.TypeJudgment: `INSERT INTO judgments SELECT * FROM %s s`,
+	runlog.TypeRating:   `INSERT INTO ratings SELECT * FROM %s s`,
+}
 
-// The event and judgment columns are read as JSON or text and cast only on
-// rows of their own type, so an unknown field of the same name on another
-// record type cannot break the load.
-const insertEvents = `INSERT INTO events
-SELECT j.run_id, CAST(j.seq AS BIGINT), CAST(j.t AS TIMESTAMPTZ), j.actor, j.kind, j.task, j.text, j.tool,
-       j.args, j.result, CAST(j.ok AS BOOLEAN), j.depth, CAST(j.actions AS VARCHAR[]), j.decision, CAST(j.ref AS BIGINT),
-       coalesce(CAST(j.visible AS BOOLEAN), j.actor = 'agent' AND j.kind IN ('message', 'approval_request')),
-       j.phase,
-       CAST(j.usage->>'input_tokens' AS BIGINT), CAST(j.usage->>'output_tokens' AS BIGINT),
-       CAST(j.usage->>'reasoning_tokens' AS BIGINT), CAST(j.usage->>'latency_ms' AS DOUBLE),
-       CAST(j.usage->>'cost_usd' AS DOUBLE), NULL, f.file_id
-FROM %s j
-JOIN _load_files f ON f.path = j.filename
-WHERE j.type = 'event' AND NOT EXISTS (SELECT 1 FROM _skip_runs s WHERE s.run_id = j.run_id)`
-
-const insertJudgments = `INSERT INTO judgments
-SELECT j.run_id, coalesce(j.task, '') AS task, j.metric, j.judge, coalesce(j.prompt, '') AS prompt,
-       CAST(j.scores->>'correctness' AS DOUBLE) AS correctness, CAST(j.scores->>'grounding' AS DOUBLE) AS grounding,
-       CAST(j.scores->>'completeness' AS DOUBLE) AS completeness, CAST(j.scores->>'artifact_quality' AS DOUBLE) AS artifact_quality,
-       CAST(j.scores->>'now' AS DOUBLE) AS ta_now, CAST(j.scores->>'later' AS DOUBLE) AS ta_later, CAST(j.scores->>'cq' AS DOUBLE) AS ta_cq,
-       CAST(j.scores->>'understandability' AS DOUBLE) AS understandability, CAST(j.scores->>'competence' AS DOUBLE) AS competence,
-       CAST(j.scores->>'reliability' AS DOUBLE) AS reliability, CAST(j.scores->>'attachment' AS DOUBLE) AS attachment,
-       CAST(j.scores->>'faith' AS DOUBLE) AS faith, j.reasons, j.evidence, NULL::JSON AS extra, f.file_id
-FROM %s j
-JOIN _load_files f ON f.path = j.filename
-WHERE j.type = 'judgment' AND NOT EXISTS (SELECT 1 FROM _drop_runs s WHERE s.run_id = j.run_id)`
+var stagedFilters = map[string]string{
+	runlog.TypeEvent:    ` WHERE NOT EXISTS (SELECT 1 FROM _skip_runs k WHERE k.run_id = s.run_id)`,
+	runlog.TypeTask:     ` WHERE NOT EXISTS (SELECT 1 FROM _skip_runs k WHERE k.run_id = s.run_id)`,
+	runlog.TypeJudgment: ` WHERE NOT EXISTS (SELECT 1 FROM _drop_runs k WHERE k.run_id = s.run_id)`,
+	runlog.TypeRating:   ` WHERE s.run_id IS NULL OR NOT EXISTS (SELECT 1 FROM _drop_runs k WHERE k.run_id = s.run_id)`,
+}
 
 const judgmentKey = `run_id, task, metric, judge, prompt`
 
@@ -96,7 +88,7 @@ var trace = os.Getenv("GYMLENS_TRACE") != ""
 
 // load writes what the pass validated. It runs inside the transaction.
 func (p *pass) load(decisions map[string]runDecision) error {
-	if err := p.closeAppenders(); err != nil {
+	if err := p.flushStages(); err != nil {
 		return err
 	}
 	first := 1 << 30
@@ -104,23 +96,12 @@ func (p *pass) load(decisions map[string]runDecision) error {
 		first = min(first, f.id)
 	}
 	for _, q := range []string{
-		`CREATE OR REPLACE TEMP TABLE _load_files (path VARCHAR, orig VARCHAR, file_id INTEGER)`,
 		`CREATE OR REPLACE TEMP TABLE _skip_runs (run_id VARCHAR)`,
 		`CREATE OR REPLACE TEMP TABLE _drop_runs (run_id VARCHAR)`,
 	} {
 		if err := p.exec(q); err != nil {
 			return err
 		}
-	}
-	if err := p.appendRows("_load_files", func(a *duckdb.Appender) error {
-		for _, f := range p.files {
-			if err := a.AppendRow(f.loadPath, f.Path, int32(f.id)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		return err
 	}
 	skip := sortedIDs(decisions, runSame, runDrop)
 	drop := sortedIDs(decisions, runDrop)
@@ -136,47 +117,31 @@ func (p *pass) load(decisions map[string]runDecision) error {
 			return err
 		}
 	}
-
+	for _, id := range skip {
+		if decisions[id] == runSame {
+			p.sum.Identical[runlog.TypeRun]++
+		}
+	}
 	if err := p.loadScenarios(); err != nil {
 		return err
 	}
 	if err := p.loadRuns(decisions, first); err != nil {
 		return err
 	}
-	// Task records of runs already stored unchanged, and anything of a
-	// dropped run, came in through the appenders: take them out again.
-	if err := p.exec(`DELETE FROM task_outcomes WHERE file_id >= ? AND run_id IN (SELECT run_id FROM _skip_runs)`, first); err != nil {
-		return err
-	}
-	if err := p.exec(`DELETE FROM ratings WHERE file_id >= ? AND run_id IN (SELECT run_id FROM _drop_runs)`, first); err != nil {
-		return err
-	}
-	for _, id := range skip {
-		if decisions[id] == runSame {
-			p.sum.Identical[runlog.TypeRun]++
+	for _, typ := range []string{runlog.TypeEvent, runlog.TypeTask, runlog.TypeJudgment, runlog.TypeRating} {
+		if sf := p.stages[typ]; sf != nil {
+			q := fmt.Sprintf(stagedInserts[typ], readStage(sf.path, typ))
+			if len(skip) > 0 {
+				// Only then: the anti-join is not free.
+				q += stagedFilters[typ]
+			}
+			if err := p.exec(q); err != nil {
+				return err
+			}
 		}
 	}
-
-	var evFiles, jFiles []string
-	for _, f := range p.files {
-		if f.records[runlog.TypeEvent] > 0 {
-			evFiles = append(evFiles, f.loadPath)
-		}
-		if f.records[runlog.TypeJudgment] > 0 {
-			jFiles = append(jFiles, f.loadPath)
-		}
-	}
-	if len(evFiles) > 0 {
-		if err := p.exec(fmt.Sprintf(insertEvents, readJSON(evFiles, eventColumns))); err != nil {
-			return err
-		}
-		if err := p.exec(`UPDATE events SET extra = x.extra::JSON FROM _event_extra x
-			WHERE events.file_id >= ? AND events.run_id = x.run_id AND events.seq = x.seq`, first); err != nil {
-			return err
-		}
-	}
-	if len(jFiles) > 0 {
-		if err := p.loadJudgments(jFiles, first); err != nil {
+	if p.stages[runlog.TypeJudgment] != nil {
+		if err := p.settleJudgments(first); err != nil {
 			return err
 		}
 	}
@@ -342,36 +307,25 @@ func (p *pass) loadRuns(decisions map[string]runDecision, first int) error {
 	return nil
 }
 
-// loadJudgments loads the judgments straight into their table, then
-// settles keys: the same key twice in this input is an error; a key stored
-// before with the same content is not loaded again; with other content it
-// is an error, or with --replace the stored one goes.
-func (p *pass) loadJudgments(files []string, first int) error {
-	if err := p.exec(fmt.Sprintf(insertJudgments, readJSON(files, judgmentColumns))); err != nil {
-		return err
-	}
-	if err := p.exec(`UPDATE judgments SET extra = x.extra::JSON FROM _judgment_extra x
-		WHERE judgments.file_id >= ? AND judgments.run_id = x.run_id AND judgments.task = coalesce(x.task, '')
-		AND judgments.metric = x.metric AND judgments.judge = x.judge AND judgments.prompt = coalesce(x.prompt, '')`, first); err != nil {
-		return err
-	}
-	fileNames := map[int]string{}
-	for _, f := range p.files {
-		fileNames[f.id] = f.Path
-	}
+// settleJudgments settles the keys of the judgments just loaded: the same
+// key twice in this input is an error; a key stored before with the same
+// content is not loaded again; with other content it is an error, or with
+// --replace the stored one goes.
+func (p *pass) settleJudgments(first int) error {
+	fileNames := p.fileNames()
 	keyOf := func(k [5]string) string {
 		return fmt.Sprintf("run %q, task %q, metric %s, judge %q, prompt %q", k[0], k[1], k[2], k[3], k[4])
 	}
 	var dups int
-	err := p.queryRows(`SELECT `+judgmentKey+`, count(*), min(file_id) FROM judgments WHERE file_id >= ?
-		GROUP BY ALL HAVING count(*) > 1 ORDER BY ALL LIMIT ?`, []any{first, p.opt.MaxErrors}, func(scan func(...any) error) error {
+	err := p.queryRows(`SELECT `+judgmentKey+`, count(*), arg_max(file_id, struct_pack(f := file_id, l := src_line)), max(struct_pack(f := file_id, l := src_line)).l
+		FROM judgments WHERE file_id >= ? GROUP BY ALL HAVING count(*) > 1 ORDER BY ALL LIMIT ?`, []any{first, p.opt.MaxErrors}, func(scan func(...any) error) error {
 		var k [5]string
-		var n, fid int
-		if err := scan(&k[0], &k[1], &k[2], &k[3], &k[4], &n, &fid); err != nil {
+		var n, fid, line int
+		if err := scan(&k[0], &k[1], &k[2], &k[3], &k[4], &n, &fid, &line); err != nil {
 			return err
 		}
 		dups++
-		e := &runlog.Error{File: fileNames[fid], Field: "judge", Msg: fmt.Sprintf("duplicate judgment in this input: %s occurs %d times", keyOf(k), n)}
+		e := &runlog.Error{File: fileNames[fid], Line: line, Field: "judge", Msg: fmt.Sprintf("duplicate judgment in this input: %s occurs %d times", keyOf(k), n)}
 		p.errs.Add(e)
 		p.reject(e, nil, int64(n))
 		return nil
@@ -402,16 +356,16 @@ func (p *pass) loadJudgments(files []string, first int) error {
 	same, _ := res.RowsAffected()
 	p.sum.Identical[runlog.TypeJudgment] += same
 	conflicts := 0
-	err = p.queryRows(`SELECT `+prefixed("n", judgmentKey)+`, n.file_id FROM judgments n JOIN judgments o USING (`+judgmentKey+`)
+	err = p.queryRows(`SELECT `+prefixed("n", judgmentKey)+`, n.file_id, n.src_line FROM judgments n JOIN judgments o USING (`+judgmentKey+`)
 		WHERE n.file_id >= ? AND o.file_id < ? ORDER BY ALL LIMIT ?`, []any{first, first, p.opt.MaxErrors}, func(scan func(...any) error) error {
 		var k [5]string
-		var fid int
-		if err := scan(&k[0], &k[1], &k[2], &k[3], &k[4], &fid); err != nil {
+		var fid, line int
+		if err := scan(&k[0], &k[1], &k[2], &k[3], &k[4], &fid, &line); err != nil {
 			return err
 		}
 		conflicts++
 		if !p.opt.Replace {
-			e := &runlog.Error{File: fileNames[fid], Field: "scores", Msg: fmt.Sprintf("judgment for %s is already in the warehouse with different content: use --replace to replace it", keyOf(k))}
+			e := &runlog.Error{File: fileNames[fid], Line: line, Field: "scores", Msg: fmt.Sprintf("judgment for %s is already in the warehouse with different content: use --replace to replace it", keyOf(k))}
 			p.errs.Add(e)
 			p.reject(e, nil, 1)
 		}
@@ -452,8 +406,8 @@ func (p *pass) queryRows(q string, args []any, fn func(scan func(...any) error) 
 
 // checkFinalSeq checks that every task's final_seq names an event of its run.
 func (p *pass) checkFinalSeq(first int) error {
-	rows, err := p.conn.QueryContext(p.ctx, `SELECT o.run_id, o.task, o.final_seq, f.orig, o.src_line FROM task_outcomes o
-		JOIN _load_files f ON f.file_id = o.file_id
+	names := p.fileNames()
+	rows, err := p.conn.QueryContext(p.ctx, `SELECT o.run_id, o.task, o.final_seq, o.file_id, o.src_line FROM task_outcomes o
 		WHERE o.file_id >= ? AND o.final_seq IS NOT NULL
 		AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run_id = o.run_id AND e.seq = o.final_seq)
 		ORDER BY o.file_id, o.src_line LIMIT ?`, first, p.opt.MaxErrors)
@@ -463,13 +417,13 @@ func (p *pass) checkFinalSeq(first int) error {
 	defer rows.Close()
 	var bad [][2]string
 	for rows.Next() {
-		var run, task, path string
+		var run, task string
 		var seq int64
-		var line int
-		if err := rows.Scan(&run, &task, &seq, &path, &line); err != nil {
+		var fid, line int
+		if err := rows.Scan(&run, &task, &seq, &fid, &line); err != nil {
 			return err
 		}
-		e := &runlog.Error{File: path, Line: line, Field: "final_seq", Msg: fmt.Sprintf("expected the seq of an event of run %q, found %d, which no event has", run, seq)}
+		e := &runlog.Error{File: names[fid], Line: line, Field: "final_seq", Msg: fmt.Sprintf("expected the seq of an event of run %q, found %d, which no event has", run, seq)}
 		p.errs.Add(e)
 		p.reject(e, nil, 1)
 		bad = append(bad, [2]string{run, task})
@@ -534,6 +488,14 @@ func (p *pass) record(first int) error {
 	opts, _ := json.Marshal(map[string]any{"skip_invalid": p.opt.SkipInvalid, "replace": p.opt.Replace, "max_errors": p.opt.MaxErrors})
 	return p.exec(`INSERT INTO ingests VALUES (?, ?, ?, ?, ?::JSON, ?, ?, ?)`, ingestID, p.start.UTC(), now,
 		"gymlens "+Version, string(opts), len(p.files), p.sum.TotalRecords(), p.sum.Rejected)
+}
+
+func (p *pass) fileNames() map[int]string {
+	m := map[int]string{}
+	for _, f := range p.files {
+		m[f.id] = f.Path
+	}
+	return m
 }
 
 func nullableString(b []byte) any {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 // Decoder must not be used by two goroutines at once.
 type Decoder struct {
 	p fastjson.Parser
+	r *reader // the last record decoded, for AppendCSV
 }
 
 // DecodeLine decodes and validates one JSON line. The returned error is a
@@ -37,87 +37,144 @@ func (d *Decoder) DecodeLine(line []byte) (Record, error) {
 	}
 	v, err := d.p.ParseBytes(line)
 	if err != nil {
+		d.r = nil
 		return nil, &Error{Msg: "not valid JSON: " + shorten(err.Error(), 160)}
 	}
-	return DecodeValue(v)
+	var rec Record
+	rec, d.r, err = decodeValue(v)
+	return rec, err
 }
 
 // DecodeValue decodes a parsed JSON record.
 func DecodeValue(v *fastjson.Value) (Record, error) {
+	rec, _, err := decodeValue(v)
+	return rec, err
+}
+
+func decodeValue(v *fastjson.Value) (Record, *reader, error) {
 	o, err := v.Object()
 	if err != nil {
-		return nil, &fieldError{field: "", expected: "a JSON object", found: describe(v)}
+		return nil, nil, &fieldError{field: "", expected: "a JSON object", found: describe(v)}
 	}
-	r := reader{o: o}
+	r := &reader{o: o}
 	typ := r.str("type", true)
-	switch typ {
-	case TypeEvent:
-		r.known = eventKeys
-	case TypeJudgment:
-		r.known = judgmentKeys
-	case TypeTask:
-		r.known = taskKeys
-	case TypeRun:
-		r.known = runKeys
-	case TypeRating:
-		r.known = ratingKeys
-	case TypeScenario:
-		r.known = scenarioKeys
-	}
 	if r.err != nil {
-		return nil, r.err
+		return nil, nil, r.err
 	}
 	switch typ {
 	case TypeEvent:
-		return decodeEvent(&r)
+		r.setKnown(eventKeys)
 	case TypeJudgment:
-		return decodeJudgment(&r)
+		r.setKnown(judgmentKeys)
 	case TypeTask:
-		return decodeTask(&r)
+		r.setKnown(taskKeys)
 	case TypeRun:
-		return decodeRun(&r)
+		r.setKnown(runKeys)
 	case TypeRating:
-		return decodeRating(&r)
+		r.setKnown(ratingKeys)
 	case TypeScenario:
-		return decodeScenario(&r)
+		r.setKnown(scenarioKeys)
 	}
-	return nil, &fieldError{field: "type", expected: "one of " + strings.Join(RecordTypes, ", "), found: strconv.Quote(typ)}
+	var rec Record
+	switch typ {
+	case TypeEvent:
+		rec, err = decodeEvent(r)
+	case TypeJudgment:
+		rec, err = decodeJudgment(r)
+	case TypeTask:
+		rec, err = decodeTask(r)
+	case TypeRun:
+		rec, err = decodeRun(r)
+	case TypeRating:
+		rec, err = decodeRating(r)
+	case TypeScenario:
+		rec, err = decodeScenario(r)
+	default:
+		return nil, nil, &fieldError{field: "type", expected: "one of " + strings.Join(RecordTypes, ", "), found: strconv.Quote(typ)}
+	}
+	return rec, r, err
 }
+
 
 // reader reads typed fields of one JSON object, remembering the first
 // error. known lists the object's fields, so unknown ones can be kept (or,
-// for nested objects with a closed set of fields, refused).
+// for nested objects with a closed set of fields, refused). The object's
+// values are indexed once, so reading a field costs a map lookup rather
+// than a scan of the object.
 type reader struct {
-	o      *fastjson.Object
-	prefix string
-	err    *fieldError
-	known  []string
+	o       *fastjson.Object
+	prefix  string
+	err     *fieldError
+	known   *keyset
+	vals    [24]*fastjson.Value
+	unknown bool // the object has fields outside known
+}
+
+// keyset is a set of field names with their positions.
+type keyset struct {
+	names []string
+	idx   map[string]int
+}
+
+func newKeyset(names ...string) *keyset {
+	if len(names) > 24 {
+		panic("keyset too large")
+	}
+	k := &keyset{names: names, idx: map[string]int{}}
+	for i, n := range names {
+		k.idx[n] = i
+	}
+	return k
+}
+
+// setKnown indexes the object's values by the fields of ks.
+func (r *reader) setKnown(ks *keyset) {
+	r.known = ks
+	r.vals = [24]*fastjson.Value{}
+	r.unknown = false
+	if ks == nil {
+		return
+	}
+	r.o.Visit(func(k []byte, v *fastjson.Value) {
+		if i, ok := ks.idx[string(k)]; ok {
+			if r.vals[i] == nil {
+				r.vals[i] = v
+			}
+		} else {
+			r.unknown = true
+		}
+	})
 }
 
 // The fields of each record type and nested object.
 var (
-	eventKeys     = []string{"type", "run_id", "seq", "t", "actor", "kind", "task", "text", "tool", "args", "result", "ok", "depth", "actions", "decision", "ref", "visible", "phase", "usage"}
-	usageKeys     = []string{"input_tokens", "output_tokens", "reasoning_tokens", "latency_ms", "cost_usd"}
-	judgmentKeys  = []string{"type", "run_id", "task", "metric", "judge", "prompt", "scores", "reasons", "evidence"}
-	evidenceKeys  = []string{"seq", "quote"}
-	taskKeys      = []string{"type", "run_id", "task", "active", "activated_at", "final_seq", "expected_depth", "chosen_depth", "rules"}
-	rulesKeys     = []string{"evidence", "outputs", "constraints"}
-	runKeys       = []string{"type", "run_id", "scenario", "persona", "rep", "config", "start", "end", "status", "meta"}
-	configKeys    = []string{"model", "harness", "effort", "family", "size_b"}
-	ratingKeys    = []string{"type", "rater", "question", "value", "run_id", "task", "item", "day", "condition"}
-	scenarioKeys  = []string{"type", "scenario", "domain", "title", "days", "personas", "tools", "tasks", "ta"}
-	personaKeys   = []string{"group", "label"}
-	taskSpecKeys  = []string{"id", "weight", "trigger", "expected_depth", "after_approval", "after_denial", "rubric"}
-	rubricKeys    = []string{"evidence", "outputs", "constraints"}
-	checkKeys     = []string{"tool", "args"}
-	textCheckKeys = []string{"contains", "not_contains", "regex"}
-	taKeys        = []string{"window", "urgent", "deferrable"}
-	windowKeys    = []string{"start", "end"}
+	eventKeys     = newKeyset("type", "run_id", "seq", "t", "actor", "kind", "task", "text", "tool", "args", "result", "ok", "depth", "actions", "decision", "ref", "visible", "phase", "usage")
+	usageKeys     = newKeyset("input_tokens", "output_tokens", "reasoning_tokens", "latency_ms", "cost_usd")
+	judgmentKeys  = newKeyset("type", "run_id", "task", "metric", "judge", "prompt", "scores", "reasons", "evidence")
+	evidenceKeys  = newKeyset("seq", "quote")
+	taskKeys      = newKeyset("type", "run_id", "task", "active", "activated_at", "final_seq", "expected_depth", "chosen_depth", "rules")
+	rulesKeys     = newKeyset("evidence", "outputs", "constraints")
+	runKeys       = newKeyset("type", "run_id", "scenario", "persona", "rep", "config", "start", "end", "status", "meta")
+	configKeys    = newKeyset("model", "harness", "effort", "family", "size_b")
+	ratingKeys    = newKeyset("type", "rater", "question", "value", "run_id", "task", "item", "day", "condition")
+	scenarioKeys  = newKeyset("type", "scenario", "domain", "title", "days", "personas", "tools", "tasks", "ta")
+	personaKeys   = newKeyset("group", "label")
+	taskSpecKeys  = newKeyset("id", "weight", "trigger", "expected_depth", "after_approval", "after_denial", "rubric")
+	rubricKeys    = newKeyset("evidence", "outputs", "constraints")
+	checkKeys     = newKeyset("tool", "args")
+	textCheckKeys = newKeyset("contains", "not_contains", "regex")
+	taKeys        = newKeyset("window", "urgent", "deferrable")
+	windowKeys    = newKeyset("start", "end")
+	tcScoreKeys   = newKeyset(TCScores...)
+	taScoreKeys   = newKeyset(TAScores...)
+	trjScoreKeys  = newKeyset(TRJScores...)
 )
 
 // nested returns a reader over an object value with its known fields.
-func (r *reader) nested(name string, o *fastjson.Object, known []string) *reader {
-	return &reader{o: o, prefix: r.prefix + name + ".", known: known}
+func (r *reader) nested(name string, o *fastjson.Object, known *keyset) *reader {
+	c := &reader{o: o, prefix: r.prefix + name + "."}
+	c.setKnown(known)
+	return c
 }
 
 func (r *reader) fail(key, expected string, v *fastjson.Value) {
@@ -135,7 +192,12 @@ func (r *reader) failMsg(key, msg string) {
 // get returns the value of key, or nil when it is absent or null. A missing
 // required key is an error.
 func (r *reader) get(key string, required bool) *fastjson.Value {
-	v := r.o.Get(key)
+	var v *fastjson.Value
+	if i, ok := r.known.lookup(key); ok {
+		v = r.vals[i]
+	} else {
+		v = r.o.Get(key)
+	}
 	if v == nil || v.Type() == fastjson.TypeNull {
 		if required {
 			r.failMsg(key, "required field is missing")
@@ -249,7 +311,15 @@ func (r *reader) time(key string, required bool) *time.Time {
 	return &t
 }
 
-func (r *reader) object(key string, required bool, known []string) *reader {
+func (k *keyset) lookup(key string) (int, bool) {
+	if k == nil {
+		return 0, false
+	}
+	i, ok := k.idx[key]
+	return i, ok
+}
+
+func (r *reader) object(key string, required bool, known *keyset) *reader {
 	v := r.get(key, required)
 	if v == nil {
 		return nil
@@ -293,21 +363,24 @@ func (r *reader) child(c *reader) {
 
 // closed reports unknown keys of a nested object as errors.
 func (r *reader) closed() {
-	if r.err != nil {
+	if r.err != nil || !r.unknown {
 		return
 	}
 	r.o.Visit(func(k []byte, _ *fastjson.Value) {
-		if r.err == nil && !slices.Contains(r.known, string(k)) {
-			r.err = &fieldError{field: r.prefix + string(k), msg: "unknown field (allowed: " + strings.Join(r.known, ", ") + ")"}
+		if _, ok := r.known.idx[string(k)]; !ok && r.err == nil {
+			r.err = &fieldError{field: r.prefix + string(k), msg: "unknown field (allowed: " + strings.Join(r.known.names, ", ") + ")"}
 		}
 	})
 }
 
 // extra returns the unknown top-level keys as a JSON object, or nil.
 func (r *reader) extra() []byte {
+	if !r.unknown {
+		return nil
+	}
 	var out []byte
 	r.o.Visit(func(k []byte, v *fastjson.Value) {
-		if string(k) == "type" || slices.Contains(r.known, string(k)) {
+		if _, ok := r.known.idx[string(k)]; ok {
 			return
 		}
 		if out == nil {
@@ -357,7 +430,9 @@ func decodeEvent(r *reader) (Record, error) {
 	e := &Event{}
 	e.RunID = r.str("run_id", true)
 	e.Seq, _ = r.integer("seq", true)
-	r.time("t", true)
+	if t := r.time("t", true); t != nil {
+		e.T = *t
+	}
 	e.Actor = r.enum("actor", true, actors)
 	e.Kind = r.enum("kind", true, eventKinds)
 	e.Task = r.str("task", false)
@@ -438,7 +513,7 @@ func decodeJudgment(r *reader) (Record, error) {
 		j.Scores = make(map[string]float64, 5)
 		switch j.Metric {
 		case "tc":
-			s.known = TCScores
+			s.setKnown(tcScoreKeys)
 			for _, k := range TCScores {
 				if f, ok := s.number(k, true); ok {
 					if f < 0 || f > 1 {
@@ -448,7 +523,7 @@ func decodeJudgment(r *reader) (Record, error) {
 				}
 			}
 		case "ta":
-			s.known = TAScores
+			s.setKnown(taScoreKeys)
 			for _, k := range TAScores {
 				if f, ok := s.number(k, k != "cq"); ok {
 					if k == "cq" && f != 0 && f != 0.5 && f != 1 {
@@ -460,7 +535,7 @@ func decodeJudgment(r *reader) (Record, error) {
 				}
 			}
 		case "trj":
-			s.known = TRJScores
+			s.setKnown(trjScoreKeys)
 			for _, k := range TRJScores {
 				if f, ok := s.number(k, true); ok {
 					if f < 1 || f > 5 {

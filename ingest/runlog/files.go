@@ -371,7 +371,8 @@ func yamlToJSON(n *yaml.Node, path string, lines map[string]int, out []byte) ([]
 // line. Errors name the line and the column.
 // A row that does not validate is passed to fn with rowErr set and g nil;
 // a malformed CSV file stops the read with an error.
-func ReadRatingsCSV(path string, fn func(line int, g *Rating, raw []byte, rowErr *Error) error) error {
+// row is the staging CSV row of the rating (see CSVColumns).
+func ReadRatingsCSV(path string, fileID int, fn func(line int, g *Rating, raw, row []byte, rowErr *Error) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return &Error{File: path, Msg: "cannot open: " + err.Error()}
@@ -387,6 +388,7 @@ func ReadRatingsCSV(path string, fn func(line int, g *Rating, raw []byte, rowErr
 		return csvError(path, err)
 	}
 	var dec Decoder
+	var rowBuf []byte
 	head = slices.Clone(head)
 	for i := range head {
 		head[i] = strings.TrimSpace(strings.TrimPrefix(head[i], "\ufeff"))
@@ -432,6 +434,7 @@ func ReadRatingsCSV(path string, fn func(line int, g *Rating, raw []byte, rowErr
 		}
 		obj = append(obj, '}')
 		var g *Rating
+		var row []byte
 		if rowErr == nil {
 			r, err := dec.DecodeLine(obj)
 			if err != nil {
@@ -441,9 +444,11 @@ func ReadRatingsCSV(path string, fn func(line int, g *Rating, raw []byte, rowErr
 				}
 			} else {
 				g = r.(*Rating)
+				row = dec.AppendCSV(rowBuf[:0], g, fileID, line)
+				rowBuf = row
 			}
 		}
-		if err := fn(line, g, obj, rowErr); err != nil {
+		if err := fn(line, g, obj, row, rowErr); err != nil {
 			return err
 		}
 	}

@@ -106,6 +106,7 @@ type Run struct {
 type Event struct {
 	RunID    string
 	Seq      int64
+	T        time.Time
 	Actor    string
 	Kind     string
 	Task     string

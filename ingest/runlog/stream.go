@@ -24,6 +24,9 @@ type Item struct {
 	Err  error  // a decoding error, already located at the line
 	Hash uint64 // xxh3 of the raw line
 	Raw  []byte // the raw line; valid only during the callback
+	// Row is the staging CSV row of a bulk record (see CSVColumns), when
+	// StreamOptions.Rows is set; valid only during the callback.
+	Row []byte
 }
 
 // StreamOptions tunes DecodeStream.
@@ -33,10 +36,16 @@ type StreamOptions struct {
 	Workers int    // 0 means GOMAXPROCS
 	// OnBytes, when set, is called with the number of input bytes consumed.
 	OnBytes func(n int)
+	// Rows asks for the staging CSV row of each bulk record, ending with
+	// FileID and the line number.
+	Rows   bool
+	FileID int
 }
 
 type chunk struct {
 	buf   []byte
+	rows  []byte
+	ends  []int // end offset in rows of each line's row
 	lines []Item
 	done  chan struct{}
 }
@@ -70,18 +79,28 @@ func DecodeStream(ctx context.Context, r io.Reader, opt StreamOptions, fn func([
 			defer wg.Done()
 			var d Decoder
 			for c := range work {
+				c.rows = c.rows[:0]
+				c.ends = c.ends[:0]
 				for i := range c.lines {
 					it := &c.lines[i]
-					if it.Err != nil {
-						continue
+					if it.Err == nil {
+						it.Hash = xxh3.Hash(it.Raw)
+						rec, err := d.DecodeLine(it.Raw)
+						if err != nil {
+							it.Err = Locate(err, opt.File, it.Line, it.Raw)
+						} else {
+							it.Rec = rec
+							if opt.Rows && Bulk(rec.RecordType()) {
+								c.rows = d.AppendCSV(c.rows, rec, opt.FileID, it.Line)
+							}
+						}
 					}
-					it.Hash = xxh3.Hash(it.Raw)
-					rec, err := d.DecodeLine(it.Raw)
-					if err != nil {
-						it.Err = Locate(err, opt.File, it.Line, it.Raw)
-					} else {
-						it.Rec = rec
-					}
+					c.ends = append(c.ends, len(c.rows))
+				}
+				start := 0
+				for i := range c.lines {
+					c.lines[i].Row = c.rows[start:c.ends[i]]
+					start = c.ends[i]
 				}
 				close(c.done)
 			}

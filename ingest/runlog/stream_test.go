@@ -182,7 +182,7 @@ func TestRatingsCSV(t *testing.T) {
 	writeFile(t, path, "rater,question,value,day,condition,extra_col\nP01,trust,5,2,AMA,x\nP02,trust,abc,2,AMA,\nP03,trust,4,,,\n")
 	var good int
 	var errs []*Error
-	err := ReadRatingsCSV(path, func(line int, g *Rating, raw []byte, e *Error) error {
+	err := ReadRatingsCSV(path, 1, func(line int, g *Rating, raw, row []byte, e *Error) error {
 		if e != nil {
 			errs = append(errs, e)
 		} else {

@@ -131,7 +131,8 @@ CREATE TABLE events (
     latency_ms       DOUBLE,
     cost_usd         DOUBLE,
     extra            JSON,
-    file_id          INTEGER NOT NULL
+    file_id          INTEGER NOT NULL,
+    src_line         INTEGER
 );
 
 CREATE TABLE task_outcomes (
@@ -172,7 +173,8 @@ CREATE TABLE judgments (
     reasons           VARCHAR,
     evidence          JSON,
     extra             JSON,
-    file_id           INTEGER NOT NULL
+    file_id           INTEGER NOT NULL,
+    src_line          INTEGER
 );
 
 CREATE TABLE ratings (
