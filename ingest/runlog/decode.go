@@ -95,7 +95,6 @@ func decodeValue(v *fastjson.Value) (Record, *reader, error) {
 	return rec, r, err
 }
 
-
 // reader reads typed fields of one JSON object, remembering the first
 // error. known lists the object's fields, so unknown ones can be kept (or,
 // for nested objects with a closed set of fields, refused). The object's
