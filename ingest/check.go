@@ -8,11 +8,31 @@ import (
 	"github.com/gymlens/gymlens/ingest/runlog"
 )
 
-// loc is where a record was read.
+// loc is where a record was read: an index into checker.files and a line.
+// It is small because the checker keeps one or more per run and task.
 type loc struct {
-	file string
-	line int
+	file int32
+	line int32
 }
+
+// at makes a loc, numbering file paths as they come.
+func (c *checker) at(file string, line int) loc {
+	i, ok := c.fileIdx[file]
+	if !ok {
+		i = int32(len(c.files))
+		c.files = append(c.files, file)
+		c.fileIdx[file] = i
+	}
+	return loc{i, int32(line)}
+}
+
+// errAt makes an error at a loc.
+func (c *checker) errAt(at loc, field, msg string) *runlog.Error {
+	return &runlog.Error{File: c.files[at.file], Line: int(at.line), Field: field, Msg: msg}
+}
+
+// where names a loc in a message.
+func (c *checker) where(at loc) string { return fmt.Sprintf("%s:%d", c.files[at.file], at.line) }
 
 type scenarioInfo struct {
 	spec     *runlog.Scenario
@@ -42,9 +62,24 @@ type inRun struct {
 	approvals []int64
 	// trajectory says whether events or task records of the run were read.
 	trajectory bool
-	tasks      map[string]loc // task records
-	taskRefs   map[string]loc // tasks named by judgments and ratings
-	records    int64          // records of the run other than its run record
+	tasks      []taskLoc // task records
+	taskRefs   []taskLoc // tasks named by judgments and ratings (first place each)
+	records    int64     // records of the run other than its run record
+}
+
+// taskLoc is where a task id (an index into checker.names) was named.
+type taskLoc struct {
+	task uint32
+	at   loc
+}
+
+func findTask(ts []taskLoc, task uint32) (loc, bool) {
+	for _, t := range ts {
+		if t.task == task {
+			return t.at, true
+		}
+	}
+	return loc{}, false
 }
 
 // checker holds what cross-record validation needs. Its memory grows with
@@ -56,11 +91,37 @@ type checker struct {
 	runs      map[string]*inRun
 	counts    map[string]int64
 	replace   bool
+	strs      map[string]string // interned strings: models, scenarios, personas
+	names     []string          // task ids, numbered
+	nameIdx   map[string]uint32
+	files     []string // file paths, numbered for locs
+	fileIdx   map[string]int32
+}
+
+// name numbers a task id.
+func (c *checker) name(s string) uint32 {
+	i, ok := c.nameIdx[s]
+	if !ok {
+		i = uint32(len(c.names))
+		c.names = append(c.names, s)
+		c.nameIdx[s] = i
+	}
+	return i
+}
+
+// intern returns one shared copy of s, so that per-run state stays small.
+func (c *checker) intern(s string) string {
+	if x, ok := c.strs[s]; ok {
+		return x
+	}
+	c.strs[s] = s
+	return s
 }
 
 func newChecker(errs *runlog.ErrorList, replace bool) *checker {
 	return &checker{errs: errs, scenarios: map[string]*scenarioInfo{}, whRuns: map[string]whRun{},
-		runs: map[string]*inRun{}, counts: map[string]int64{}, replace: replace}
+		runs: map[string]*inRun{}, counts: map[string]int64{}, replace: replace, strs: map[string]string{},
+		nameIdx: map[string]uint32{}, fileIdx: map[string]int32{}, files: []string{""}}
 }
 
 // preload reads what the warehouse already holds: scenarios with their
@@ -136,8 +197,7 @@ func (c *checker) run(id string) *inRun {
 func (c *checker) scenario(s *runlog.Scenario, hash uint64, at loc, raw []byte) {
 	old := c.scenarios[s.ID]
 	if old != nil && old.fromIn {
-		c.add(&runlog.Error{File: at.file, Line: at.line, Field: "scenario",
-			Msg: fmt.Sprintf("duplicate scenario %q: already given at %s:%d", s.ID, old.at.file, old.at.line)})
+		c.add(c.errAt(at, "scenario", fmt.Sprintf("duplicate scenario %q: already given at %s", s.ID, c.where(old.at))))
 		return
 	}
 	si := &scenarioInfo{spec: s, personas: map[string]bool{}, tasks: map[string]bool{}, hash: hash, at: at, fromIn: true, raw: raw}
@@ -152,8 +212,7 @@ func (c *checker) scenario(s *runlog.Scenario, hash uint64, at loc, raw []byte) 
 		if old.hash == hash {
 			si.skip = true
 		} else if !c.replace {
-			c.add(&runlog.Error{File: at.file, Line: at.line, Field: "scenario",
-				Msg: fmt.Sprintf("scenario %q is already in the warehouse with different content: use --replace to replace it", s.ID)})
+			c.add(c.errAt(at, "scenario", fmt.Sprintf("scenario %q is already in the warehouse with different content: use --replace to replace it", s.ID)))
 		}
 	}
 	c.scenarios[s.ID] = si
@@ -164,7 +223,7 @@ func (c *checker) scenario(s *runlog.Scenario, hash uint64, at loc, raw []byte) 
 // (already added to the list) when the record is rejected.
 func (c *checker) record(rec runlog.Record, hash uint64, at loc) *runlog.Error {
 	fail := func(field, msg string) *runlog.Error {
-		e := &runlog.Error{File: at.file, Line: at.line, Field: field, Msg: msg}
+		e := c.errAt(at, field, msg)
 		c.add(e)
 		return e
 	}
@@ -192,36 +251,37 @@ func (c *checker) record(rec runlog.Record, hash uint64, at loc) *runlog.Error {
 		ir.hasSeq, ir.lastSeq = true, r.Seq
 		ir.hash += hash
 		ir.trajectory = true
-		if ir.firstRef.file == "" {
+		if ir.firstRef.file == 0 {
 			ir.firstRef = at
 		}
 		ir.records++
 	case *runlog.Task:
 		ir := c.run(r.RunID)
-		if ir.tasks == nil {
-			ir.tasks = map[string]loc{}
+		task := c.name(r.Task)
+		if prev, dup := findTask(ir.tasks, task); dup {
+			return fail("task", fmt.Sprintf("duplicate task record for run %q, task %q: already given at %s", r.RunID, r.Task, c.where(prev)))
 		}
-		if prev, dup := ir.tasks[r.Task]; dup {
-			return fail("task", fmt.Sprintf("duplicate task record for run %q, task %q: already given at %s:%d", r.RunID, r.Task, prev.file, prev.line))
-		}
-		ir.tasks[r.Task] = at
+		ir.tasks = append(ir.tasks, taskLoc{task, at})
 		ir.hash += hash
 		ir.trajectory = true
-		if ir.firstRef.file == "" {
+		if ir.firstRef.file == 0 {
 			ir.firstRef = at
 		}
 		ir.records++
 	case *runlog.Run:
 		ir := c.run(r.ID)
 		if ir.rec != nil {
-			return fail("run_id", fmt.Sprintf("duplicate run_id %q: already given at %s:%d", r.ID, ir.at.file, ir.at.line))
+			return fail("run_id", fmt.Sprintf("duplicate run_id %q: already given at %s", r.ID, c.where(ir.at)))
+		}
+		for _, p := range []*string{&r.Scenario, &r.Persona, &r.Model, &r.Harness, &r.Effort, &r.Family, &r.Status} {
+			*p = c.intern(*p)
 		}
 		ir.rec, ir.at = r, at
 		ir.hash += hash
 	case *runlog.Judgment:
 		ir := c.run(r.RunID)
 		ir.records++
-		if ir.firstRef.file == "" {
+		if ir.firstRef.file == 0 {
 			ir.firstRef = at
 		}
 		if r.Task != "" {
@@ -231,7 +291,7 @@ func (c *checker) record(rec runlog.Record, hash uint64, at loc) *runlog.Error {
 		if r.RunID != "" {
 			ir := c.run(r.RunID)
 			ir.records++
-			if ir.firstRef.file == "" {
+			if ir.firstRef.file == 0 {
 				ir.firstRef = at
 			}
 			if r.Task != "" {
@@ -246,12 +306,10 @@ func (c *checker) record(rec runlog.Record, hash uint64, at loc) *runlog.Error {
 	return nil
 }
 
-func (c *checker) taskRef(ir *inRun, task string, at loc) {
-	if ir.taskRefs == nil {
-		ir.taskRefs = map[string]loc{}
-	}
-	if _, ok := ir.taskRefs[task]; !ok {
-		ir.taskRefs[task] = at
+func (c *checker) taskRef(ir *inRun, name string, at loc) {
+	task := c.name(name)
+	if _, ok := findTask(ir.taskRefs, task); !ok {
+		ir.taskRefs = append(ir.taskRefs, taskLoc{task, at})
 	}
 }
 
@@ -279,7 +337,7 @@ func (c *checker) finish() (decisions map[string]runDecision, dropped map[string
 	for _, id := range ids {
 		ir := c.runs[id]
 		fail := func(at loc, field, msg string) {
-			e := &runlog.Error{File: at.file, Line: at.line, Field: field, Msg: msg}
+			e := c.errAt(at, field, msg)
 			c.add(e)
 			dropped[id] = e
 			decisions[id] = runDrop
@@ -321,11 +379,10 @@ func (c *checker) finish() (decisions map[string]runDecision, dropped map[string
 			fail(ir.at, "persona", fmt.Sprintf("run %q names persona %q, which scenario %q does not define", id, persona, scenario))
 			continue
 		}
-		for _, m := range []map[string]loc{ir.tasks, ir.taskRefs} {
-			for _, t := range sortedKeys(m) {
-				if !si.tasks[t] {
-					at := m[t]
-					fail(at, "task", fmt.Sprintf("task %q is not a task of scenario %q (run %q)", t, scenario, id))
+		for _, ts := range [][]taskLoc{ir.tasks, ir.taskRefs} {
+			for _, t := range ts {
+				if !si.tasks[c.names[t.task]] {
+					fail(t.at, "task", fmt.Sprintf("task %q is not a task of scenario %q (run %q)", c.names[t.task], scenario, id))
 					break
 				}
 			}
@@ -337,11 +394,3 @@ func (c *checker) finish() (decisions map[string]runDecision, dropped map[string
 	return decisions, dropped
 }
 
-func sortedKeys(m map[string]loc) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}

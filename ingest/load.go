@@ -71,6 +71,10 @@ func (s *Summary) TotalRecords() int64 {
 	return n
 }
 
+// goMemoryLimit is the soft limit of the Go heap during a pass; DuckDB's
+// own memory is limited apart (OpenOptions.MemoryLimit).
+const goMemoryLimit = 160 << 20
+
 // errStop stops a stream once enough errors are collected.
 var errStop = errors.New("stop")
 
@@ -123,10 +127,11 @@ func Validate(ctx context.Context, w *Warehouse, paths []string, opt IngestOptio
 
 func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOptions, write bool) (sum *Summary, err error) {
 	start := time.Now()
-	// The live heap of a pass is small and bounded (chunks in flight and
-	// per-run state), so collecting less often costs little memory and
-	// saves much time.
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	// The live heap of a pass is small (chunks in flight and per-run
+	// state): collect less often, but within a soft limit, so that memory
+	// stays bounded whatever the input's size.
+	defer debug.SetGCPercent(debug.SetGCPercent(300))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(goMemoryLimit))
 	if opt.MaxErrors <= 0 {
 		opt.MaxErrors = 20
 	}
@@ -225,6 +230,9 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 		p.sum.Bytes = p.bytes.Load()
 		return p.sum, nil
 	}
+	// The pass's buffers are garbage now: give the memory back before
+	// DuckDB takes its share.
+	debug.FreeOSMemory()
 	if err := p.load(decisions); err != nil {
 		return nil, err
 	}
@@ -384,7 +392,7 @@ func (p *pass) readFile(f runlog.File) error {
 		}
 		v, _ := fastjson.ParseBytes(raw)
 		canon := v.MarshalTo(nil)
-		p.chk.scenario(s, xxh3.Hash(canon), loc{f.Path, 0}, canon)
+		p.chk.scenario(s, xxh3.Hash(canon), p.chk.at(f.Path, 0), canon)
 		fs.records[runlog.TypeScenario]++
 		p.records.Add(1)
 	case runlog.KindRatings:
@@ -393,7 +401,7 @@ func (p *pass) readFile(f runlog.File) error {
 				p.errs.Add(rowErr)
 				p.reject(rowErr, raw, 1)
 				fs.rejected++
-			} else if e := p.chk.record(g, 0, loc{f.Path, line}); e != nil {
+			} else if e := p.chk.record(g, 0, p.chk.at(f.Path, line)); e != nil {
 				p.reject(e, raw, 1)
 				fs.rejected++
 			} else if err := p.stage(runlog.TypeRating, row); err != nil {
@@ -449,7 +457,7 @@ func (p *pass) readStream(fs *fileState) error {
 				p.errs.Add(e)
 				p.reject(e, it.Raw, 1)
 				fs.rejected++
-			} else if e := p.chk.record(it.Rec, it.Hash, loc{fs.Path, it.Line}); e != nil {
+			} else if e := p.chk.record(it.Rec, it.Hash, p.chk.at(fs.Path, it.Line)); e != nil {
 				p.reject(e, it.Raw, 1)
 				fs.rejected++
 			} else {
@@ -488,6 +496,9 @@ type stageFile struct {
 	f    *os.File
 	w    *bufio.Writer
 	rows int64
+	// longest is the longest row written: DuckDB's CSV reader sizes its
+	// buffers by the longest row it must hold.
+	longest int
 }
 
 // stage writes one record's CSV row to the staging file of its type.
@@ -509,6 +520,7 @@ func (p *pass) stage(typ string, row []byte) error {
 		p.stages[typ] = sf
 	}
 	sf.rows++
+	sf.longest = max(sf.longest, len(row))
 	if _, err := sf.w.Write(row); err != nil {
 		return fmt.Errorf("cannot write the staging file: %v", err)
 	}

@@ -33,7 +33,12 @@ const Version = "0.1.0"
 const DefaultPath = "gymlens.duckdb"
 
 // DefaultMemoryLimit caps DuckDB's buffer pool; larger work spills to disk.
-const DefaultMemoryLimit = "512MB"
+const DefaultMemoryLimit = "1GB"
+
+// IngestMemoryLimit is DuckDB's memory limit while ingesting: bulk loads
+// stream, and a low limit keeps the whole process near 500 MB at any input
+// size (measured in docs/benchmarks.md).
+const IngestMemoryLimit = "200MB"
 
 // Warehouse is an open gymlens warehouse.
 type Warehouse struct {
@@ -102,8 +107,18 @@ func Open(ctx context.Context, path string, opt OpenOptions) (*Warehouse, error)
 		mem = DefaultMemoryLimit
 	}
 	connector, err := duckdb.NewConnector(dsn, func(execer driver.ExecerContext) error {
-		_, err := execer.ExecContext(ctx, "SET memory_limit='"+strings.ReplaceAll(mem, "'", "")+"'", nil)
-		return err
+		for _, q := range []string{
+			"SET memory_limit='" + strings.ReplaceAll(mem, "'", "") + "'",
+			// Rows carry their own keys (run_id, seq): their physical order
+			// need not follow the input, and not keeping it lets bulk
+			// loads stream within the memory limit.
+			"SET preserve_insertion_order = false",
+		} {
+			if _, err := execer.ExecContext(ctx, q, nil); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, openError(path, err)

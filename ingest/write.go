@@ -27,19 +27,16 @@ func sqlList(ss []string) string {
 
 // readStage is the read_csv call over one staging file: fixed columns, no
 // detection, quoted strings ("" is the empty string, an empty field NULL).
-func readStage(path, typ string) string {
+func readStage(sf *stageFile, typ string) string {
+	line := max(2<<20, sf.longest+1024)
 	var cols []string
 	for _, c := range runlog.CSVColumns[typ] {
 		cols = append(cols, fmt.Sprintf("%s: '%s'", c.Name, c.Type))
 	}
 	return fmt.Sprintf(`read_csv(%s, columns = {%s}, header = false, auto_detect = false, delim = ',', quote = '"', escape = '"',
 		allow_quoted_nulls = false, max_line_size = %d, buffer_size = %d, new_line = '\n')`,
-		sqlString(path), strings.Join(cols, ", "), maxRow, 2*maxRow)
+		sqlString(sf.path), strings.Join(cols, ", "), line, max(16<<20, 2*line))
 }
-
-// maxRow bounds a staging row: a record line of the largest size whose
-// every byte is a quote doubled.
-const maxRow = 2*runlog.DefaultMaxLine + 4096
 
 // stagedInserts move staged rows into their tables; stagedFilters leave
 // out the runs stored unchanged (_skip_runs) or rejected (_drop_runs).
@@ -130,7 +127,7 @@ func (p *pass) load(decisions map[string]runDecision) error {
 	}
 	for _, typ := range []string{runlog.TypeEvent, runlog.TypeTask, runlog.TypeJudgment, runlog.TypeRating} {
 		if sf := p.stages[typ]; sf != nil {
-			q := fmt.Sprintf(stagedInserts[typ], readStage(sf.path, typ))
+			q := fmt.Sprintf(stagedInserts[typ], readStage(sf, typ))
 			if len(skip) > 0 {
 				// Only then: the anti-join is not free.
 				q += stagedFilters[typ]
@@ -205,10 +202,10 @@ func (p *pass) loadScenarios() error {
 				days = int32(s.Days)
 			}
 			if si.at.line > 0 {
-				line = int32(si.at.line)
+				line = si.at.line
 			}
 			return a.AppendRow(s.ID, strOrNil(s.Domain), strOrNil(s.Title), days, ws, we, urg, def, jsonOrNil(si.raw),
-				int64(si.hash), jsonOrNil(s.Extra), int32(fileIDs[si.at.file]), line)
+				int64(si.hash), jsonOrNil(s.Extra), int32(fileIDs[p.chk.files[si.at.file]]), line)
 		},
 		"personas": func(a *duckdb.Appender, si *scenarioInfo) error {
 			for _, pe := range si.spec.Personas {
@@ -283,7 +280,7 @@ func (p *pass) loadRuns(decisions map[string]runDecision, first int) error {
 				runlog.ConfigID(r.Model, r.Harness, r.Effort), ConfigKey(r.Model, r.Harness, r.Effort),
 				r.Model, r.Harness, r.Effort, strOrNil(r.Family), size, timeOrNil(r.Start), timeOrNil(r.End), r.Status,
 				jsonOrNil(r.Meta), jsonOrNil(r.ConfigExtra), jsonOrNil(r.Extra), int64(ir.hash),
-				int32(fileIDs[ir.at.file]), int32(ir.at.line)); err != nil {
+				int32(fileIDs[p.chk.files[ir.at.file]]), ir.at.line); err != nil {
 				return err
 			}
 		}

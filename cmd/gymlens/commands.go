@@ -17,6 +17,16 @@ import (
 	"github.com/gymlens/gymlens/reports"
 )
 
+// openOptions reads --memory-limit, else uses def ("" for DuckDB's
+// default in gymlens, ingest.DefaultMemoryLimit).
+func openOptions(cmd *cli.Command, readOnly bool, def string) ingest.OpenOptions {
+	mem := cmd.String("memory-limit")
+	if mem == "" {
+		mem = def
+	}
+	return ingest.OpenOptions{ReadOnly: readOnly, MemoryLimit: mem}
+}
+
 func ingestFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "max-errors", Value: 20, Usage: "report up to `N` errors"},
@@ -79,7 +89,7 @@ func ingestCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			w, err := ingest.Open(ctx, cmd.String("db"), ingest.OpenOptions{})
+			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, false, ingest.IngestMemoryLimit))
 			if err != nil {
 				return err
 			}
@@ -118,7 +128,7 @@ func validateCommand(e *env) *cli.Command {
 			}
 			var w *ingest.Warehouse
 			if _, err := os.Stat(cmd.String("db")); err == nil {
-				if w, err = ingest.Open(ctx, cmd.String("db"), ingest.OpenOptions{ReadOnly: true}); err != nil {
+				if w, err = ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, "")); err != nil {
 					return err
 				}
 				defer w.Close()
@@ -281,7 +291,7 @@ func demoCommand(e *env) *cli.Command {
 			if cmd.IsSet("db") {
 				db = cmd.String("db")
 			}
-			w, err := ingest.Open(ctx, db, ingest.OpenOptions{})
+			w, err := ingest.Open(ctx, db, openOptions(cmd, false, ingest.IngestMemoryLimit))
 			if err != nil {
 				return err
 			}
@@ -332,7 +342,7 @@ func exportCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			w, err := ingest.Open(ctx, cmd.String("db"), ingest.OpenOptions{ReadOnly: true})
+			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ""))
 			if err != nil {
 				return err
 			}
@@ -369,7 +379,7 @@ func queryCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			w, err := ingest.Open(ctx, cmd.String("db"), ingest.OpenOptions{ReadOnly: true})
+			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ""))
 			if err != nil {
 				return err
 			}
