@@ -393,4 +393,3 @@ func (c *checker) finish() (decisions map[string]runDecision, dropped map[string
 	}
 	return decisions, dropped
 }
-
