@@ -15,6 +15,23 @@ type loc struct {
 	line int32
 }
 
+// typeIndex is the position of rec's type in runlog.RecordTypes.
+func typeIndex(rec runlog.Record) int {
+	switch rec.(type) {
+	case *runlog.Scenario:
+		return 0
+	case *runlog.Run:
+		return 1
+	case *runlog.Event:
+		return 2
+	case *runlog.Task:
+		return 3
+	case *runlog.Judgment:
+		return 4
+	}
+	return 5
+}
+
 // at makes a loc, numbering file paths as they come.
 func (c *checker) at(file string, line int) loc {
 	i, ok := c.fileIdx[file]
@@ -89,7 +106,7 @@ type checker struct {
 	scenarios map[string]*scenarioInfo
 	whRuns    map[string]whRun
 	runs      map[string]*inRun
-	counts    map[string]int64
+	counts    [8]int64 // records by position in runlog.RecordTypes
 	replace   bool
 	strs      map[string]string // interned strings: models, scenarios, personas
 	names     []string          // task ids, numbered
@@ -120,7 +137,7 @@ func (c *checker) intern(s string) string {
 
 func newChecker(errs *runlog.ErrorList, replace bool) *checker {
 	return &checker{errs: errs, scenarios: map[string]*scenarioInfo{}, whRuns: map[string]whRun{},
-		runs: map[string]*inRun{}, counts: map[string]int64{}, replace: replace, strs: map[string]string{},
+		runs: map[string]*inRun{}, replace: replace, strs: map[string]string{},
 		nameIdx: map[string]uint32{}, fileIdx: map[string]int32{}, files: []string{""}}
 }
 
@@ -216,7 +233,7 @@ func (c *checker) scenario(s *runlog.Scenario, hash uint64, at loc, raw []byte) 
 		}
 	}
 	c.scenarios[s.ID] = si
-	c.counts[runlog.TypeScenario]++
+	c.counts[0]++
 }
 
 // record checks one JSONL record in stream order. It returns an error
@@ -302,7 +319,7 @@ func (c *checker) record(rec runlog.Record, hash uint64, at loc) *runlog.Error {
 		c.scenario(r, hash, at, nil)
 		return nil
 	}
-	c.counts[rec.RecordType()]++
+	c.counts[typeIndex(rec)]++
 	return nil
 }
 

@@ -84,9 +84,7 @@ type fileState struct {
 	id       int
 	sha      string
 	mtime    time.Time
-	records  map[string]int64
 	rejected int64
-	loadPath string // what DuckDB reads for events and judgments
 }
 
 type pass struct {
@@ -249,8 +247,10 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 
 // countValid fills the summary of a validation.
 func (p *pass) countValid(decisions map[string]runDecision) {
-	for t, n := range p.chk.counts {
-		p.sum.Records[t] = n
+	for i, n := range p.chk.counts[:len(runlog.RecordTypes)] {
+		if n > 0 {
+			p.sum.Records[runlog.RecordTypes[i]] = n
+		}
 	}
 	for _, d := range decisions {
 		if d == runNew || d == runReplace {
@@ -350,7 +350,7 @@ func (p *pass) fileHash(fs *fileState) error {
 
 func (p *pass) readFile(f runlog.File) error {
 	abs, _ := filepath.Abs(f.Path)
-	fs := &fileState{File: f, abs: abs, records: map[string]int64{}, loadPath: abs}
+	fs := &fileState{File: f, abs: abs}
 	if err := p.fileHash(fs); err != nil {
 		return err
 	}
@@ -393,7 +393,6 @@ func (p *pass) readFile(f runlog.File) error {
 		v, _ := fastjson.ParseBytes(raw)
 		canon := v.MarshalTo(nil)
 		p.chk.scenario(s, xxh3.Hash(canon), p.chk.at(f.Path, 0), canon)
-		fs.records[runlog.TypeScenario]++
 		p.records.Add(1)
 	case runlog.KindRatings:
 		err := runlog.ReadRatingsCSV(f.Path, fs.id, func(line int, g *runlog.Rating, raw, row []byte, rowErr *runlog.Error) error {
@@ -407,7 +406,6 @@ func (p *pass) readFile(f runlog.File) error {
 			} else if err := p.stage(runlog.TypeRating, row); err != nil {
 				return err
 			} else {
-				fs.records[runlog.TypeRating]++
 				p.records.Add(1)
 			}
 			if p.errs.Full() && !p.opt.SkipInvalid {
@@ -444,6 +442,7 @@ func (p *pass) readStream(fs *fileState) error {
 	defer r.Close()
 	var last int64
 	opt := runlog.StreamOptions{File: fs.Path, Workers: p.opt.Workers, Rows: p.conn != nil, FileID: fs.id}
+	here := p.chk.at(fs.Path, 0)
 	err = runlog.DecodeStream(p.ctx, r, opt, func(items []runlog.Item) error {
 		p.bytes.Add(compressed - last)
 		last = compressed
@@ -457,7 +456,7 @@ func (p *pass) readStream(fs *fileState) error {
 				p.errs.Add(e)
 				p.reject(e, it.Raw, 1)
 				fs.rejected++
-			} else if e := p.chk.record(it.Rec, it.Hash, p.chk.at(fs.Path, it.Line)); e != nil {
+			} else if e := p.chk.record(it.Rec, it.Hash, loc{here.file, int32(it.Line)}); e != nil {
 				p.reject(e, it.Raw, 1)
 				fs.rejected++
 			} else {
@@ -466,7 +465,6 @@ func (p *pass) readStream(fs *fileState) error {
 						return err
 					}
 				}
-				fs.records[it.Rec.RecordType()]++
 			}
 			if p.errs.Full() && !p.opt.SkipInvalid {
 				return errStop

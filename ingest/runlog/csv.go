@@ -100,10 +100,9 @@ func (d *Decoder) AppendCSV(dst []byte, rec Record, fileID, line int) []byte {
 		dst = appendQuotedString(dst, r.Metric)
 		dst = appendQuotedString(dst, r.Judge)
 		dst = appendQuotedString(dst, r.Prompt)
-		for _, k := range []string{"correctness", "grounding", "completeness", "artifact_quality", "now", "later", "cq",
-			"understandability", "competence", "reliability", "attachment", "faith"} {
+		for i := range ScoreNames {
 			dst = append(dst, ',')
-			if f, ok := r.Scores[k]; ok {
+			if f, ok := r.Scores.At(i); ok {
 				dst = strconv.AppendFloat(dst, f, 'g', -1, 64)
 			}
 		}

@@ -16,8 +16,26 @@ import (
 // Decoder decodes run-log lines. It reuses its parser between calls, so one
 // Decoder must not be used by two goroutines at once.
 type Decoder struct {
-	p fastjson.Parser
-	r *reader // the last record decoded, for AppendCSV
+	p     fastjson.Parser
+	r     *reader // the last record decoded, for AppendCSV
+	arena arena
+}
+
+// arena hands out readers, reused from one line to the next: a reader is
+// a few hundred bytes, and a line needs one per nested object.
+type arena struct {
+	rs []*reader
+	n  int
+}
+
+func (a *arena) get() *reader {
+	if a.n == len(a.rs) {
+		a.rs = append(a.rs, &reader{})
+	}
+	r := a.rs[a.n]
+	a.n++
+	*r = reader{arena: a}
+	return r
 }
 
 // DecodeLine decodes and validates one JSON line. The returned error is a
@@ -41,22 +59,24 @@ func (d *Decoder) DecodeLine(line []byte) (Record, error) {
 		return nil, &Error{Msg: "not valid JSON: " + shorten(err.Error(), 160)}
 	}
 	var rec Record
-	rec, d.r, err = decodeValue(v)
+	d.arena.n = 0
+	rec, d.r, err = decodeValue(v, &d.arena)
 	return rec, err
 }
 
 // DecodeValue decodes a parsed JSON record.
 func DecodeValue(v *fastjson.Value) (Record, error) {
-	rec, _, err := decodeValue(v)
+	rec, _, err := decodeValue(v, &arena{})
 	return rec, err
 }
 
-func decodeValue(v *fastjson.Value) (Record, *reader, error) {
+func decodeValue(v *fastjson.Value, a *arena) (Record, *reader, error) {
 	o, err := v.Object()
 	if err != nil {
 		return nil, nil, &fieldError{field: "", expected: "a JSON object", found: describe(v)}
 	}
-	r := &reader{o: o}
+	r := a.get()
+	r.o = o
 	typ := r.str("type", true)
 	if r.err != nil {
 		return nil, nil, r.err
@@ -102,28 +122,51 @@ func decodeValue(v *fastjson.Value) (Record, *reader, error) {
 // than a scan of the object.
 type reader struct {
 	o       *fastjson.Object
-	prefix  string
+	parent  *reader // for the field path in messages, built only on error
+	name    string
+	arena   *arena
 	err     *fieldError
 	known   *keyset
 	vals    [24]*fastjson.Value
 	unknown bool // the object has fields outside known
 }
 
-// keyset is a set of field names with their positions.
+// keyset is a set of field names with their positions. Finding a name
+// hashes its length and first and last bytes into one of 64 buckets: with
+// a couple of dozen names a bucket holds one name or two, and a lookup
+// costs a few comparisons, well under a map's.
 type keyset struct {
-	names []string
-	idx   map[string]int
+	names   []string
+	buckets [64][]uint8
 }
 
 func newKeyset(names ...string) *keyset {
 	if len(names) > 24 {
 		panic("keyset too large")
 	}
-	k := &keyset{names: names, idx: map[string]int{}}
+	k := &keyset{names: names}
 	for i, n := range names {
-		k.idx[n] = i
+		b := bucketOf(n)
+		k.buckets[b] = append(k.buckets[b], uint8(i))
 	}
 	return k
+}
+
+func bucketOf[S string | []byte](s S) int {
+	if len(s) == 0 {
+		return 0
+	}
+	return (len(s)*7 + int(s[0])*3 + int(s[len(s)-1])) & 63
+}
+
+// find returns the position of name, or -1.
+func (k *keyset) find(name []byte) int {
+	for _, i := range k.buckets[bucketOf(name)] {
+		if k.names[i] == string(name) {
+			return int(i)
+		}
+	}
+	return -1
 }
 
 // setKnown indexes the object's values by the fields of ks.
@@ -135,7 +178,7 @@ func (r *reader) setKnown(ks *keyset) {
 		return
 	}
 	r.o.Visit(func(k []byte, v *fastjson.Value) {
-		if i, ok := ks.idx[string(k)]; ok {
+		if i := ks.find(k); i >= 0 {
 			if r.vals[i] == nil {
 				r.vals[i] = v
 			}
@@ -169,22 +212,41 @@ var (
 	trjScoreKeys  = newKeyset(TRJScores...)
 )
 
+// path is the dotted field path of key in this reader's object.
+func (r *reader) path(key string) string {
+	p := key
+	for c := r; c.parent != nil; c = c.parent {
+		if p == "" {
+			p = c.name
+		} else {
+			p = c.name + "." + p
+		}
+	}
+	return p
+}
+
 // nested returns a reader over an object value with its known fields.
 func (r *reader) nested(name string, o *fastjson.Object, known *keyset) *reader {
-	c := &reader{o: o, prefix: r.prefix + name + "."}
+	var c *reader
+	if r.arena != nil {
+		c = r.arena.get()
+	} else {
+		c = &reader{}
+	}
+	c.o, c.parent, c.name = o, r, name
 	c.setKnown(known)
 	return c
 }
 
 func (r *reader) fail(key, expected string, v *fastjson.Value) {
 	if r.err == nil {
-		r.err = &fieldError{field: r.prefix + key, expected: expected, found: describe(v)}
+		r.err = &fieldError{field: r.path(key), expected: expected, found: describe(v)}
 	}
 }
 
 func (r *reader) failMsg(key, msg string) {
 	if r.err == nil {
-		r.err = &fieldError{field: r.prefix + key, msg: msg}
+		r.err = &fieldError{field: r.path(key), msg: msg}
 	}
 }
 
@@ -314,8 +376,12 @@ func (k *keyset) lookup(key string) (int, bool) {
 	if k == nil {
 		return 0, false
 	}
-	i, ok := k.idx[key]
-	return i, ok
+	for _, i := range k.buckets[bucketOf(key)] {
+		if k.names[i] == key {
+			return int(i), true
+		}
+	}
+	return 0, false
 }
 
 func (r *reader) object(key string, required bool, known *keyset) *reader {
@@ -366,8 +432,8 @@ func (r *reader) closed() {
 		return
 	}
 	r.o.Visit(func(k []byte, _ *fastjson.Value) {
-		if _, ok := r.known.idx[string(k)]; !ok && r.err == nil {
-			r.err = &fieldError{field: r.prefix + string(k), msg: "unknown field (allowed: " + strings.Join(r.known.names, ", ") + ")"}
+		if r.known.find(k) < 0 && r.err == nil {
+			r.err = &fieldError{field: r.path(string(k)), msg: "unknown field (allowed: " + strings.Join(r.known.names, ", ") + ")"}
 		}
 	})
 }
@@ -379,7 +445,7 @@ func (r *reader) extra() []byte {
 	}
 	var out []byte
 	r.o.Visit(func(k []byte, v *fastjson.Value) {
-		if _, ok := r.known.idx[string(k)]; ok {
+		if r.known.find(k) >= 0 {
 			return
 		}
 		if out == nil {
@@ -509,7 +575,6 @@ func decodeJudgment(r *reader) (Record, error) {
 		if (j.Metric == "tc" || j.Metric == "trj") && j.Task == "" {
 			r.failMsg("task", "required for metric "+j.Metric+" but missing")
 		}
-		j.Scores = make(map[string]float64, 5)
 		switch j.Metric {
 		case "tc":
 			s.setKnown(tcScoreKeys)
@@ -518,7 +583,7 @@ func decodeJudgment(r *reader) (Record, error) {
 					if f < 0 || f > 1 {
 						s.failMsg(k, fmt.Sprintf("expected a score in [0,1], found %g", f))
 					}
-					j.Scores[k] = f
+					j.Scores.set(k, f)
 				}
 			}
 		case "ta":
@@ -530,7 +595,7 @@ func decodeJudgment(r *reader) (Record, error) {
 					} else if k != "cq" && f != 0 && f != 1 {
 						s.failMsg(k, fmt.Sprintf("expected 0 or 1, found %g", f))
 					}
-					j.Scores[k] = f
+					j.Scores.set(k, f)
 				}
 			}
 		case "trj":
@@ -540,7 +605,7 @@ func decodeJudgment(r *reader) (Record, error) {
 					if f < 1 || f > 5 {
 						s.failMsg(k, fmt.Sprintf("expected a score in [1,5], found %g", f))
 					}
-					j.Scores[k] = f
+					j.Scores.set(k, f)
 				}
 			}
 		}

@@ -133,9 +133,45 @@ type Task struct {
 // Judgment is one LLM judge's output for one item.
 type Judgment struct {
 	RunID, Task, Metric, Judge, Prompt string
-	Scores                             map[string]float64
+	Scores                             Scores
 	Extra                              []byte
 }
+
+// ScoreNames lists every score of every metric, in warehouse column order.
+var ScoreNames = []string{"correctness", "grounding", "completeness", "artifact_quality", "now", "later", "cq",
+	"understandability", "competence", "reliability", "attachment", "faith"}
+
+// Scores holds a judgment's scores by position in ScoreNames.
+type Scores struct {
+	v   [12]float64
+	has uint16
+}
+
+func scoreIndex(name string) int {
+	for i, n := range ScoreNames {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *Scores) set(name string, f float64) {
+	i := scoreIndex(name)
+	s.v[i], s.has = f, s.has|1<<i
+}
+
+// Get returns the score named name and whether the judge gave it.
+func (s *Scores) Get(name string) (float64, bool) {
+	i := scoreIndex(name)
+	if i < 0 {
+		return 0, false
+	}
+	return s.At(i)
+}
+
+// At returns the score at position i of ScoreNames.
+func (s *Scores) At(i int) (float64, bool) { return s.v[i], s.has&(1<<i) != 0 }
 
 // Rating is one human rating.
 type Rating struct {

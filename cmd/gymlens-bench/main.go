@@ -1,0 +1,233 @@
+// Command gymlens-bench measures gymlens against the figures its issues
+// ask for and prints them. It is a benchmark, not a test: it asserts
+// nothing and its numbers depend on the machine.
+//
+// Usage:
+//
+//	go run ./cmd/gymlens-bench ingest [--scale 10] [--big-scale 30] [--dir DIR] [--keep]
+//
+// ingest writes the sample corpus at --scale (and at --big-scale, for
+// peak memory only), then, each in a child process so that peak memory is
+// its own:
+//
+//   - gymlens ingest of the whole corpus, into a new warehouse;
+//   - gymlens ingest of the trajectories alone (scenarios and run logs:
+//     run, event and task lines), into another;
+//   - DuckDB's own read_ndjson_auto loading the corpus's event lines
+//     (extracted beforehand, outside the timing) into a table;
+//   - gymlens ingest of the same files again (nothing to load);
+//
+// and prints wall times, the ratios, and peak resident memory.
+package main
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/internal/sample"
+)
+
+func main() {
+	if len(os.Args) > 2 && os.Args[1] == "child" {
+		if err := child(os.Args[2], os.Args[3:]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) < 2 || os.Args[1] != "ingest" {
+		fmt.Fprintln(os.Stderr, "usage: gymlens-bench ingest [--scale K] [--big-scale K] [--dir DIR] [--keep]")
+		os.Exit(2)
+	}
+	fl := flag.NewFlagSet("ingest", flag.ExitOnError)
+	scale := fl.Int("scale", 10, "sample corpus scale for the timings")
+	big := fl.Int("big-scale", 30, "a larger scale for peak memory only (0: skip)")
+	dir := fl.String("dir", "", "work folder (default: a new one under $TMPDIR)")
+	keep := fl.Bool("keep", false, "keep the work folder")
+	fl.Parse(os.Args[2:])
+	if err := benchIngest(*scale, *big, *dir, *keep); err != nil {
+		fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
+		os.Exit(1)
+	}
+}
+
+// measure runs this program as a child doing one job and returns its wall
+// time and peak resident memory.
+func measure(job string, args ...string) (time.Duration, int64, error) {
+	cmd := exec.Command(os.Args[0], append([]string{"child", job}, args...)...)
+	cmd.Stderr = os.Stderr
+	t0 := time.Now()
+	out, err := cmd.Output()
+	wall := time.Since(t0)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %v", job, err)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if d, err := time.ParseDuration(strings.TrimSpace(string(out))); err == nil && d > 0 {
+		wall = d // the job's own timing, without process start-up
+	}
+	return wall, ru.Maxrss * 1024, nil
+}
+
+func child(job string, args []string) error {
+	ctx := context.Background()
+	t0 := time.Now()
+	switch job {
+	case "ingest":
+		w, err := ingest.Open(ctx, args[0], ingest.OpenOptions{MemoryLimit: ingest.IngestMemoryLimit})
+		if err != nil {
+			return err
+		}
+		if _, err := w.Ingest(ctx, args[1:], ingest.IngestOptions{}); err != nil {
+			return err
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+	case "duckdb":
+		db, err := sql.Open("duckdb", args[0])
+		if err != nil {
+			return err
+		}
+		if _, err := db.Exec(`CREATE TABLE events AS SELECT * FROM read_ndjson_auto('` + args[1] + `/*.jsonl')`); err != nil {
+			return err
+		}
+		if err := db.Close(); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown job %q", job)
+	}
+	fmt.Println(time.Since(t0))
+	return nil
+}
+
+func size(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return err
+	})
+	return n, err
+}
+
+// eventLines copies the event lines of the corpus's run logs to dst.
+func eventLines(corpus, dst string) (int64, error) {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return 0, err
+	}
+	files, _ := filepath.Glob(filepath.Join(corpus, "runs", "*.jsonl"))
+	var n int64
+	for _, f := range files {
+		in, err := os.Open(f)
+		if err != nil {
+			return 0, err
+		}
+		out, err := os.Create(filepath.Join(dst, filepath.Base(f)))
+		if err != nil {
+			return 0, err
+		}
+		w := bufio.NewWriterSize(out, 1<<20)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), `{"type":"event"`) {
+				w.Write(sc.Bytes())
+				w.WriteByte('\n')
+				n++
+			}
+		}
+		w.Flush()
+		out.Close()
+		in.Close()
+	}
+	return n, nil
+}
+
+func mb(b int64) float64 { return float64(b) / 1e6 }
+
+func benchIngest(scale, big int, dir string, keep bool) error {
+	var err error
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "gymlens-bench-"); err != nil {
+			return err
+		}
+	}
+	if !keep {
+		defer os.RemoveAll(dir)
+	}
+	corpus := filepath.Join(dir, fmt.Sprintf("corpus-x%d", scale))
+	fmt.Printf("writing the sample corpus at --scale %d to %s …\n", scale, corpus)
+	st, err := sample.Write(corpus, sample.Options{Seed: 1, Scale: scale})
+	if err != nil {
+		return err
+	}
+	total, _ := size(corpus)
+	records := int64(st.Runs) + st.Events + st.Tasks + st.Judgments + st.Ratings + int64(st.Scenarios)
+	fmt.Printf("corpus: %.1f MB in %d files, %d records (%d runs, %d events, %d task records, %d judgments, %d ratings)\n",
+		mb(total), st.Files, records, st.Runs, st.Events, st.Tasks, st.Judgments, st.Ratings)
+	evDir := filepath.Join(dir, "event-lines")
+	nev, err := eventLines(corpus, evDir)
+	if err != nil {
+		return err
+	}
+	evSize, _ := size(evDir)
+	trajSize, _ := size(filepath.Join(corpus, "runs"))
+
+	duck, duckRSS, err := measure("duckdb", filepath.Join(dir, "duck.duckdb"), evDir)
+	if err != nil {
+		return err
+	}
+	full, fullRSS, err := measure("ingest", filepath.Join(dir, "full.duckdb"), corpus)
+	if err != nil {
+		return err
+	}
+	again, _, err := measure("ingest", filepath.Join(dir, "full.duckdb"), corpus)
+	if err != nil {
+		return err
+	}
+	traj, trajRSS, err := measure("ingest", filepath.Join(dir, "traj.duckdb"), filepath.Join(corpus, "scenarios"), filepath.Join(corpus, "runs"))
+	if err != nil {
+		return err
+	}
+	fmt.Println()
+	fmt.Printf("DuckDB read_ndjson_auto, %d event lines (%.1f MB):   %7.2f s   peak RSS %4.0f MB\n", nev, mb(evSize), duck.Seconds(), mb(duckRSS))
+	fmt.Printf("gymlens ingest, trajectories (%.1f MB):             %7.2f s   peak RSS %4.0f MB   ratio to DuckDB %.2f\n", mb(trajSize), traj.Seconds(), mb(trajRSS), traj.Seconds()/duck.Seconds())
+	fmt.Printf("gymlens ingest, whole corpus (%.1f MB):            %7.2f s   peak RSS %4.0f MB   ratio to DuckDB %.2f\n", mb(total), full.Seconds(), mb(fullRSS), full.Seconds()/duck.Seconds())
+	fmt.Printf("gymlens ingest again, same files:                     %7.2f s   %.1f%% of the first ingest\n", again.Seconds(), 100*again.Seconds()/full.Seconds())
+	if big > 0 {
+		if !keep {
+			os.RemoveAll(corpus)
+			os.RemoveAll(evDir)
+		}
+		bigCorpus := filepath.Join(dir, fmt.Sprintf("corpus-x%d", big))
+		fmt.Printf("\nwriting the sample corpus at --scale %d …\n", big)
+		if _, err := sample.Write(bigCorpus, sample.Options{Seed: 1, Scale: big}); err != nil {
+			return err
+		}
+		bigSize, _ := size(bigCorpus)
+		t, rss, err := measure("ingest", filepath.Join(dir, "big.duckdb"), bigCorpus)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("gymlens ingest, whole corpus at --scale %d (%.1f MB): %7.2f s   peak RSS %4.0f MB\n", big, mb(bigSize), t.Seconds(), mb(rss))
+	}
+	return nil
+}
