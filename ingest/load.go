@@ -73,7 +73,7 @@ func (s *Summary) TotalRecords() int64 {
 
 // goMemoryLimit is the soft limit of the Go heap during a pass; DuckDB's
 // own memory is limited apart (OpenOptions.MemoryLimit).
-const goMemoryLimit = 160 << 20
+const goMemoryLimit = 128 << 20
 
 // errStop stops a stream once enough errors are collected.
 var errStop = errors.New("stop")

@@ -38,7 +38,7 @@ const DefaultMemoryLimit = "1GB"
 // IngestMemoryLimit is DuckDB's memory limit while ingesting: bulk loads
 // stream, and a low limit keeps the whole process near 500 MB at any input
 // size (measured in docs/benchmarks.md).
-const IngestMemoryLimit = "200MB"
+const IngestMemoryLimit = "160MB"
 
 // Warehouse is an open gymlens warehouse.
 type Warehouse struct {
