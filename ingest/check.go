@@ -54,13 +54,21 @@ func (c *checker) where(at loc) string { return fmt.Sprintf("%s:%d", c.files[at.
 type scenarioInfo struct {
 	spec     *runlog.Scenario
 	personas map[string]bool
-	tasks    map[string]bool
+	tasks    map[string]int // task id → position in the spec
 	hash     uint64
 	at       loc
 	inWH     bool // stored in the warehouse before this ingest
 	fromIn   bool // given in this input
 	skip     bool // identical to the stored one
 	raw      []byte
+	name     string // the id, for a scenario known from the warehouse only
+}
+
+func (si *scenarioInfo) id() string {
+	if si.spec != nil {
+		return si.spec.ID
+	}
+	return si.name
 }
 
 type whRun struct {
@@ -68,20 +76,26 @@ type whRun struct {
 	hash              uint64
 }
 
-// inRun is what this input says about one run id.
+// inRun is what this input says about one run id. It is kept small: the
+// checker holds one per run until the end of the input.
 type inRun struct {
-	rec       *runlog.Run
-	at        loc // of the run record
-	firstRef  loc // first record of this run other than the run record
-	hash      uint64
-	lastSeq   int64
-	hasSeq    bool
-	approvals []int64
+	hasRec            bool   // the run record was read
+	scenario, persona string // interned, from the run record
+	at                loc    // of the run record
+	firstRef          loc    // first record of this run other than the run record
+	hash              uint64
+	lastSeq           int64
+	hasSeq            bool
 	// trajectory says whether events or task records of the run were read.
 	trajectory bool
-	tasks      []taskLoc // task records
-	taskRefs   []taskLoc // tasks named by judgments and ratings (first place each)
-	records    int64     // records of the run other than its run record
+	approvals  []int64
+	// seen marks the task records read, by position in the scenario.
+	seen []uint64
+	// tasks and taskRefs are task records, and tasks named by judgments and
+	// ratings, read before the run's scenario was known: checked at the end.
+	tasks    []taskLoc
+	taskRefs []taskLoc
+	records  int64 // records of the run other than its run record
 }
 
 // taskLoc is where a task id (an index into checker.names) was named.
@@ -155,15 +169,15 @@ func (c *checker) preload(ctx context.Context, w *Warehouse) error {
 			rows.Close()
 			return err
 		}
-		c.scenarios[id] = &scenarioInfo{personas: map[string]bool{}, tasks: map[string]bool{}, hash: uint64(h), inWH: true}
+		c.scenarios[id] = &scenarioInfo{personas: map[string]bool{}, tasks: map[string]int{}, hash: uint64(h), inWH: true, name: id}
 	}
 	rows.Close()
 	for _, q := range []struct {
 		sql string
-		set func(*scenarioInfo) map[string]bool
+		set func(si *scenarioInfo, name string, ordinal int)
 	}{
-		{`SELECT scenario, persona FROM personas`, func(si *scenarioInfo) map[string]bool { return si.personas }},
-		{`SELECT scenario, task FROM task_specs`, func(si *scenarioInfo) map[string]bool { return si.tasks }},
+		{`SELECT scenario, persona, 0 FROM personas`, func(si *scenarioInfo, x string, _ int) { si.personas[x] = true }},
+		{`SELECT scenario, task, ordinal FROM task_specs`, func(si *scenarioInfo, x string, i int) { si.tasks[x] = i }},
 	} {
 		rows, err := w.db.QueryContext(ctx, q.sql)
 		if err != nil {
@@ -171,12 +185,13 @@ func (c *checker) preload(ctx context.Context, w *Warehouse) error {
 		}
 		for rows.Next() {
 			var s, x string
-			if err := rows.Scan(&s, &x); err != nil {
+			var i int
+			if err := rows.Scan(&s, &x, &i); err != nil {
 				rows.Close()
 				return err
 			}
 			if si := c.scenarios[s]; si != nil {
-				q.set(si)[x] = true
+				q.set(si, x, i)
 			}
 		}
 		rows.Close()
@@ -217,12 +232,12 @@ func (c *checker) scenario(s *runlog.Scenario, hash uint64, at loc, raw []byte) 
 		c.add(c.errAt(at, "scenario", fmt.Sprintf("duplicate scenario %q: already given at %s", s.ID, c.where(old.at))))
 		return
 	}
-	si := &scenarioInfo{spec: s, personas: map[string]bool{}, tasks: map[string]bool{}, hash: hash, at: at, fromIn: true, raw: raw}
+	si := &scenarioInfo{spec: s, personas: map[string]bool{}, tasks: map[string]int{}, hash: hash, at: at, fromIn: true, raw: raw}
 	for _, p := range s.Personas {
 		si.personas[p.Name] = true
 	}
-	for _, t := range s.Tasks {
-		si.tasks[t.ID] = true
+	for i, t := range s.Tasks {
+		si.tasks[t.ID] = i
 	}
 	if old != nil && old.inWH {
 		si.inWH = true
@@ -274,11 +289,17 @@ func (c *checker) record(rec runlog.Record, hash uint64, at loc) *runlog.Error {
 		ir.records++
 	case *runlog.Task:
 		ir := c.run(r.RunID)
-		task := c.name(r.Task)
-		if prev, dup := findTask(ir.tasks, task); dup {
-			return fail("task", fmt.Sprintf("duplicate task record for run %q, task %q: already given at %s", r.RunID, r.Task, c.where(prev)))
+		if si := c.scenarioFor(r.RunID, ir); si != nil {
+			if msg := c.markTask(r.RunID, ir, si, r.Task); msg != "" {
+				return fail("task", msg)
+			}
+		} else {
+			task := c.name(r.Task)
+			if prev, dup := findTask(ir.tasks, task); dup {
+				return fail("task", fmt.Sprintf("duplicate task record for run %q, task %q: already given at %s", r.RunID, r.Task, c.where(prev)))
+			}
+			ir.tasks = append(ir.tasks, taskLoc{task, at})
 		}
-		ir.tasks = append(ir.tasks, taskLoc{task, at})
 		ir.hash += hash
 		ir.trajectory = true
 		if ir.firstRef.file == 0 {
@@ -287,13 +308,11 @@ func (c *checker) record(rec runlog.Record, hash uint64, at loc) *runlog.Error {
 		ir.records++
 	case *runlog.Run:
 		ir := c.run(r.ID)
-		if ir.rec != nil {
+		if ir.hasRec {
 			return fail("run_id", fmt.Sprintf("duplicate run_id %q: already given at %s", r.ID, c.where(ir.at)))
 		}
-		for _, p := range []*string{&r.Scenario, &r.Persona, &r.Model, &r.Harness, &r.Effort, &r.Family, &r.Status} {
-			*p = c.intern(*p)
-		}
-		ir.rec, ir.at = r, at
+		ir.hasRec, ir.at = true, at
+		ir.scenario, ir.persona = c.intern(r.Scenario), c.intern(r.Persona)
 		ir.hash += hash
 	case *runlog.Judgment:
 		ir := c.run(r.RunID)
@@ -302,7 +321,9 @@ func (c *checker) record(rec runlog.Record, hash uint64, at loc) *runlog.Error {
 			ir.firstRef = at
 		}
 		if r.Task != "" {
-			c.taskRef(ir, r.Task, at)
+			if msg := c.taskRef(r.RunID, ir, r.Task, at); msg != "" {
+				return fail("task", msg)
+			}
 		}
 	case *runlog.Rating:
 		if r.RunID != "" {
@@ -312,7 +333,9 @@ func (c *checker) record(rec runlog.Record, hash uint64, at loc) *runlog.Error {
 				ir.firstRef = at
 			}
 			if r.Task != "" {
-				c.taskRef(ir, r.Task, at)
+				if msg := c.taskRef(r.RunID, ir, r.Task, at); msg != "" {
+					return fail("task", msg)
+				}
 			}
 		}
 	case *runlog.Scenario:
@@ -323,11 +346,48 @@ func (c *checker) record(rec runlog.Record, hash uint64, at loc) *runlog.Error {
 	return nil
 }
 
-func (c *checker) taskRef(ir *inRun, name string, at loc) {
+// taskRef checks a task named by a judgment or a rating now when the run's
+// scenario is known, and remembers it for the end otherwise.
+func (c *checker) taskRef(id string, ir *inRun, name string, at loc) string {
+	if si := c.scenarioFor(id, ir); si != nil {
+		if _, ok := si.tasks[name]; !ok {
+			return fmt.Sprintf("task %q is not a task of scenario %q (run %q)", name, si.id(), id)
+		}
+		return ""
+	}
 	task := c.name(name)
 	if _, ok := findTask(ir.taskRefs, task); !ok {
 		ir.taskRefs = append(ir.taskRefs, taskLoc{task, at})
 	}
+	return ""
+}
+
+// scenarioFor returns the scenario of run id when it is known by now.
+func (c *checker) scenarioFor(id string, ir *inRun) *scenarioInfo {
+	if ir.hasRec {
+		return c.scenarios[ir.scenario]
+	}
+	if wr, ok := c.whRuns[id]; ok {
+		return c.scenarios[wr.scenario]
+	}
+	return nil
+}
+
+// markTask records a task record of a run whose scenario is known: the task
+// must be the scenario's, once.
+func (c *checker) markTask(id string, ir *inRun, si *scenarioInfo, task string) string {
+	i, ok := si.tasks[task]
+	if !ok {
+		return fmt.Sprintf("task %q is not a task of scenario %q (run %q)", task, si.id(), id)
+	}
+	for len(ir.seen) <= i/64 {
+		ir.seen = append(ir.seen, 0)
+	}
+	if ir.seen[i/64]&(1<<(i%64)) != 0 {
+		return fmt.Sprintf("duplicate task record for run %q, task %q", id, task)
+	}
+	ir.seen[i/64] |= 1 << (i % 64)
+	return ""
 }
 
 // runDecision is what happens to one run of the input.
@@ -360,7 +420,7 @@ func (c *checker) finish() (decisions map[string]runDecision, dropped map[string
 			decisions[id] = runDrop
 		}
 		var scenario, persona string
-		if ir.rec == nil {
+		if !ir.hasRec {
 			wr, ok := c.whRuns[id]
 			if !ok {
 				fail(ir.firstRef, "run_id", fmt.Sprintf("run %q is nowhere: no run record in the input or the warehouse", id))
@@ -373,7 +433,7 @@ func (c *checker) finish() (decisions map[string]runDecision, dropped map[string
 			decisions[id] = runRefOnly
 			scenario, persona = wr.scenario, wr.persona
 		} else {
-			scenario, persona = ir.rec.Scenario, ir.rec.Persona
+			scenario, persona = ir.scenario, ir.persona
 			decisions[id] = runNew
 			if wr, ok := c.whRuns[id]; ok {
 				switch {
@@ -396,14 +456,18 @@ func (c *checker) finish() (decisions map[string]runDecision, dropped map[string
 			fail(ir.at, "persona", fmt.Sprintf("run %q names persona %q, which scenario %q does not define", id, persona, scenario))
 			continue
 		}
-		for _, ts := range [][]taskLoc{ir.tasks, ir.taskRefs} {
-			for _, t := range ts {
-				if !si.tasks[c.names[t.task]] {
-					fail(t.at, "task", fmt.Sprintf("task %q is not a task of scenario %q (run %q)", c.names[t.task], scenario, id))
-					break
-				}
+		for _, t := range ir.tasks {
+			if msg := c.markTask(id, ir, si, c.names[t.task]); msg != "" {
+				fail(t.at, "task", msg)
+				break
 			}
-			if decisions[id] == runDrop {
+		}
+		if decisions[id] == runDrop {
+			continue
+		}
+		for _, t := range ir.taskRefs {
+			if _, ok := si.tasks[c.names[t.task]]; !ok {
+				fail(t.at, "task", fmt.Sprintf("task %q is not a task of scenario %q (run %q)", c.names[t.task], scenario, id))
 				break
 			}
 		}

@@ -12,10 +12,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime/debug"
 	"sort"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +41,7 @@ type Progress struct {
 	Bytes, TotalBytes     int64
 	Records               int64
 	Elapsed               time.Duration
+	Loading               bool // validation is done; DuckDB is loading
 	Done                  bool
 }
 
@@ -101,6 +100,7 @@ type pass struct {
 	stages  map[string]*stageFile // staging CSV per bulk record type
 	bytes   atomic.Int64
 	records atomic.Int64
+	loading atomic.Bool
 	// fileDupes maps content hashes of this input to their first path.
 	fileDupes map[string]string
 	// known and knownStat are the files ingested before.
@@ -231,6 +231,7 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 	// The pass's buffers are garbage now: give the memory back before
 	// DuckDB takes its share.
 	debug.FreeOSMemory()
+	p.loading.Store(true)
 	if err := p.load(decisions); err != nil {
 		return nil, err
 	}
@@ -267,7 +268,7 @@ func (p *pass) startProgress(start time.Time, nfiles int, total int64) func() {
 	stopped := make(chan struct{})
 	snap := func(final bool) Progress {
 		return Progress{FilesDone: len(p.files), FilesTotal: nfiles, Bytes: p.bytes.Load(), TotalBytes: total,
-			Records: p.records.Load(), Elapsed: time.Since(start), Done: final}
+			Records: p.records.Load(), Elapsed: time.Since(start), Loading: p.loading.Load(), Done: final}
 	}
 	go func() {
 		defer close(stopped)
@@ -582,18 +583,6 @@ func jsonOrNil(b []byte) any {
 		return nil
 	}
 	return json.RawMessage(b)
-}
-
-var slugRE = regexp.MustCompile(`[^a-z0-9.]+`)
-
-// ConfigKey is a configuration id as a path-safe slug, used for Parquet
-// partitions: "GPT 5.6 Sol | CD | xhigh" → "gpt-5.6-sol_cd_xhigh".
-func ConfigKey(model, harness, effort string) string {
-	parts := []string{model, harness, effort}
-	for i, s := range parts {
-		parts[i] = strings.Trim(slugRE.ReplaceAllString(strings.ToLower(s), "-"), "-")
-	}
-	return strings.Join(parts, "_")
 }
 
 // rejectWriter writes rejected lines with their reasons as JSON Lines.

@@ -262,31 +262,30 @@ func (p *pass) loadScenarios() error {
 	return nil
 }
 
+// loadRuns loads the staged run records of the runs to load, each with
+// its content hash, and removes the stored runs they replace.
 func (p *pass) loadRuns(decisions map[string]runDecision, first int) error {
-	fileIDs := map[string]int{}
-	for _, f := range p.files {
-		fileIDs[f.Path] = f.id
-	}
 	ids := sortedIDs(decisions, runNew, runReplace)
-	if err := p.appendRows("runs", func(a *duckdb.Appender) error {
+	if err := p.exec(`CREATE OR REPLACE TEMP TABLE _run_hashes (run_id VARCHAR, content_hash BIGINT)`); err != nil {
+		return err
+	}
+	if err := p.appendRows("_run_hashes", func(a *duckdb.Appender) error {
 		for _, id := range ids {
-			ir := p.chk.runs[id]
-			r := ir.rec
-			var size any
-			if r.SizeB != nil {
-				size = *r.SizeB
-			}
-			if err := a.AppendRow(r.ID, r.Scenario, r.Persona, int32(r.Rep),
-				runlog.ConfigID(r.Model, r.Harness, r.Effort), ConfigKey(r.Model, r.Harness, r.Effort),
-				r.Model, r.Harness, r.Effort, strOrNil(r.Family), size, timeOrNil(r.Start), timeOrNil(r.End), r.Status,
-				jsonOrNil(r.Meta), jsonOrNil(r.ConfigExtra), jsonOrNil(r.Extra), int64(ir.hash),
-				int32(fileIDs[p.chk.files[ir.at.file]]), ir.at.line); err != nil {
+			if err := a.AppendRow(id, int64(p.chk.runs[id].hash)); err != nil {
 				return err
 			}
 		}
 		return nil
 	}); err != nil {
 		return err
+	}
+	if sf := p.stages[runlog.TypeRun]; sf != nil && len(ids) > 0 {
+		if err := p.exec(`INSERT INTO runs SELECT s.run_id, s.scenario, s.persona, s.rep, s.config_id, s.config_key, s.model,
+			s.harness, s.effort, s.family, s.size_b, s.start_t, s.end_t, s.status, s.meta, s.config_extra, s.extra,
+			h.content_hash, s.file_id, s.src_line
+			FROM ` + readStage(sf, runlog.TypeRun) + ` s JOIN _run_hashes h USING (run_id)`); err != nil {
+			return err
+		}
 	}
 	p.sum.Runs = len(ids)
 	replaced := sortedIDs(decisions, runReplace)

@@ -107,6 +107,7 @@ func writeText(w io.Writer, r *Result) error {
 	}
 	var b bytes.Buffer
 	line := func(vals []string) {
+		start := b.Len()
 		for i, s := range vals {
 			if i > 0 {
 				b.WriteString("  ")
@@ -120,6 +121,7 @@ func writeText(w io.Writer, r *Result) error {
 				b.WriteString(s)
 			}
 		}
+		b.Truncate(start + len(bytes.TrimRight(b.Bytes()[start:], " ")))
 		b.WriteByte('\n')
 	}
 	line(r.Columns)

@@ -58,7 +58,11 @@ func progressBar(e *env, quiet bool) (func(ingest.Progress), func()) {
 				progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish(),
 				progressbar.OptionSetPredictTime(true))
 		}
-		bar.Describe(fmt.Sprintf("files %d/%d · %s records", p.FilesDone, p.FilesTotal, thousands(p.Records)))
+		if p.Loading {
+			bar.Describe(fmt.Sprintf("%s records checked · loading into the warehouse", thousands(p.Records)))
+		} else {
+			bar.Describe(fmt.Sprintf("files %d/%d · %s records", p.FilesDone, p.FilesTotal, thousands(p.Records)))
+		}
 		_ = bar.Set64(p.Bytes)
 	}
 	return update, func() {
@@ -253,9 +257,20 @@ func sampleCommand(e *env) *cli.Command {
 			if cmd.Args().Len() > 0 {
 				return usagef("sample takes no arguments, found %q", cmd.Args().First())
 			}
+			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
+			if err != nil {
+				return err
+			}
 			st, err := writeSample(ctx, cmd, cmd.String("out"))
 			if err != nil {
 				return err
+			}
+			if format != "table" {
+				r := &reports.Result{
+					Columns: []string{"dir", "files", "scenarios", "configurations", "runs", "events", "task_records", "judgments", "ratings", "record_bytes", "planted_disagreements"},
+					Rows: [][]any{{cmd.String("out"), st.Files, st.Scenarios, st.Configs, st.Runs, st.Events, st.Tasks, st.Judgments, st.Ratings, st.RecordBytes, st.Planted}},
+				}
+				return reports.WriteResult(e.stdout, format, r)
 			}
 			fmt.Fprintf(e.stdout, "wrote %s: %d files, %d scenarios, %d configurations, %s runs, %s events, %s task records, %s judgments, %s ratings (%.1f MB of records)\n",
 				cmd.String("out"), st.Files, st.Scenarios, st.Configs, thousands(int64(st.Runs)), thousands(st.Events), thousands(st.Tasks),

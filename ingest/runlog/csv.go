@@ -33,6 +33,10 @@ var CSVColumns = map[string][]Column{
 		{"final_seq", "BIGINT"}, {"expected_depth", "VARCHAR"}, {"chosen_depth", "VARCHAR"}, {"rules_logged", "BOOLEAN"},
 		{"rule_evidence", "DOUBLE"}, {"rule_outputs", "DOUBLE"}, {"rule_constraints", "DOUBLE"}, {"extra", "JSON"},
 		{"file_id", "INTEGER"}, {"src_line", "INTEGER"}},
+	TypeRun: {{"run_id", "VARCHAR"}, {"scenario", "VARCHAR"}, {"persona", "VARCHAR"}, {"rep", "INTEGER"}, {"config_id", "VARCHAR"},
+		{"config_key", "VARCHAR"}, {"model", "VARCHAR"}, {"harness", "VARCHAR"}, {"effort", "VARCHAR"}, {"family", "VARCHAR"},
+		{"size_b", "DOUBLE"}, {"start_t", "TIMESTAMPTZ"}, {"end_t", "TIMESTAMPTZ"}, {"status", "VARCHAR"}, {"meta", "JSON"},
+		{"config_extra", "JSON"}, {"extra", "JSON"}, {"file_id", "INTEGER"}, {"src_line", "INTEGER"}},
 	TypeRating: {{"rater", "VARCHAR"}, {"question", "VARCHAR"}, {"value", "DOUBLE"}, {"run_id", "VARCHAR"}, {"task", "VARCHAR"},
 		{"item", "VARCHAR"}, {"day", "INTEGER"}, {"condition", "VARCHAR"}, {"extra", "JSON"}, {"file_id", "INTEGER"}, {"src_line", "INTEGER"}},
 }
@@ -132,6 +136,32 @@ func (d *Decoder) AppendCSV(dst []byte, rec Record, fileID, line int) []byte {
 				dst = strconv.AppendFloat(dst, *f, 'g', -1, 64)
 			}
 		}
+		dst = appendJSONBytes(dst, r.Extra)
+	case *Run:
+		dst = appendFirst(dst, r.ID)
+		dst = appendQuotedString(dst, r.Scenario)
+		dst = appendQuotedString(dst, r.Persona)
+		dst = append(dst, ',')
+		dst = strconv.AppendInt(dst, int64(r.Rep), 10)
+		dst = appendQuotedString(dst, ConfigID(r.Model, r.Harness, r.Effort))
+		dst = appendQuotedString(dst, ConfigKey(r.Model, r.Harness, r.Effort))
+		dst = appendQuotedString(dst, r.Model)
+		dst = appendQuotedString(dst, r.Harness)
+		dst = appendQuotedString(dst, r.Effort)
+		dst = appendOptString(dst, r.Family)
+		dst = append(dst, ',')
+		if r.SizeB != nil {
+			dst = strconv.AppendFloat(dst, *r.SizeB, 'g', -1, 64)
+		}
+		for _, t := range []*time.Time{r.Start, r.End} {
+			dst = append(dst, ',')
+			if t != nil {
+				dst = appendTime(dst, *t)
+			}
+		}
+		dst = appendQuotedString(dst, r.Status)
+		dst = appendJSONBytes(dst, r.Meta)
+		dst = appendJSONBytes(dst, r.ConfigExtra)
 		dst = appendJSONBytes(dst, r.Extra)
 	case *Rating:
 		dst = appendFirst(dst, r.Rater)

@@ -2,6 +2,7 @@ package runlog
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -39,6 +40,36 @@ type File struct {
 	Path string
 	Kind Kind
 	Size int64
+	// leadsWithRuns: the stream's first record is a scenario or a run.
+	// Such streams are read first, so that by the time judgments and
+	// ratings name a run, its scenario is usually known and references
+	// are settled at once instead of being remembered to the end.
+	leadsWithRuns bool
+}
+
+// leadsWithRuns peeks at the first record of a stream.
+func leadsWithRuns(path string) bool {
+	r, err := OpenStream(path, nil)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	br := bufio.NewReaderSize(r, 64<<10)
+	for range 8 {
+		line, err := br.ReadSlice('\n')
+		if t := bytes.TrimSpace(line); len(t) > 0 {
+			v, perr := fastjson.ParseBytes(t)
+			if perr != nil {
+				return false
+			}
+			typ := string(v.GetStringBytes("type"))
+			return typ == TypeRun || typ == TypeScenario
+		}
+		if err != nil {
+			return false
+		}
+	}
+	return false
 }
 
 // Skipped is a file found in a folder that Discover does not read, with why.
@@ -111,9 +142,20 @@ func Discover(paths []string) (files []File, skipped []Skipped, err error) {
 			return nil, nil, &Error{File: p, Msg: "folder holds no file gymlens reads (*.jsonl, *.jsonl.gz, *.jsonl.zst, scenario *.json/*.yaml/*.yml, ratings *.csv)"}
 		}
 	}
+	for i := range files {
+		if files[i].Kind == KindJSONL {
+			files[i].leadsWithRuns = leadsWithRuns(files[i].Path)
+		}
+	}
 	slices.SortStableFunc(files, func(a, b File) int {
 		if a.Kind != b.Kind {
 			return kindOrder(a.Kind) - kindOrder(b.Kind)
+		}
+		if a.leadsWithRuns != b.leadsWithRuns {
+			if a.leadsWithRuns {
+				return -1
+			}
+			return 1
 		}
 		return strings.Compare(a.Path, b.Path)
 	})

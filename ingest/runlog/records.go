@@ -4,7 +4,11 @@
 // It validates every record and knows nothing of the warehouse.
 package runlog
 
-import "time"
+import (
+	"regexp"
+	"strings"
+	"time"
+)
 
 // Record types, as they appear in the "type" field.
 const (
@@ -196,4 +200,19 @@ func ConfigID(model, harness, effort string) string {
 		effort = "none"
 	}
 	return model + " | " + harness + " | " + effort
+}
+
+var slugRE = regexp.MustCompile(`[^a-z0-9.]+`)
+
+// ConfigKey is a configuration id as a path-safe slug, used for Parquet
+// partitions: "GPT 5.6 Sol | CD | xhigh" → "gpt-5.6-sol_cd_xhigh".
+func ConfigKey(model, harness, effort string) string {
+	if effort == "" {
+		effort = "none"
+	}
+	parts := []string{model, harness, effort}
+	for i, s := range parts {
+		parts[i] = strings.Trim(slugRE.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	}
+	return strings.Join(parts, "_")
 }

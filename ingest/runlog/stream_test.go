@@ -175,6 +175,19 @@ func TestDiscover(t *testing.T) {
 	if _, _, err := Discover([]string{filepath.Join(dir, "a", "notes.txt")}); err == nil || !strings.Contains(err.Error(), "notes.txt") {
 		t.Errorf("explicit unknown file: %v", err)
 	}
+	// Streams that start with run records are read before the others.
+	ord := t.TempDir()
+	writeFile(t, filepath.Join(ord, "a-judgments.jsonl"), `{"type":"judgment"}`+"\n")
+	writeFile(t, filepath.Join(ord, "b-runs.jsonl"), "\n"+`{"type":"run"}`+"\n")
+	writeFile(t, filepath.Join(ord, "c-events.jsonl"), goodEvent+"\n")
+	files, _, _ = Discover([]string{ord})
+	got = got[:0]
+	for _, f := range files {
+		got = append(got, filepath.Base(f.Path))
+	}
+	if strings.Join(got, " ") != "b-runs.jsonl a-judgments.jsonl c-events.jsonl" {
+		t.Errorf("order %v", got)
+	}
 }
 
 func TestRatingsCSV(t *testing.T) {
