@@ -268,7 +268,7 @@ func sampleCommand(e *env) *cli.Command {
 			if format != "table" {
 				r := &reports.Result{
 					Columns: []string{"dir", "files", "scenarios", "configurations", "runs", "events", "task_records", "judgments", "ratings", "record_bytes", "planted_disagreements"},
-					Rows: [][]any{{cmd.String("out"), st.Files, st.Scenarios, st.Configs, st.Runs, st.Events, st.Tasks, st.Judgments, st.Ratings, st.RecordBytes, st.Planted}},
+					Rows:    [][]any{{cmd.String("out"), st.Files, st.Scenarios, st.Configs, st.Runs, st.Events, st.Tasks, st.Judgments, st.Ratings, st.RecordBytes, st.Planted}},
 				}
 				return reports.WriteResult(e.stdout, format, r)
 			}
