@@ -213,3 +213,37 @@ func TestRatingsCSV(t *testing.T) {
 		t.Fatalf("good %d errs %v", good, errs)
 	}
 }
+
+// FuzzDecodeStream feeds arbitrary bytes to the stream decoder: it must
+// return an item per non-blank line, in order, each a record or an error
+// naming its line, and never panic.
+func FuzzDecodeStream(f *testing.F) {
+	f.Add([]byte(goodEvent + "\n" + goodEvent[:30]))
+	f.Add([]byte("\n\n{}\n[1]\n\"x\"\n"))
+	f.Add([]byte(`{"type":"run","run_id":"r","scenario":"s","persona":"p","rep":1,"config":{"model":"m","harness":"h"}}` + "\r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		prev := 0
+		err := DecodeStream(context.Background(), bytes.NewReader(data), StreamOptions{File: "fuzz", Workers: 2, Rows: true, FileID: 1},
+			func(items []Item) error {
+				for _, it := range items {
+					if it.Line <= prev {
+						t.Fatalf("line %d after %d", it.Line, prev)
+					}
+					prev = it.Line
+					if (it.Rec == nil) == (it.Err == nil) {
+						t.Fatalf("line %d: record %v and error %v", it.Line, it.Rec, it.Err)
+					}
+					if it.Err != nil && !strings.HasPrefix(it.Err.Error(), "fuzz:") {
+						t.Fatalf("error without its file: %v", it.Err)
+					}
+					if it.Rec != nil && Bulk(it.Rec.RecordType()) && (len(it.Row) == 0 || it.Row[len(it.Row)-1] != '\n') {
+						t.Fatalf("line %d: staging row %q", it.Line, it.Row)
+					}
+				}
+				return nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}
