@@ -98,6 +98,16 @@ type inRun struct {
 	records  int64 // records of the run other than its run record
 }
 
+// addTrajectory counts an event or task record of the run into its content.
+func (ir *inRun) addTrajectory(hash uint64, at loc) {
+	ir.hash += hash
+	ir.trajectory = true
+	if ir.firstRef.file == 0 {
+		ir.firstRef = at
+	}
+	ir.records++
+}
+
 // taskLoc is where a task id (an index into checker.names) was named.
 type taskLoc struct {
 	task uint32
@@ -281,12 +291,7 @@ func (c *checker) record(rec runlog.Record, hash uint64, at loc) *runlog.Error {
 			ir.approvals = append(ir.approvals, r.Seq)
 		}
 		ir.hasSeq, ir.lastSeq = true, r.Seq
-		ir.hash += hash
-		ir.trajectory = true
-		if ir.firstRef.file == 0 {
-			ir.firstRef = at
-		}
-		ir.records++
+		ir.addTrajectory(hash, at)
 	case *runlog.Task:
 		ir := c.run(r.RunID)
 		if si := c.scenarioFor(r.RunID, ir); si != nil {
@@ -300,12 +305,7 @@ func (c *checker) record(rec runlog.Record, hash uint64, at loc) *runlog.Error {
 			}
 			ir.tasks = append(ir.tasks, taskLoc{task, at})
 		}
-		ir.hash += hash
-		ir.trajectory = true
-		if ir.firstRef.file == 0 {
-			ir.firstRef = at
-		}
-		ir.records++
+		ir.addTrajectory(hash, at)
 	case *runlog.Run:
 		ir := c.run(r.ID)
 		if ir.hasRec {
@@ -315,28 +315,12 @@ func (c *checker) record(rec runlog.Record, hash uint64, at loc) *runlog.Error {
 		ir.scenario, ir.persona = c.intern(r.Scenario), c.intern(r.Persona)
 		ir.hash += hash
 	case *runlog.Judgment:
-		ir := c.run(r.RunID)
-		ir.records++
-		if ir.firstRef.file == 0 {
-			ir.firstRef = at
-		}
-		if r.Task != "" {
-			if msg := c.taskRef(r.RunID, ir, r.Task, at); msg != "" {
-				return fail("task", msg)
-			}
+		if msg := c.refers(r.RunID, r.Task, at); msg != "" {
+			return fail("task", msg)
 		}
 	case *runlog.Rating:
-		if r.RunID != "" {
-			ir := c.run(r.RunID)
-			ir.records++
-			if ir.firstRef.file == 0 {
-				ir.firstRef = at
-			}
-			if r.Task != "" {
-				if msg := c.taskRef(r.RunID, ir, r.Task, at); msg != "" {
-					return fail("task", msg)
-				}
-			}
+		if msg := c.refers(r.RunID, r.Task, at); msg != "" {
+			return fail("task", msg)
 		}
 	case *runlog.Scenario:
 		c.scenario(r, hash, at, nil)
@@ -344,6 +328,23 @@ func (c *checker) record(rec runlog.Record, hash uint64, at loc) *runlog.Error {
 	}
 	c.counts[typeIndex(rec)]++
 	return nil
+}
+
+// refers notes that a judgment or a rating names run id (and task, when not
+// empty), and returns what is wrong with the task when that is known now.
+func (c *checker) refers(id, task string, at loc) string {
+	if id == "" {
+		return ""
+	}
+	ir := c.run(id)
+	ir.records++
+	if ir.firstRef.file == 0 {
+		ir.firstRef = at
+	}
+	if task == "" {
+		return ""
+	}
+	return c.taskRef(id, ir, task, at)
 }
 
 // taskRef checks a task named by a judgment or a rating now when the run's

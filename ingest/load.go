@@ -433,12 +433,7 @@ func (p *pass) readStream(fs *fileState) error {
 	var compressed int64
 	r, err := runlog.OpenStream(fs.Path, &compressed)
 	if err != nil {
-		var e *runlog.Error
-		if errors.As(err, &e) {
-			p.errs.Add(e)
-			return nil
-		}
-		return err
+		return p.collect(err)
 	}
 	defer r.Close()
 	var last int64
@@ -478,15 +473,18 @@ func (p *pass) readStream(fs *fileState) error {
 	if err == errStop {
 		return nil
 	}
-	if err != nil {
-		var e *runlog.Error
-		if errors.As(err, &e) {
-			p.errs.Add(e)
-			return nil
-		}
-		return err
+	return p.collect(err)
+}
+
+// collect adds an input error to the list, so that reading goes on with the
+// next file; other errors (of the machine, the warehouse) stop the ingest.
+func (p *pass) collect(err error) error {
+	var e *runlog.Error
+	if errors.As(err, &e) {
+		p.errs.Add(e)
+		return nil
 	}
-	return nil
+	return err
 }
 
 // stageFile is the staging CSV of one bulk record type.

@@ -36,13 +36,18 @@ func ingestFlags() []cli.Flag {
 	}
 }
 
-func ingestOptions(cmd *cli.Command, e *env) (ingest.IngestOptions, error) {
+// ingestOptions reads the arguments and flags shared by ingest and validate.
+func ingestOptions(cmd *cli.Command) (string, ingest.IngestOptions, error) {
 	opt := ingest.IngestOptions{MaxErrors: int(cmd.Int("max-errors")), SkipInvalid: cmd.Bool("skip-invalid"),
 		RejectsPath: cmd.String("rejects"), Replace: cmd.Bool("replace")}
-	if opt.MaxErrors < 1 {
-		return opt, usagef("--max-errors: expected a number ≥ 1, found %d", opt.MaxErrors)
+	if cmd.Args().Len() == 0 {
+		return "", opt, usagef("%s: name at least one file or folder", cmd.Name)
 	}
-	return opt, nil
+	if opt.MaxErrors < 1 {
+		return "", opt, usagef("--max-errors: expected a number ≥ 1, found %d", opt.MaxErrors)
+	}
+	format, err := outputFormat(cmd, "table", reports.ResultFormats...)
+	return format, opt, err
 }
 
 // progressBar draws ingest progress on a terminal: files, records, MB/s.
@@ -82,14 +87,7 @@ func ingestCommand(e *env) *cli.Command {
 			"A file whose content was ingested before is skipped.",
 		Flags: ingestFlags(),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Len() == 0 {
-				return usagef("ingest: name at least one file or folder")
-			}
-			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
-			if err != nil {
-				return err
-			}
-			opt, err := ingestOptions(cmd, e)
+			format, opt, err := ingestOptions(cmd)
 			if err != nil {
 				return err
 			}
@@ -119,14 +117,7 @@ func validateCommand(e *env) *cli.Command {
 			"Checks that need the loaded events (a task's final_seq) are made by ingest only.",
 		Flags: ingestFlags()[:1],
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Len() == 0 {
-				return usagef("validate: name at least one file or folder")
-			}
-			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
-			if err != nil {
-				return err
-			}
-			opt, err := ingestOptions(cmd, e)
+			format, opt, err := ingestOptions(cmd)
 			if err != nil {
 				return err
 			}
