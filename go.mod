@@ -13,6 +13,7 @@ require (
 	github.com/zeebo/xxh3 v1.1.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/term v0.45.0
+	gonum.org/v1/gonum v0.17.0
 )
 
 require (

@@ -1,0 +1,244 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sort"
+	"sync"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Interval methods.
+const (
+	Percentile = "percentile"
+	BCa        = "bca"
+)
+
+// DefaultBootstrap holds gymlens's opinionated defaults in one place.
+var DefaultBootstrap = BootstrapOptions{Resamples: 10000, Level: 0.95, Method: Percentile, Seed: 1}
+
+// BootstrapOptions tunes ClusterBootstrap.
+type BootstrapOptions struct {
+	Resamples int     // number of resamples; 0 means 10,000
+	Level     float64 // confidence level; 0 means 0.95
+	Method    string  // Percentile or BCa
+	Seed      uint64
+	Workers   int // 0 means GOMAXPROCS; the results do not depend on it
+}
+
+func (o BootstrapOptions) withDefaults() BootstrapOptions {
+	if o.Resamples <= 0 {
+		o.Resamples = DefaultBootstrap.Resamples
+	}
+	if o.Level <= 0 || o.Level >= 1 {
+		o.Level = DefaultBootstrap.Level
+	}
+	if o.Method == "" {
+		o.Method = DefaultBootstrap.Method
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	return o
+}
+
+// Estimate is a statistic with its uncertainty and what it rests on.
+type Estimate struct {
+	Value     float64 // the statistic on the data as observed
+	Lo, Hi    float64 // the interval; NaN when it cannot be had (see Warnings)
+	Method    string
+	Level     float64
+	Resamples int
+	Seed      uint64
+	Clusters  int
+	Warnings  []string
+}
+
+// Statistics computes k statistics from cluster weights: w[c] is how many
+// times cluster c was drawn (all 1 for the data as observed, one 0 for a
+// jackknife sample). It writes them to out, which has length k. It must
+// not keep w or out, and must compute each statistic exactly as the point
+// estimate is computed.
+type Statistics func(w []float64, out []float64)
+
+// ClusterBootstrap resamples clusters with replacement (as many as there
+// are) and returns, for each of k statistics, its value and its interval.
+// All k statistics are computed on the same draws, so differences between
+// them are paired. Resample b draws from a generator seeded by (Seed, b):
+// the results are the same whatever the number of workers.
+//
+// Percentile intervals are the α/2 and 1−α/2 quantiles (type 7) of the
+// replicates. BCa intervals correct them for bias (the share of
+// replicates below the estimate) and acceleration (from the jackknife that
+// leaves out one cluster at a time), as Efron (1987) and scipy's bootstrap.
+func ClusterBootstrap(clusters, k int, stat Statistics, opt BootstrapOptions) []Estimate {
+	opt = opt.withDefaults()
+	est := make([]Estimate, k)
+	ones := make([]float64, clusters)
+	for i := range ones {
+		ones[i] = 1
+	}
+	point := make([]float64, k)
+	stat(ones, point)
+	for j := range est {
+		est[j] = Estimate{Value: point[j], Lo: math.NaN(), Hi: math.NaN(), Method: opt.Method, Level: opt.Level,
+			Resamples: opt.Resamples, Seed: opt.Seed, Clusters: clusters}
+		if clusters < 5 {
+			est[j].Warnings = append(est[j].Warnings, fmt.Sprintf("%d clusters: interval unreliable", clusters))
+		}
+	}
+	if clusters < 2 {
+		for j := range est {
+			est[j].Warnings = append(est[j].Warnings, "fewer than 2 clusters: no interval")
+		}
+		return est
+	}
+	reps := Replicates(clusters, k, stat, opt)
+	var jack [][]float64
+	if opt.Method == BCa {
+		jack = Jackknife(clusters, k, stat)
+	}
+	col := make([]float64, 0, opt.Resamples)
+	for j := range est {
+		col = col[:0]
+		for b := 0; b < opt.Resamples; b++ {
+			if v := reps[b*k+j]; !math.IsNaN(v) {
+				col = append(col, v)
+			}
+		}
+		if dropped := opt.Resamples - len(col); dropped > 0 {
+			est[j].Warnings = append(est[j].Warnings, fmt.Sprintf("statistic undefined in %d of %d resamples (left out)", dropped, opt.Resamples))
+		}
+		if len(col) < 2 || math.IsNaN(est[j].Value) {
+			est[j].Warnings = append(est[j].Warnings, "no interval: statistic undefined")
+			continue
+		}
+		sort.Float64s(col)
+		switch opt.Method {
+		case BCa:
+			jk := make([]float64, clusters)
+			for i := range jk {
+				jk[i] = jack[i][j]
+			}
+			lo, hi, warn := BCaInterval(est[j].Value, col, jk, opt.Level)
+			est[j].Lo, est[j].Hi = lo, hi
+			if warn != "" {
+				est[j].Warnings = append(est[j].Warnings, warn)
+			}
+		default:
+			est[j].Lo, est[j].Hi = PercentileInterval(col, opt.Level)
+		}
+	}
+	return est
+}
+
+// Replicates returns the k statistics of each of opt.Resamples cluster
+// resamples, resample-major (b*k + j). Work is split among workers by
+// resample; each resample's draws depend only on (Seed, b).
+func Replicates(clusters, k int, stat Statistics, opt BootstrapOptions) []float64 {
+	opt = opt.withDefaults()
+	out := make([]float64, opt.Resamples*k)
+	var wg sync.WaitGroup
+	chunk := (opt.Resamples + opt.Workers - 1) / opt.Workers
+	for wk := 0; wk < opt.Workers; wk++ {
+		lo, hi := wk*chunk, min(opt.Resamples, (wk+1)*chunk)
+		if lo >= hi {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := make([]float64, clusters)
+			src := rand.NewPCG(0, 0)
+			rng := rand.New(src)
+			for b := lo; b < hi; b++ {
+				src.Seed(opt.Seed, uint64(b))
+				clear(w)
+				for range clusters {
+					w[rng.IntN(clusters)]++
+				}
+				stat(w, out[b*k:(b+1)*k])
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// Jackknife returns the k statistics with each cluster left out in turn.
+func Jackknife(clusters, k int, stat Statistics) [][]float64 {
+	out := make([][]float64, clusters)
+	w := make([]float64, clusters)
+	for i := range out {
+		for c := range w {
+			w[c] = 1
+		}
+		w[i] = 0
+		out[i] = make([]float64, k)
+		stat(w, out[i])
+	}
+	return out
+}
+
+// PercentileInterval is the percentile interval of sorted replicates.
+func PercentileInterval(sorted []float64, level float64) (lo, hi float64) {
+	a := (1 - level) / 2
+	return Quantile7(a, sorted), Quantile7(1-a, sorted)
+}
+
+// BCaInterval is the bias-corrected and accelerated interval of the
+// statistic theta from its sorted replicates and its jackknife values.
+func BCaInterval(theta float64, sorted, jack []float64, level float64) (lo, hi float64, warning string) {
+	below := sort.SearchFloat64s(sorted, theta) // replicates < theta
+	z0 := distuv.UnitNormal.Quantile(float64(below) / float64(len(sorted)))
+	if math.IsInf(z0, 0) || math.IsNaN(z0) {
+		return math.NaN(), math.NaN(), "no BCa interval: every replicate lies on one side of the estimate"
+	}
+	var mean float64
+	for _, v := range jack {
+		mean += v
+	}
+	mean /= float64(len(jack))
+	var num, den float64
+	for _, v := range jack {
+		d := mean - v
+		num += d * d * d
+		den += d * d
+	}
+	acc := 0.0
+	if den > 0 {
+		acc = num / (6 * math.Pow(den, 1.5))
+	}
+	a := (1 - level) / 2
+	adj := func(q float64) float64 {
+		z := distuv.UnitNormal.Quantile(q)
+		return distuv.UnitNormal.CDF(z0 + (z0+z)/(1-acc*(z0+z)))
+	}
+	return Quantile7(adj(a), sorted), Quantile7(adj(1-a), sorted), ""
+}
+
+// BootstrapPValue is the two-sided p-value of "the statistic is zero" from
+// its replicates: twice the smaller share of replicates on either side of
+// zero, counting the observed data as one more on each side, at most 1.
+func BootstrapPValue(reps []float64) float64 {
+	var le, ge, n float64
+	for _, v := range reps {
+		if math.IsNaN(v) {
+			continue
+		}
+		n++
+		if v <= 0 {
+			le++
+		}
+		if v >= 0 {
+			ge++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return math.Min(1, 2*math.Min(le+1, ge+1)/(n+1))
+}

@@ -1,0 +1,205 @@
+// Package analysis computes gymlens's numbers: the 3T metrics, the cluster
+// bootstrap, correlations, paired comparisons and agreement statistics.
+// It works on typed Go values and knows nothing of files, images or
+// terminals.
+package analysis
+
+import (
+	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Quantile7 returns the p-quantile of sorted x by R's type 7 (numpy's
+// "linear", the default of both): with h = (n−1)p, the value at ⌊h⌋ plus
+// (h−⌊h⌋) of the step to the next. x must be sorted ascending; NaN when x
+// is empty.
+func Quantile7(p float64, x []float64) float64 {
+	n := len(x)
+	if n == 0 || math.IsNaN(p) {
+		return math.NaN()
+	}
+	if p <= 0 {
+		return x[0]
+	}
+	if p >= 1 {
+		return x[n-1]
+	}
+	h := float64(n-1) * p
+	lo := math.Floor(h)
+	i := int(lo)
+	if i+1 >= n {
+		return x[n-1]
+	}
+	return x[i] + (h-lo)*(x[i+1]-x[i])
+}
+
+// Mean is the arithmetic mean, NaN for no values.
+func Mean(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+// WeightedMean is Σ wᵢxᵢ / Σ wᵢ; nil weights mean equal weights.
+func WeightedMean(x, w []float64) float64 {
+	if w == nil {
+		return Mean(x)
+	}
+	if len(w) != len(x) {
+		panic("analysis: WeightedMean: weights and values differ in length")
+	}
+	var s, sw float64
+	for i, v := range x {
+		s += w[i] * v
+		sw += w[i]
+	}
+	if sw == 0 {
+		return math.NaN()
+	}
+	return s / sw
+}
+
+// SD is the sample standard deviation (n−1 in the denominator).
+func SD(x []float64) float64 {
+	n := len(x)
+	if n < 2 {
+		return math.NaN()
+	}
+	m := Mean(x)
+	var s float64
+	for _, v := range x {
+		s += (v - m) * (v - m)
+	}
+	return math.Sqrt(s / float64(n-1))
+}
+
+// Pearson is the product-moment correlation of x and y; NaN when either is
+// constant or there are fewer than two pairs.
+func Pearson(x, y []float64) float64 {
+	if len(x) != len(y) {
+		panic("analysis: Pearson: x and y differ in length")
+	}
+	n := len(x)
+	if n < 2 {
+		return math.NaN()
+	}
+	mx, my := Mean(x), Mean(y)
+	var sxy, sxx, syy float64
+	for i := range x {
+		dx, dy := x[i]-mx, y[i]-my
+		sxy += dx * dy
+		sxx += dx * dx
+		syy += dy * dy
+	}
+	if sxx == 0 || syy == 0 {
+		return math.NaN()
+	}
+	r := sxy / math.Sqrt(sxx*syy)
+	return math.Max(-1, math.Min(1, r))
+}
+
+// Ranks returns the ranks of x (1-based), ties given the mean of the ranks
+// they span.
+func Ranks(x []float64) []float64 {
+	idx := make([]int, len(x))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return x[idx[a]] < x[idx[b]] })
+	r := make([]float64, len(x))
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && x[idx[j+1]] == x[idx[i]] {
+			j++
+		}
+		avg := float64(i+j)/2 + 1
+		for k := i; k <= j; k++ {
+			r[idx[k]] = avg
+		}
+		i = j + 1
+	}
+	return r
+}
+
+// Spearman is Pearson's correlation of the ranks (ties averaged).
+func Spearman(x, y []float64) float64 { return Pearson(Ranks(x), Ranks(y)) }
+
+// CorrelationPValue is the two-sided p-value of r from n pairs under no
+// correlation, from Student's t with n−2 degrees of freedom (as scipy's
+// pearsonr and spearmanr compute it).
+func CorrelationPValue(r float64, n int) float64 {
+	if n < 3 || math.IsNaN(r) {
+		return math.NaN()
+	}
+	if math.Abs(r) >= 1 {
+		return 0
+	}
+	df := float64(n - 2)
+	t := r * math.Sqrt(df/(1-r*r))
+	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(math.Abs(t))
+}
+
+// FisherZInterval is the confidence interval of a correlation r from n
+// pairs at the given level, by Fisher's z: tanh(atanh r ± z_{1−α/2}/√(n−3)).
+func FisherZInterval(r float64, n int, level float64) (lo, hi float64) {
+	if n < 4 || math.IsNaN(r) {
+		return math.NaN(), math.NaN()
+	}
+	z := math.Atanh(r)
+	se := 1 / math.Sqrt(float64(n-3))
+	q := distuv.UnitNormal.Quantile(1 - (1-level)/2)
+	return math.Tanh(z - q*se), math.Tanh(z + q*se)
+}
+
+// Holm adjusts p-values for multiple comparisons by Holm's step-down
+// method (R's p.adjust(p, "holm")).
+func Holm(p []float64) []float64 {
+	n := len(p)
+	idx := order(p, false)
+	out := make([]float64, n)
+	running := 0.0
+	for k, i := range idx {
+		v := math.Min(1, float64(n-k)*p[i])
+		running = math.Max(running, v)
+		out[i] = running
+	}
+	return out
+}
+
+// BenjaminiHochberg adjusts p-values to control the false discovery rate
+// (R's p.adjust(p, "BH")).
+func BenjaminiHochberg(p []float64) []float64 {
+	n := len(p)
+	idx := order(p, true)
+	out := make([]float64, n)
+	running := 1.0
+	for k, i := range idx {
+		rank := n - k
+		v := math.Min(1, float64(n)/float64(rank)*p[i])
+		running = math.Min(running, v)
+		out[i] = running
+	}
+	return out
+}
+
+// order returns the indexes of p sorted ascending (or descending).
+func order(p []float64, desc bool) []int {
+	idx := make([]int, len(p))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		if desc {
+			return p[idx[a]] > p[idx[b]]
+		}
+		return p[idx[a]] < p[idx[b]]
+	})
+	return idx
+}

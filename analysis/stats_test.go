@@ -1,0 +1,236 @@
+package analysis
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+)
+
+type scipyRefs struct {
+	Quantile7 struct {
+		X, P, Q []float64
+	} `json:"quantile7"`
+	Correlation struct {
+		X, Y        []float64
+		PearsonR    float64   `json:"pearson_r"`
+		PearsonP    float64   `json:"pearson_p"`
+		PearsonCI95 []float64 `json:"pearson_ci95"`
+		SpearmanR   float64   `json:"spearman_r"`
+		SpearmanP   float64   `json:"spearman_p"`
+	} `json:"correlation"`
+	BootstrapMean struct {
+		Data       []float64 `json:"data"`
+		Percentile struct {
+			CI         []float64 `json:"ci"`
+			Replicates []float64 `json:"replicates"`
+		} `json:"percentile"`
+		BCa struct {
+			CI         []float64 `json:"ci"`
+			Replicates []float64 `json:"replicates"`
+		} `json:"BCa"`
+	} `json:"bootstrap_mean"`
+	ClusterBootstrap struct {
+		Clusters      [][]float64 `json:"clusters"`
+		Resamples     int         `json:"resamples"`
+		ReplicateMean float64     `json:"replicate_mean"`
+		ReplicateSD   float64     `json:"replicate_sd"`
+	} `json:"cluster_bootstrap"`
+}
+
+type rRefs struct {
+	P             []float64 `json:"p"`
+	Holm          []float64 `json:"holm"`
+	BH            []float64 `json:"bh"`
+	QuantileX     []float64 `json:"quantile_x"`
+	QuantileP     []float64 `json:"quantile_p"`
+	QuantileType7 []float64 `json:"quantile_type7"`
+}
+
+func load(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func near(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol || math.IsNaN(got) != math.IsNaN(want) {
+		t.Errorf("%s = %.15g, want %.15g (±%g)", what, got, want, tol)
+	}
+}
+
+func sorted(x []float64) []float64 {
+	s := append([]float64(nil), x...)
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return s
+}
+
+func TestQuantile7AgainstNumpyAndR(t *testing.T) {
+	var s scipyRefs
+	var r rRefs
+	load(t, "testdata/scipy_refs.json", &s)
+	load(t, "testdata/r_refs.json", &r)
+	x := sorted(s.Quantile7.X)
+	for i, p := range s.Quantile7.P {
+		near(t, "numpy quantile", Quantile7(p, x), s.Quantile7.Q[i], 1e-12)
+	}
+	x = sorted(r.QuantileX)
+	for i, p := range r.QuantileP {
+		near(t, "R quantile type 7", Quantile7(p, x), r.QuantileType7[i], 1e-12)
+	}
+	if !math.IsNaN(Quantile7(0.5, nil)) {
+		t.Error("quantile of nothing is not NaN")
+	}
+}
+
+func TestCorrelationsAgainstScipy(t *testing.T) {
+	var s scipyRefs
+	load(t, "testdata/scipy_refs.json", &s)
+	c := s.Correlation
+	n := len(c.X)
+	r := Pearson(c.X, c.Y)
+	near(t, "pearson r", r, c.PearsonR, 1e-12)
+	near(t, "pearson p", CorrelationPValue(r, n), c.PearsonP, 1e-12)
+	lo, hi := FisherZInterval(r, n, 0.95)
+	near(t, "fisher lo", lo, c.PearsonCI95[0], 1e-12)
+	near(t, "fisher hi", hi, c.PearsonCI95[1], 1e-12)
+	rs := Spearman(c.X, c.Y)
+	near(t, "spearman r (ties)", rs, c.SpearmanR, 1e-12)
+	near(t, "spearman p", CorrelationPValue(rs, n), c.SpearmanP, 1e-12)
+	if !math.IsNaN(Pearson([]float64{1, 1, 1}, []float64{1, 2, 3})) {
+		t.Error("the correlation with a constant is not NaN")
+	}
+}
+
+func TestMultipleComparisonsAgainstR(t *testing.T) {
+	var r rRefs
+	load(t, "testdata/r_refs.json", &r)
+	holm, bh := Holm(r.P), BenjaminiHochberg(r.P)
+	for i := range r.P {
+		near(t, "holm", holm[i], r.Holm[i], 1e-15)
+		near(t, "BH", bh[i], r.BH[i], 1e-15)
+	}
+}
+
+// Given scipy's own replicates, the intervals are scipy's to the last
+// digit: percentile and BCa (jackknife over observations, which are
+// clusters of one).
+func TestIntervalsAgainstScipyBootstrap(t *testing.T) {
+	var s scipyRefs
+	load(t, "testdata/scipy_refs.json", &s)
+	b := s.BootstrapMean
+	lo, hi := PercentileInterval(sorted(b.Percentile.Replicates), 0.95)
+	near(t, "percentile lo", lo, b.Percentile.CI[0], 1e-12)
+	near(t, "percentile hi", hi, b.Percentile.CI[1], 1e-12)
+	n := len(b.Data)
+	mean := func(w, out []float64) {
+		var s, sw float64
+		for i, v := range b.Data {
+			s += w[i] * v
+			sw += w[i]
+		}
+		out[0] = s / sw
+	}
+	jack := Jackknife(n, 1, mean)
+	jk := make([]float64, n)
+	for i := range jk {
+		jk[i] = jack[i][0]
+	}
+	theta := Mean(b.Data)
+	lo, hi, warn := BCaInterval(theta, sorted(b.BCa.Replicates), jk, 0.95)
+	if warn != "" {
+		t.Fatal(warn)
+	}
+	near(t, "BCa lo", lo, b.BCa.CI[0], 1e-12)
+	near(t, "BCa hi", hi, b.BCa.CI[1], 1e-12)
+}
+
+// The cluster bootstrap draws as a plain implementation does: the mean and
+// standard deviation of its replicates match a straightforward Python
+// cluster bootstrap within Monte-Carlo error.
+func TestClusterBootstrapMatchesPlainImplementation(t *testing.T) {
+	var s scipyRefs
+	load(t, "testdata/scipy_refs.json", &s)
+	cb := s.ClusterBootstrap
+	sum := make([]float64, len(cb.Clusters))
+	cnt := make([]float64, len(cb.Clusters))
+	for i, c := range cb.Clusters {
+		for _, v := range c {
+			sum[i] += v
+		}
+		cnt[i] = float64(len(c))
+	}
+	stat := func(w, out []float64) {
+		var s, n float64
+		for i := range w {
+			s += w[i] * sum[i]
+			n += w[i] * cnt[i]
+		}
+		out[0] = s / n
+	}
+	reps := Replicates(len(sum), 1, stat, BootstrapOptions{Resamples: cb.Resamples, Seed: 99})
+	m, sd := Mean(reps), SD(reps)
+	// The difference of two independent means of B replicates has sd
+	// σ·√(2/B); the sample sd's relative error is about 1/√(2B) each.
+	B := float64(cb.Resamples)
+	near(t, "replicate mean", m, cb.ReplicateMean, 4*cb.ReplicateSD*math.Sqrt(2/B))
+	near(t, "replicate sd", sd, cb.ReplicateSD, 4*cb.ReplicateSD*math.Sqrt(2/(2*B)))
+}
+
+func TestBootstrapDoesNotDependOnWorkers(t *testing.T) {
+	x := []float64{3, 5, 1, 8, 13, 2, 7, 4, 9, 6, 11, 10}
+	stat := func(w, out []float64) {
+		out[0] = WeightedMean(x, w)
+		out[1] = WeightedMean(x, w) - x[0]*w[0]/12
+	}
+	var first []Estimate
+	for _, workers := range []int{1, 2, 3, 8} {
+		est := ClusterBootstrap(len(x), 2, stat, BootstrapOptions{Resamples: 2000, Seed: 5, Method: BCa, Workers: workers})
+		if first == nil {
+			first = est
+			continue
+		}
+		for j := range est {
+			if est[j].Lo != first[j].Lo || est[j].Hi != first[j].Hi {
+				t.Fatalf("workers %d: [%v, %v], first [%v, %v]", workers, est[j].Lo, est[j].Hi, first[j].Lo, first[j].Hi)
+			}
+		}
+	}
+	other := ClusterBootstrap(len(x), 2, stat, BootstrapOptions{Resamples: 2000, Seed: 6})
+	if other[0].Lo == first[0].Lo && other[0].Hi == first[0].Hi {
+		t.Error("another seed gave the same interval")
+	}
+	if first[0].Value != Mean(x) || !(first[0].Lo < first[0].Value && first[0].Value < first[0].Hi) {
+		t.Errorf("estimate %+v", first[0])
+	}
+}
+
+func TestFewClustersWarn(t *testing.T) {
+	est := ClusterBootstrap(3, 1, func(w, out []float64) { out[0] = w[0] + w[1] + w[2] }, BootstrapOptions{Resamples: 100})
+	if len(est[0].Warnings) == 0 {
+		t.Error("no warning with 3 clusters")
+	}
+	est = ClusterBootstrap(1, 1, func(w, out []float64) { out[0] = 1 }, BootstrapOptions{Resamples: 100})
+	if !math.IsNaN(est[0].Lo) || len(est[0].Warnings) < 2 {
+		t.Errorf("one cluster: %+v", est[0])
+	}
+}
+
+func TestBootstrapPValue(t *testing.T) {
+	if p := BootstrapPValue([]float64{1, 2, 3, 4}); math.Abs(p-0.4) > 1e-12 {
+		t.Errorf("all positive: p = %v, want 2·1/5", p)
+	}
+	if p := BootstrapPValue([]float64{-1, 1, -2, 2}); p != 1 {
+		t.Errorf("balanced: p = %v", p)
+	}
+}
