@@ -417,3 +417,29 @@ func TestSampleCorpusIngests(t *testing.T) {
 		t.Errorf("%d configurations, %d persona groups", configs, personas)
 	}
 }
+
+func TestLoadRuns(t *testing.T) {
+	w := openTemp(t)
+	if _, err := w.Ingest(ctx, []string{smallCorpus(t)}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := w.LoadRuns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 {
+		t.Fatalf("%d runs", len(runs))
+	}
+	r := runs[0]
+	if r.ConfigID != "Claude Opus 5 | CC | none" || r.PersonaGroup != "S" || r.HasTAWindow || len(r.Tasks) != 1 || len(r.TA) != 1 {
+		t.Fatalf("run %+v", r)
+	}
+	task := r.Tasks[0]
+	if task.Task != "mp_price" || task.Weight != 2 || task.RuleSet != [3]bool{true, false, true} || task.Rules[2] != 0.5 ||
+		len(task.TC) != 1 || task.TC[0].Correctness != 0.9 || task.TC[0].ArtifactQ != 0.7 {
+		t.Errorf("task %+v", task)
+	}
+	if ta := r.TA[0]; ta.Now != 1 || ta.Later != 0 || !ta.HasCQ || ta.CQ != 0.5 {
+		t.Errorf("TA %+v", ta)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v3"
 
+	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest"
 	"github.com/gymlens/gymlens/internal/sample"
 	"github.com/gymlens/gymlens/reports"
@@ -275,9 +276,13 @@ func demoCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "demo",
 		Usage: "write the sample corpus, ingest it and print a summary",
-		Description: "Writes the corpus to DIR/corpus and the warehouse to DIR/gymlens.duckdb (or --db when given).\n" +
-			"Running it again finds the same files and loads nothing twice.",
-		Flags: append([]cli.Flag{&cli.StringFlag{Name: "out", Value: "gymlens-demo", Usage: "output `DIR`"}}, sampleFlags()...),
+		Description: "Writes the corpus to DIR/corpus and the warehouse to DIR/gymlens.duckdb (or --db when given),\n" +
+			"then prints the configurations and the main results (the four metrics with cluster-bootstrap\n" +
+			"intervals; --seed seeds both the corpus and the bootstrap). Running it again loads nothing twice.",
+		Flags: append(append([]cli.Flag{&cli.StringFlag{Name: "out", Value: "gymlens-demo", Usage: "output `DIR`"},
+			&cli.StringFlag{Name: "by", Value: "config", Hidden: true}, &cli.StringSliceFlag{Name: "where", Hidden: true},
+			&cli.StringFlag{Name: "metrics", Value: strings.Join(analysis.MainMetrics, ","), Hidden: true},
+			&cli.StringFlag{Name: "judge", Hidden: true}}, sampleFlags()...), bootstrapFlags()[0], bootstrapFlags()[2], bootstrapFlags()[3]),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
 			if err != nil {
@@ -313,7 +318,18 @@ func demoCommand(e *env) *cli.Command {
 					return err
 				}
 			}
-			return demoSummary(ctx, e, format, w)
+			if err := demoSummary(ctx, e, format, w); err != nil {
+				return err
+			}
+			// The main results: configuration × the four metrics.
+			res, err := computeMetrics(ctx, cmd, w)
+			if err != nil {
+				return err
+			}
+			if format == "table" {
+				fmt.Fprintln(e.stdout, "\nmain results (TC 0–100, TA and TR-D %, TR-J 1–5):")
+			}
+			return printMetrics(e, format, []string{"config"}, res, quiet)
 		},
 	}
 }

@@ -15,6 +15,7 @@
 //	sample    write a synthetic Proactivity-Gym corpus
 //	ingest    load run logs, scenario specs and ratings into the warehouse
 //	validate  check files without writing anything
+//	metrics   the 3T metrics with cluster-bootstrap intervals, by any breakdown
 //	export    write every table as Parquet or Arrow IPC
 //	query     run read-only SQL against the warehouse
 //
@@ -95,7 +96,7 @@ func newApp(e *env) *cli.Command {
 			&cli.StringFlag{Name: "memory-limit", Usage: "DuckDB memory `LIMIT`, such as 2GB (default: 200MB when ingesting, 1GB otherwise)"},
 		},
 		Commands: []*cli.Command{
-			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), exportCommand(e), queryCommand(e),
+			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), metricsCommand(e), exportCommand(e), queryCommand(e),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {

@@ -136,3 +136,64 @@ func TestDemo(t *testing.T) {
 		t.Errorf("second demo: %d\n%s", code, stdout)
 	}
 }
+
+func TestMetrics(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.duckdb")
+	if code, _, stderr := gymlens(t, "sample", "--out", filepath.Join(dir, "full"), "--seed", "3"); code != 0 {
+		t.Fatal(stderr)
+	}
+	// A smaller corpus: the scenarios and the three Qwen 3.5 2B run logs,
+	// without judgments.
+	files, _ := filepath.Glob(filepath.Join(dir, "full", "runs", "qwen-3.5-2b_*.jsonl"))
+	more, _ := filepath.Glob(filepath.Join(dir, "full", "scenarios", "*.yaml"))
+	os.MkdirAll(filepath.Join(dir, "c"), 0o755)
+	for _, f := range append(files, more...) {
+		b, _ := os.ReadFile(f)
+		os.WriteFile(filepath.Join(dir, "c", filepath.Base(f)), b, 0o644)
+	}
+	if code, _, stderr := gymlens(t, "--db", db, "ingest", filepath.Join(dir, "c")); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, out, stderr := gymlens(t, "--db", db, "metrics", "--by", "harness", "--resamples", "500", "--format", "json")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	var res []struct {
+		Group    map[string]string `json:"group"`
+		Metric   string            `json:"metric"`
+		NRuns    int               `json:"n_runs"`
+		Clusters int               `json:"n_clusters"`
+		Mean     *float64          `json:"mean"`
+		Lo       *float64          `json:"ci_low"`
+		Hi       *float64          `json:"ci_high"`
+		Method   string            `json:"ci_method"`
+		Warnings []string          `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 12 || res[0].Group["harness"] != "CC" || res[0].Metric != "TC" || res[0].NRuns != 90 || res[0].Clusters != 10 || res[0].Method != "percentile" {
+		t.Fatalf("%d results, first %+v", len(res), res[0])
+	}
+	// No judgments were ingested: TA and TR-J have no value, and say why.
+	if res[1].Metric != "TA" || res[1].Mean != nil || !strings.Contains(strings.Join(res[1].Warnings, "|"), "without TA judgments") {
+		t.Errorf("TA without judgments: %+v", res[1])
+	}
+	if !strings.Contains(strings.Join(res[0].Warnings, "|"), "without TC judgments") {
+		t.Errorf("TC warnings %v", res[0].Warnings)
+	}
+	code, out2, _ := gymlens(t, "--db", db, "metrics", "--by", "harness", "--resamples", "500", "--format", "json")
+	if code != 0 || out2 != out {
+		t.Error("the same seed gave different output")
+	}
+	for _, args := range [][]string{{"--by", "colour"}, {"--where", "harness"}, {"--metrics", "XX"}, {"--ci", "normal"}, {"--resamples", "5"}} {
+		if code, _, _ := gymlens(t, append([]string{"--db", db, "metrics"}, args...)...); code != 2 {
+			t.Errorf("%v: exit %d", args, code)
+		}
+	}
+	code, _, stderr = gymlens(t, "--db", db, "metrics", "--where", "harness=XX")
+	if code != 1 || !strings.Contains(stderr, "no run matches") {
+		t.Errorf("no match: %d %s", code, stderr)
+	}
+}

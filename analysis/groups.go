@@ -1,0 +1,118 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gymlens/gymlens/ingest"
+)
+
+// Dimensions are what results can be broken down by, or filtered on.
+var Dimensions = []string{"config", "model", "family", "size", "harness", "effort", "scenario", "domain", "persona", "persona_group"}
+
+// DimValue is a run's value of a dimension.
+func DimValue(r *ingest.RunRow, dim string) string {
+	switch dim {
+	case "config":
+		return r.ConfigID
+	case "model":
+		return r.Model
+	case "family":
+		return r.Family
+	case "size":
+		if r.SizeB == 0 {
+			return "unknown"
+		}
+		return strconv.FormatFloat(r.SizeB, 'g', -1, 64)
+	case "harness":
+		return r.Harness
+	case "effort":
+		return r.Effort
+	case "scenario":
+		return r.Scenario
+	case "domain":
+		return r.Domain
+	case "persona":
+		return r.Persona
+	case "persona_group":
+		return r.PersonaGroup
+	}
+	return ""
+}
+
+// CheckDimension says whether dim is one of Dimensions.
+func CheckDimension(dim string) error {
+	for _, d := range Dimensions {
+		if d == dim {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown dimension %q: expected one of %s", dim, strings.Join(Dimensions, ", "))
+}
+
+// GroupRuns keeps the runs whose dimensions take one of the given values
+// (where: dimension → allowed values) and groups them by the dimensions
+// in by. Groups are sorted by their values; no dimension means one group.
+func GroupRuns(runs []ingest.RunRow, by []string, where map[string][]string) ([]Group, error) {
+	for _, d := range by {
+		if err := CheckDimension(d); err != nil {
+			return nil, err
+		}
+	}
+	for d := range where {
+		if err := CheckDimension(d); err != nil {
+			return nil, err
+		}
+	}
+	idx := map[string]int{}
+	var groups []Group
+	for i := range runs {
+		keep := true
+		for d, vals := range where {
+			v := DimValue(&runs[i], d)
+			ok := false
+			for _, x := range vals {
+				ok = ok || x == v
+			}
+			keep = keep && ok
+		}
+		if !keep {
+			continue
+		}
+		key := map[string]string{}
+		parts := make([]string, len(by))
+		for j, d := range by {
+			key[d] = DimValue(&runs[i], d)
+			parts[j] = key[d]
+		}
+		id := strings.Join(parts, "\x00")
+		g, ok := idx[id]
+		if !ok {
+			g = len(groups)
+			idx[id] = g
+			groups = append(groups, Group{Key: key})
+		}
+		groups[g].Runs = append(groups[g].Runs, i)
+	}
+	sort.SliceStable(groups, func(a, b int) bool {
+		for _, d := range by {
+			if x, y := groups[a].Key[d], groups[b].Key[d]; x != y {
+				return lessValue(x, y)
+			}
+		}
+		return false
+	})
+	return groups, nil
+}
+
+// lessValue orders numbers numerically and text alphabetically.
+func lessValue(x, y string) bool {
+	fx, ex := strconv.ParseFloat(x, 64)
+	fy, ey := strconv.ParseFloat(y, 64)
+	if ex == nil && ey == nil {
+		return fx < fy
+	}
+	return x < y
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/reports"
+)
+
+func bootstrapFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "resamples", Value: analysis.DefaultBootstrap.Resamples, Usage: "bootstrap `N` resamples"},
+		&cli.Uint64Flag{Name: "seed", Value: analysis.DefaultBootstrap.Seed, Usage: "bootstrap `SEED`"},
+		&cli.FloatFlag{Name: "level", Value: analysis.DefaultBootstrap.Level, Usage: "confidence `LEVEL`"},
+		&cli.StringFlag{Name: "ci", Value: analysis.DefaultBootstrap.Method, Usage: "interval `METHOD`: percentile or bca"},
+	}
+}
+
+func bootstrapOptions(cmd *cli.Command) (analysis.BootstrapOptions, error) {
+	o := analysis.BootstrapOptions{Resamples: int(cmd.Int("resamples")), Seed: cmd.Uint64("seed"), Level: cmd.Float("level"),
+		Method: cmd.String("ci"), Workers: runtime.GOMAXPROCS(0)}
+	if o.Resamples < 100 {
+		return o, usagef("--resamples: expected at least 100, found %d", o.Resamples)
+	}
+	if o.Level <= 0 || o.Level >= 1 {
+		return o, usagef("--level: expected a number between 0 and 1, found %g", o.Level)
+	}
+	if o.Method != analysis.Percentile && o.Method != analysis.BCa {
+		return o, usagef("--ci: expected percentile or bca, found %q", o.Method)
+	}
+	return o, nil
+}
+
+func metricsCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "metrics",
+		Usage: "the 3T metrics (TC, TA, TR-D, TR-J) with cluster-bootstrap intervals, broken down as asked",
+		Description: "Dimensions: " + strings.Join(analysis.Dimensions, ", ") + ".\n" +
+			"Metrics: " + strings.Join(analysis.AllMetrics, ", ") + ".\n" +
+			"Scales: TC and its parts 0–100; TA, TR-D and TA's parts in percent; TR-J 1–5.\n" +
+			"The resampling unit is the scenario. Judgments are averaged over judges unless --judge names one.",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "by", Value: "config", Usage: "break down by `DIM[,DIM]` (\"\" for one overall group)"},
+			&cli.StringSliceFlag{Name: "where", Usage: "keep runs with `DIM=VALUE` (repeat; values of one dimension are alternatives)"},
+			&cli.StringFlag{Name: "metrics", Value: strings.Join(analysis.MainMetrics, ","), Usage: "`NAMES` to estimate, or \"all\""},
+			&cli.StringFlag{Name: "judge", Usage: "use one `JUDGE`'s judgments instead of the average"},
+		}, bootstrapFlags()...),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
+			if err != nil {
+				return err
+			}
+			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ""))
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			res, err := computeMetrics(ctx, cmd, w)
+			if err != nil {
+				return err
+			}
+			return printMetrics(e, format, splitList(cmd.String("by")), res, cmd.Bool("quiet"))
+		},
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// computeMetrics reads the runs and estimates the metrics as the flags ask.
+func computeMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) ([]analysis.Result, error) {
+	opt, err := bootstrapOptions(cmd)
+	if err != nil {
+		return nil, err
+	}
+	by := splitList(cmd.String("by"))
+	where := map[string][]string{}
+	for _, c := range cmd.StringSlice("where") {
+		d, v, ok := strings.Cut(c, "=")
+		if !ok {
+			return nil, usagef("--where: expected DIM=VALUE, found %q", c)
+		}
+		where[d] = append(where[d], v)
+	}
+	for _, d := range by {
+		if err := analysis.CheckDimension(d); err != nil {
+			return nil, usageError{fmt.Errorf("--by: %v", err)}
+		}
+	}
+	for d := range where {
+		if err := analysis.CheckDimension(d); err != nil {
+			return nil, usageError{fmt.Errorf("--where: %v", err)}
+		}
+	}
+	names := splitList(cmd.String("metrics"))
+	if len(names) == 1 && names[0] == "all" {
+		names = analysis.AllMetrics
+	}
+	var metrics []int
+	for _, n := range names {
+		i := analysis.MetricIndex(n)
+		if i < 0 {
+			return nil, usagef("--metrics: unknown metric %q: expected some of %s", n, strings.Join(analysis.AllMetrics, ", "))
+		}
+		metrics = append(metrics, i)
+	}
+	runs, err := w.LoadRuns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("warehouse %s holds no runs: ingest some first", w.Path)
+	}
+	values := make([][]float64, len(runs))
+	missing := make([]analysis.Missing, len(runs))
+	scen := make([]string, len(runs))
+	judge := cmd.String("judge")
+	for i := range runs {
+		values[i], missing[i] = analysis.RunValues(&runs[i], judge)
+		scen[i] = runs[i].Scenario
+	}
+	groups, err := analysis.GroupRuns(runs, by, where)
+	if err != nil {
+		return nil, err
+	}
+	if len(groups) == 0 {
+		return nil, fmt.Errorf("no run matches --where %s", strings.Join(cmd.StringSlice("where"), " "))
+	}
+	return analysis.Summarize(groups, values, missing, scen, metrics, opt), nil
+}
+
+func fmtNum(x float64, metric string) string {
+	if math.IsNaN(x) {
+		return "–"
+	}
+	if strings.HasPrefix(metric, "TR-J") || strings.HasPrefix(metric, "TRJ") {
+		return fmt.Sprintf("%.2f", x)
+	}
+	return fmt.Sprintf("%.1f", x)
+}
+
+// printMetrics writes the results: as a wide table (a row per group, a
+// column per metric, intervals beside the means) or as one record per
+// group and metric in JSON and CSV (docs/json.md).
+func printMetrics(e *env, format string, by []string, res []analysis.Result, quiet bool) error {
+	if format == "table" {
+		var metrics []string
+		seen := map[string]bool{}
+		for _, r := range res {
+			if !seen[r.Metric] {
+				seen[r.Metric] = true
+				metrics = append(metrics, r.Metric)
+			}
+		}
+		t := &reports.Result{Columns: append(append([]string(nil), by...), "runs", "scenarios")}
+		for _, m := range metrics {
+			t.Columns = append(t.Columns, m)
+		}
+		var warnings []string
+		wseen := map[string]bool{}
+		for i := 0; i < len(res); i += len(metrics) {
+			row := []any{}
+			for _, d := range by {
+				row = append(row, res[i].Group[d])
+			}
+			row = append(row, res[i].NRuns, res[i].Clusters)
+			for j := range metrics {
+				r := res[i+j]
+				row = append(row, fmt.Sprintf("%s [%s, %s]", fmtNum(r.Value, r.Metric), fmtNum(r.Lo, r.Metric), fmtNum(r.Hi, r.Metric)))
+				for _, w := range r.Warnings {
+					msg := r.Metric + ": " + w
+					if !wseen[msg] {
+						wseen[msg] = true
+						warnings = append(warnings, msg)
+					}
+				}
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		if err := reports.WriteResult(e.stdout, "table", t); err != nil {
+			return err
+		}
+		if !quiet && len(res) > 0 {
+			r := res[0]
+			fmt.Fprintf(e.stdout, "mean [%g%% %s interval], cluster bootstrap over scenarios, %d resamples, seed %d\n",
+				100*r.Level, r.Method, r.Resamples, r.Seed)
+			sort.Strings(warnings)
+			for _, w := range warnings {
+				fmt.Fprintln(e.stdout, "warning: "+w)
+			}
+		}
+		return nil
+	}
+	t := &reports.Result{Columns: []string{"group", "metric", "n_runs", "n_clusters", "mean", "ci_low", "ci_high", "level", "ci_method", "resamples", "seed", "warnings"}}
+	for _, r := range res {
+		var group any = r.Group
+		warn := any(r.Warnings)
+		if r.Warnings == nil {
+			warn = []string{}
+		}
+		if format == "csv" {
+			parts := make([]string, 0, len(by))
+			for _, d := range by {
+				parts = append(parts, d+"="+r.Group[d])
+			}
+			group = strings.Join(parts, ";")
+			warn = strings.Join(r.Warnings, "; ")
+		}
+		t.Rows = append(t.Rows, []any{group, r.Metric, r.NRuns, r.Clusters, r.Value, r.Lo, r.Hi, r.Level, r.Method, r.Resamples, r.Seed, warn})
+	}
+	return reports.WriteResult(e.stdout, format, t)
+}

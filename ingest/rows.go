@@ -1,0 +1,157 @@
+package ingest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+)
+
+// RunRow is one run with what the 3T metrics need: its configuration and
+// place in the design, its active tasks and its judgments.
+type RunRow struct {
+	RunID, ConfigID, Model, Family, Harness, Effort string
+	SizeB                                           float64 // 0 when unknown
+	Scenario, Domain, Persona, PersonaGroup         string
+	Rep                                             int
+	HasTAWindow                                     bool
+	Tasks                                           []TaskRow // active tasks
+	TA                                              []TAJudgment
+}
+
+// TaskRow is one active task of a run.
+type TaskRow struct {
+	Task   string
+	Weight float64
+	// Rules are the rule-based TC components (evidence, outputs,
+	// constraints) in [0,1]; RuleSet says which apply.
+	Rules            [3]float64
+	RuleSet          [3]bool
+	Expected, Chosen string // depths; "" when not logged
+	TC               []TCJudgment
+	TRJ              []TRJJudgment
+}
+
+// TCJudgment is one judge's TC diagnostics of a task.
+type TCJudgment struct {
+	Judge                                           string
+	Correctness, Grounding, Completeness, ArtifactQ float64
+}
+
+// TRJJudgment is one judge's five trust constructs of a task, in the order
+// understandability, competence, reliability, attachment, faith.
+type TRJJudgment struct {
+	Judge  string
+	Scores [5]float64
+}
+
+// TAJudgment is one judge's Temporal-Allocation labels of a run.
+type TAJudgment struct {
+	Judge      string
+	Now, Later float64
+	CQ         float64
+	HasCQ      bool
+}
+
+// LoadRuns reads every run with its active tasks and judgments, sorted by
+// run id. Where one judge judged an item under several prompt versions,
+// the last version (in text order) is used.
+func (w *Warehouse) LoadRuns(ctx context.Context) ([]RunRow, error) {
+	var runs []RunRow
+	byID := map[string]int{}
+	err := w.scan(ctx, `SELECT r.run_id, r.config_id, r.model, coalesce(r.family, ''), coalesce(r.size_b, 0), r.harness, r.effort,
+		r.scenario, coalesce(r.domain, ''), r.persona, coalesce(r.persona_group, ''), r.rep,
+		s.ta_window_start IS NOT NULL
+		FROM run_view r LEFT JOIN scenarios s USING (scenario) ORDER BY r.run_id`, func(rows *sql.Rows) error {
+		var r RunRow
+		if err := rows.Scan(&r.RunID, &r.ConfigID, &r.Model, &r.Family, &r.SizeB, &r.Harness, &r.Effort, &r.Scenario,
+			&r.Domain, &r.Persona, &r.PersonaGroup, &r.Rep, &r.HasTAWindow); err != nil {
+			return err
+		}
+		byID[r.RunID] = len(runs)
+		runs = append(runs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	taskIdx := map[[2]string]int{}
+	err = w.scan(ctx, `SELECT o.run_id, o.task, coalesce(ts.weight, 1), o.rule_evidence, o.rule_outputs, o.rule_constraints,
+		coalesce(o.expected_depth, ''), coalesce(o.chosen_depth, '')
+		FROM task_outcomes o JOIN runs r USING (run_id)
+		LEFT JOIN task_specs ts ON ts.scenario = r.scenario AND ts.task = o.task
+		WHERE o.active ORDER BY o.run_id, coalesce(ts.ordinal, 0), o.task`, func(rows *sql.Rows) error {
+		var run string
+		var t TaskRow
+		var rules [3]sql.NullFloat64
+		if err := rows.Scan(&run, &t.Task, &t.Weight, &rules[0], &rules[1], &rules[2], &t.Expected, &t.Chosen); err != nil {
+			return err
+		}
+		for i, r := range rules {
+			t.Rules[i], t.RuleSet[i] = r.Float64, r.Valid
+		}
+		i, ok := byID[run]
+		if !ok {
+			return nil
+		}
+		taskIdx[[2]string{run, t.Task}] = len(runs[i].Tasks)
+		runs[i].Tasks = append(runs[i].Tasks, t)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = w.scan(ctx, `SELECT run_id, task, metric, judge,
+		coalesce(correctness, 'NaN'), coalesce(grounding, 'NaN'), coalesce(completeness, 'NaN'), coalesce(artifact_quality, 'NaN'),
+		coalesce(ta_now, 'NaN'), coalesce(ta_later, 'NaN'), ta_cq,
+		coalesce(understandability, 'NaN'), coalesce(competence, 'NaN'), coalesce(reliability, 'NaN'), coalesce(attachment, 'NaN'), coalesce(faith, 'NaN')
+		FROM (SELECT *, row_number() OVER (PARTITION BY run_id, task, metric, judge ORDER BY prompt DESC) AS latest FROM judgments)
+		WHERE latest = 1 ORDER BY run_id, task, metric, judge`, func(rows *sql.Rows) error {
+		var run, task, metric, judge string
+		var v [11]float64
+		var cq sql.NullFloat64
+		if err := rows.Scan(&run, &task, &metric, &judge, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &cq, &v[6], &v[7], &v[8], &v[9], &v[10]); err != nil {
+			return err
+		}
+		i, ok := byID[run]
+		if !ok {
+			return nil
+		}
+		r := &runs[i]
+		switch metric {
+		case "ta":
+			r.TA = append(r.TA, TAJudgment{Judge: judge, Now: v[4], Later: v[5], CQ: cq.Float64, HasCQ: cq.Valid})
+		case "tc", "trj":
+			ti, ok := taskIdx[[2]string{run, task}]
+			if !ok {
+				return nil // a judgment of an inactive task: not in the metrics
+			}
+			t := &r.Tasks[ti]
+			if metric == "tc" {
+				t.TC = append(t.TC, TCJudgment{Judge: judge, Correctness: v[0], Grounding: v[1], Completeness: v[2], ArtifactQ: v[3]})
+			} else {
+				t.TRJ = append(t.TRJ, TRJJudgment{Judge: judge, Scores: [5]float64{v[6], v[7], v[8], v[9], v[10]}})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(runs, func(a, b int) bool { return runs[a].RunID < runs[b].RunID })
+	return runs, nil
+}
+
+func (w *Warehouse) scan(ctx context.Context, q string, fn func(*sql.Rows) error) error {
+	rows, err := w.db.QueryContext(ctx, q)
+	if err != nil {
+		return fmt.Errorf("reading the warehouse: %v", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return fmt.Errorf("reading the warehouse: %v", err)
+		}
+	}
+	return rows.Err()
+}
