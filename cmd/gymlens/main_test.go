@@ -196,4 +196,20 @@ func TestMetrics(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "no run matches") {
 		t.Errorf("no match: %d %s", code, stderr)
 	}
+	code, out, stderr = gymlens(t, "--db", db, "corr", "--metrics", "TC,TR-D", "--resamples", "300", "--format", "json")
+	var corr []map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &corr) != nil || len(corr) != 4 {
+		t.Fatalf("corr: %d %s %s", code, stderr, out)
+	}
+	for _, k := range []string{"x", "y", "level", "method", "r", "n", "p", "ci_low", "ci_high", "ci_method", "fisher_low", "fisher_high"} {
+		if _, ok := corr[0][k]; !ok {
+			t.Errorf("corr JSON lacks %q: %v", k, corr[0])
+		}
+	}
+	if corr[0]["level"] != "run" || corr[0]["n"] != float64(270) || corr[2]["level"] != "config" || corr[2]["n"] != float64(3) {
+		t.Errorf("corr: %v", corr)
+	}
+	if code, _, _ := gymlens(t, "--db", db, "corr", "--metrics", "TC"); code != 2 {
+		t.Errorf("corr of one metric: exit %d", code)
+	}
 }

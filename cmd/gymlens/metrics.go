@@ -24,6 +24,15 @@ func bootstrapFlags() []cli.Flag {
 	}
 }
 
+// selectionFlags choose the runs, the metrics and the judge.
+func selectionFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "where", Usage: "keep runs with `DIM=VALUE` (repeat; values of one dimension are alternatives)"},
+		&cli.StringFlag{Name: "metrics", Value: strings.Join(analysis.MainMetrics, ","), Usage: "`NAMES` to estimate, or \"all\""},
+		&cli.StringFlag{Name: "judge", Usage: "use one `JUDGE`'s judgments instead of the average"},
+	}
+}
+
 func bootstrapOptions(cmd *cli.Command) (analysis.BootstrapOptions, error) {
 	o := analysis.BootstrapOptions{Resamples: int(cmd.Int("resamples")), Seed: cmd.Uint64("seed"), Level: cmd.Float("level"),
 		Method: cmd.String("ci"), Workers: runtime.GOMAXPROCS(0)}
@@ -47,12 +56,9 @@ func metricsCommand(e *env) *cli.Command {
 			"Metrics: " + strings.Join(analysis.AllMetrics, ", ") + ".\n" +
 			"Scales: TC and its parts 0–100; TA, TR-D and TA's parts in percent; TR-J 1–5.\n" +
 			"The resampling unit is the scenario. Judgments are averaged over judges unless --judge names one.",
-		Flags: append([]cli.Flag{
+		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "by", Value: "config", Usage: "break down by `DIM[,DIM]` (\"\" for one overall group)"},
-			&cli.StringSliceFlag{Name: "where", Usage: "keep runs with `DIM=VALUE` (repeat; values of one dimension are alternatives)"},
-			&cli.StringFlag{Name: "metrics", Value: strings.Join(analysis.MainMetrics, ","), Usage: "`NAMES` to estimate, or \"all\""},
-			&cli.StringFlag{Name: "judge", Usage: "use one `JUDGE`'s judgments instead of the average"},
-		}, bootstrapFlags()...),
+		}, selectionFlags()...), bootstrapFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
 			if err != nil {
@@ -82,66 +88,84 @@ func splitList(s string) []string {
 	return out
 }
 
-// computeMetrics reads the runs and estimates the metrics as the flags ask.
-func computeMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) ([]analysis.Result, error) {
-	opt, err := bootstrapOptions(cmd)
-	if err != nil {
+// runValues is what the metric commands share: the runs, their metric
+// values, what they lack, and the runs that --where keeps.
+type runValues struct {
+	runs    []ingest.RunRow
+	values  [][]float64
+	missing []analysis.Missing
+	scen    []string
+	metrics []int
+	opt     analysis.BootstrapOptions
+	where   map[string][]string
+}
+
+// loadValues reads --where, --metrics, --judge and the bootstrap flags, and
+// the runs with their metric values.
+func loadValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) (*runValues, error) {
+	rv := &runValues{where: map[string][]string{}}
+	var err error
+	if rv.opt, err = bootstrapOptions(cmd); err != nil {
 		return nil, err
 	}
-	by := splitList(cmd.String("by"))
-	where := map[string][]string{}
 	for _, c := range cmd.StringSlice("where") {
 		d, v, ok := strings.Cut(c, "=")
 		if !ok {
 			return nil, usagef("--where: expected DIM=VALUE, found %q", c)
 		}
-		where[d] = append(where[d], v)
-	}
-	for _, d := range by {
-		if err := analysis.CheckDimension(d); err != nil {
-			return nil, usageError{fmt.Errorf("--by: %v", err)}
-		}
-	}
-	for d := range where {
 		if err := analysis.CheckDimension(d); err != nil {
 			return nil, usageError{fmt.Errorf("--where: %v", err)}
 		}
+		rv.where[d] = append(rv.where[d], v)
 	}
 	names := splitList(cmd.String("metrics"))
 	if len(names) == 1 && names[0] == "all" {
 		names = analysis.AllMetrics
 	}
-	var metrics []int
 	for _, n := range names {
 		i := analysis.MetricIndex(n)
 		if i < 0 {
 			return nil, usagef("--metrics: unknown metric %q: expected some of %s", n, strings.Join(analysis.AllMetrics, ", "))
 		}
-		metrics = append(metrics, i)
+		rv.metrics = append(rv.metrics, i)
 	}
-	runs, err := w.LoadRuns(ctx)
+	if rv.runs, err = w.LoadRuns(ctx); err != nil {
+		return nil, err
+	}
+	if len(rv.runs) == 0 {
+		return nil, fmt.Errorf("warehouse %s holds no runs: ingest some first", w.Path)
+	}
+	rv.values = make([][]float64, len(rv.runs))
+	rv.missing = make([]analysis.Missing, len(rv.runs))
+	rv.scen = make([]string, len(rv.runs))
+	judge := cmd.String("judge")
+	for i := range rv.runs {
+		rv.values[i], rv.missing[i] = analysis.RunValues(&rv.runs[i], judge)
+		rv.scen[i] = rv.runs[i].Scenario
+	}
+	return rv, nil
+}
+
+// computeMetrics reads the runs and estimates the metrics as the flags ask.
+func computeMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) ([]analysis.Result, error) {
+	by := splitList(cmd.String("by"))
+	for _, d := range by {
+		if err := analysis.CheckDimension(d); err != nil {
+			return nil, usageError{fmt.Errorf("--by: %v", err)}
+		}
+	}
+	rv, err := loadValues(ctx, cmd, w)
 	if err != nil {
 		return nil, err
 	}
-	if len(runs) == 0 {
-		return nil, fmt.Errorf("warehouse %s holds no runs: ingest some first", w.Path)
-	}
-	values := make([][]float64, len(runs))
-	missing := make([]analysis.Missing, len(runs))
-	scen := make([]string, len(runs))
-	judge := cmd.String("judge")
-	for i := range runs {
-		values[i], missing[i] = analysis.RunValues(&runs[i], judge)
-		scen[i] = runs[i].Scenario
-	}
-	groups, err := analysis.GroupRuns(runs, by, where)
+	groups, err := analysis.GroupRuns(rv.runs, by, rv.where)
 	if err != nil {
 		return nil, err
 	}
 	if len(groups) == 0 {
 		return nil, fmt.Errorf("no run matches --where %s", strings.Join(cmd.StringSlice("where"), " "))
 	}
-	return analysis.Summarize(groups, values, missing, scen, metrics, opt), nil
+	return analysis.Summarize(groups, rv.values, rv.missing, rv.scen, rv.metrics, rv.opt), nil
 }
 
 func fmtNum(x float64, metric string) string {

@@ -444,6 +444,10 @@ func domainOf(name string) Domain {
 func genJudgments(r *rand.Rand, runID string, res *configResult, jouts []*sink, c Config, ability float64, s *scenario, outcomes []*taskOutcome) {
 	type bias struct{ tc, trj float64 }
 	biases := []bias{{0.06, 0}, {0, -0.35}}
+	// How the persona takes to this agent, beyond what it gets done: trust
+	// then tracks capability, but not perfectly (the paper's run-level
+	// r(TC, TR-J) is .70).
+	rapport := r.NormFloat64() * 0.4
 	pNow := sigmoid(-0.1 + 0.7*ability)
 	pLater := sigmoid(-1.3 + 0.6*ability - 0.15*map[string]float64{"none": 0, "low": 1, "medium": 2, "xhigh": 3}[c.Effort])
 	now := b2f(r.Float64() < pNow)
@@ -462,7 +466,7 @@ func genJudgments(r *rand.Rand, runID string, res *configResult, jouts []*sink, 
 			ev := o.quotes[len(o.quotes)-1:]
 			out.put(judgmentRec{Type: "judgment", RunID: runID, Task: o.spec.id, Metric: "tc", Judge: Judges[j], Prompt: "tc/v1",
 				Scores: sc, Reasons: "The answer addresses the request; see the cited turn.", Evidence: ev})
-			trust := 1 + 4*sigmoid(2.4*(o.quality-0.5)*2+0.25*b2f(o.matched)+r.NormFloat64()*0.35)
+			trust := 1 + 4*sigmoid(1.6*(o.quality-0.5)*2+0.35*b2f(o.matched)+rapport+r.NormFloat64()*0.6)
 			tj := map[string]float64{}
 			for _, k := range []string{"understandability", "competence", "reliability", "attachment", "faith"} {
 				tj[k] = clamp(round(trust+b.trj+r.NormFloat64()*0.4, 1), 1, 5)

@@ -1,0 +1,200 @@
+package analysis
+
+import (
+	"math"
+	"sort"
+)
+
+// Correlation levels and methods.
+const (
+	RunLevel    = "run"
+	ConfigLevel = "config"
+	PearsonR    = "pearson"
+	SpearmanR   = "spearman"
+)
+
+// CorrResult is one correlation between two metrics at one level.
+type CorrResult struct {
+	X, Y, Level, Method string
+	R                   float64
+	N                   int
+	P                   float64 // two-sided, from Student's t with n−2 df
+	FisherLo, FisherHi  float64 // Fisher-z interval at the bootstrap's level
+	Estimate                    // R with its cluster-bootstrap interval
+}
+
+// WeightedPearson is Pearson's r of (x, y) with each pair counted w times.
+func WeightedPearson(x, y, w []float64) float64 {
+	var sw, mx, my float64
+	for i := range x {
+		sw += w[i]
+		mx += w[i] * x[i]
+		my += w[i] * y[i]
+	}
+	if sw == 0 {
+		return math.NaN()
+	}
+	mx, my = mx/sw, my/sw
+	var sxy, sxx, syy float64
+	for i := range x {
+		dx, dy := x[i]-mx, y[i]-my
+		sxy += w[i] * dx * dy
+		sxx += w[i] * dx * dx
+		syy += w[i] * dy * dy
+	}
+	if sxx <= 0 || syy <= 0 {
+		return math.NaN()
+	}
+	return math.Max(-1, math.Min(1, sxy/math.Sqrt(sxx*syy)))
+}
+
+// weightedRanks writes to r the mid-ranks of x in the sample where x[i]
+// occurs w[i] times: the ranks of that expanded sample, ties averaged.
+// order sorts x ascending.
+func weightedRanks(x, w []float64, order []int, r []float64) {
+	var below float64
+	for a := 0; a < len(order); {
+		b, tied := a, 0.0
+		for b < len(order) && x[order[b]] == x[order[a]] {
+			tied += w[order[b]]
+			b++
+		}
+		mid := below + (tied+1)/2
+		for k := a; k < b; k++ {
+			r[order[k]] = mid
+		}
+		below += tied
+		a = b
+	}
+}
+
+// Correlations computes Pearson and Spearman correlations between every
+// pair of the given metrics (positions in AllMetrics): at run level,
+// pooled over all runs given, and at configuration level, between the
+// configurations' means. Each has its p-value, a Fisher-z interval and a
+// cluster-bootstrap interval (scenarios resampled, both levels recomputed
+// from the same draws).
+func Correlations(values [][]float64, scenario, config []string, metrics []int, opt BootstrapOptions) []CorrResult {
+	opt = opt.withDefaults()
+	cl := map[string]int{}
+	cfg := map[string]int{}
+	var cfgNames []string
+	for i := range values {
+		if _, ok := cl[scenario[i]]; !ok {
+			cl[scenario[i]] = len(cl)
+		}
+		if _, ok := cfg[config[i]]; !ok {
+			cfg[config[i]] = len(cfg)
+			cfgNames = append(cfgNames, config[i])
+		}
+	}
+	var out []CorrResult
+	for a := 0; a < len(metrics); a++ {
+		for b := a + 1; b < len(metrics); b++ {
+			ma, mb := metrics[a], metrics[b]
+			out = append(out, pairCorrelations(values, scenario, config, cl, cfg, ma, mb, opt)...)
+		}
+	}
+	return out
+}
+
+func pairCorrelations(values [][]float64, scenario, config []string, cl, cfg map[string]int, ma, mb int, opt BootstrapOptions) []CorrResult {
+	// Run level: the runs with both values.
+	var x, y []float64
+	var clus []int
+	for i, v := range values {
+		if !math.IsNaN(v[ma]) && !math.IsNaN(v[mb]) {
+			x, y = append(x, v[ma]), append(y, v[mb])
+			clus = append(clus, cl[scenario[i]])
+		}
+	}
+	// Configuration level: per configuration and scenario, the sums and
+	// counts of each metric, so that means can be reweighted by cluster.
+	nc, ns := len(cfg), len(cl)
+	sumA, cntA := make([]float64, nc*ns), make([]float64, nc*ns)
+	sumB, cntB := make([]float64, nc*ns), make([]float64, nc*ns)
+	for i, v := range values {
+		c, s := cfg[config[i]], cl[scenario[i]]
+		if !math.IsNaN(v[ma]) {
+			sumA[c*ns+s] += v[ma]
+			cntA[c*ns+s]++
+		}
+		if !math.IsNaN(v[mb]) {
+			sumB[c*ns+s] += v[mb]
+			cntB[c*ns+s]++
+		}
+	}
+	ox, oy := make([]int, len(x)), make([]int, len(y))
+	for i := range ox {
+		ox[i], oy[i] = i, i
+	}
+	sort.SliceStable(ox, func(p, q int) bool { return x[ox[p]] < x[ox[q]] })
+	sort.SliceStable(oy, func(p, q int) bool { return y[oy[p]] < y[oy[q]] })
+	// Per-worker scratch space is not shared: the statistic allocates its
+	// buffers once per call site through a pool keyed by goroutine-free
+	// slices below.
+	type scratch struct{ w, rx, ry, cx, cy, cw []float64 }
+	pool := make(chan *scratch, opt.Workers+1)
+	get := func() *scratch {
+		select {
+		case s := <-pool:
+			return s
+		default:
+			return &scratch{w: make([]float64, len(x)), rx: make([]float64, len(x)), ry: make([]float64, len(x)),
+				cx: make([]float64, nc), cy: make([]float64, nc), cw: make([]float64, nc)}
+		}
+	}
+	stat := func(wc, res []float64) {
+		s := get()
+		defer func() { pool <- s }()
+		for i, c := range clus {
+			s.w[i] = wc[c]
+		}
+		res[0] = WeightedPearson(x, y, s.w)
+		weightedRanks(x, s.w, ox, s.rx)
+		weightedRanks(y, s.w, oy, s.ry)
+		res[1] = WeightedPearson(s.rx, s.ry, s.w)
+		k := 0
+		for c := 0; c < nc; c++ {
+			var sa, na, sb, nb float64
+			for sc, w := range wc {
+				sa += w * sumA[c*ns+sc]
+				na += w * cntA[c*ns+sc]
+				sb += w * sumB[c*ns+sc]
+				nb += w * cntB[c*ns+sc]
+			}
+			if na > 0 && nb > 0 {
+				s.cx[k], s.cy[k], s.cw[k] = sa/na, sb/nb, 1
+				k++
+			}
+		}
+		ranks := func(v []float64) []float64 { return Ranks(v) }
+		res[2] = WeightedPearson(s.cx[:k], s.cy[:k], s.cw[:k])
+		res[3] = Pearson(ranks(s.cx[:k]), ranks(s.cy[:k]))
+	}
+	est := ClusterBootstrap(len(cl), 4, stat, opt)
+	// n at configuration level: configurations with both means.
+	nConf := 0
+	for c := 0; c < nc; c++ {
+		var na, nb float64
+		for sc := 0; sc < ns; sc++ {
+			na += cntA[c*ns+sc]
+			nb += cntB[c*ns+sc]
+		}
+		if na > 0 && nb > 0 {
+			nConf++
+		}
+	}
+	var out []CorrResult
+	for j, lv := range [][2]string{{RunLevel, PearsonR}, {RunLevel, SpearmanR}, {ConfigLevel, PearsonR}, {ConfigLevel, SpearmanR}} {
+		n := len(x)
+		if lv[0] == ConfigLevel {
+			n = nConf
+		}
+		r := est[j].Value
+		lo, hi := FisherZInterval(r, n, opt.Level)
+		out = append(out, CorrResult{X: AllMetrics[ma], Y: AllMetrics[mb], Level: lv[0], Method: lv[1], R: r, N: n,
+			P: CorrelationPValue(r, n), FisherLo: lo, FisherHi: hi, Estimate: est[j]})
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package analysis
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// Weighted ranks are the ranks of the sample with each value repeated as
+// often as its weight says.
+func TestWeightedRanksAreExpandedRanks(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 50; trial++ {
+		n := 2 + r.IntN(12)
+		x := make([]float64, n)
+		w := make([]float64, n)
+		var expanded []float64
+		for i := range x {
+			x[i] = float64(r.IntN(5)) // many ties
+			w[i] = float64(r.IntN(3))
+			for range int(w[i]) {
+				expanded = append(expanded, x[i])
+			}
+		}
+		order := make([]int, n)
+		for i := range order {
+			order[i] = i
+		}
+		for i := 1; i < n; i++ {
+			for j := i; j > 0 && x[order[j]] < x[order[j-1]]; j-- {
+				order[j], order[j-1] = order[j-1], order[j]
+			}
+		}
+		got := make([]float64, n)
+		weightedRanks(x, w, order, got)
+		er := Ranks(expanded)
+		k := 0
+		for i := range x {
+			for range int(w[i]) {
+				if er[k] != got[i] {
+					t.Fatalf("x %v w %v: rank of %v is %v, expanded %v", x, w, x[i], got[i], er[k])
+				}
+				k++
+			}
+		}
+	}
+}
+
+func TestCorrelationsPointValues(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var values [][]float64
+	var scen, conf []string
+	for c := 0; c < 6; c++ {
+		for s := 0; s < 10; s++ {
+			for rep := 0; rep < 3; rep++ {
+				v := make([]float64, numMetrics)
+				for i := range v {
+					v[i] = math.NaN()
+				}
+				skill := float64(c) + r.NormFloat64()
+				v[mTC] = 50 + 5*skill + r.NormFloat64()*3
+				v[mTRJ] = 3 + 0.2*skill + r.NormFloat64()*0.3
+				if rep == 2 && s == 0 {
+					v[mTRJ] = math.NaN() // a run without TR-J
+				}
+				values = append(values, v)
+				scen = append(scen, string(rune('a'+s)))
+				conf = append(conf, string(rune('A'+c)))
+			}
+		}
+	}
+	res := Correlations(values, scen, conf, []int{mTC, mTRJ}, BootstrapOptions{Resamples: 400, Seed: 3})
+	if len(res) != 4 {
+		t.Fatalf("%d results", len(res))
+	}
+	var x, y []float64
+	means := map[string][2]float64{}
+	counts := map[string][2]float64{}
+	for i, v := range values {
+		if !math.IsNaN(v[mTRJ]) {
+			x, y = append(x, v[mTC]), append(y, v[mTRJ])
+		}
+		m, n := means[conf[i]], counts[conf[i]]
+		m[0], n[0] = m[0]+v[mTC], n[0]+1
+		if !math.IsNaN(v[mTRJ]) {
+			m[1], n[1] = m[1]+v[mTRJ], n[1]+1
+		}
+		means[conf[i]], counts[conf[i]] = m, n
+	}
+	var cx, cy []float64
+	for _, c := range []string{"A", "B", "C", "D", "E", "F"} {
+		cx, cy = append(cx, means[c][0]/counts[c][0]), append(cy, means[c][1]/counts[c][1])
+	}
+	near(t, "run pearson", res[0].R, Pearson(x, y), 1e-12)
+	near(t, "run spearman", res[1].R, Spearman(x, y), 1e-12)
+	near(t, "config pearson", res[2].R, Pearson(cx, cy), 1e-12)
+	near(t, "config spearman", res[3].R, Spearman(cx, cy), 1e-12)
+	if res[0].N != len(x) || res[2].N != 6 || res[0].Level != RunLevel || res[3].Method != SpearmanR {
+		t.Errorf("n %d, %d; %+v", res[0].N, res[2].N, res[3])
+	}
+	near(t, "p", res[0].P, CorrelationPValue(res[0].R, res[0].N), 0)
+	for _, c := range res {
+		if !(c.Lo <= c.R && c.R <= c.Hi) || (math.Abs(c.R) < 1 && !(c.FisherLo < c.R && c.R < c.FisherHi)) {
+			t.Errorf("%s %s: r %v outside [%v, %v] or Fisher [%v, %v]", c.Level, c.Method, c.R, c.Lo, c.Hi, c.FisherLo, c.FisherHi)
+		}
+	}
+}
