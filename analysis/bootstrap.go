@@ -75,6 +75,14 @@ type Statistics func(w []float64, out []float64)
 // replicates below the estimate) and acceleration (from the jackknife that
 // leaves out one cluster at a time), as Efron (1987) and scipy's bootstrap.
 func ClusterBootstrap(clusters, k int, stat Statistics, opt BootstrapOptions) []Estimate {
+	est, _ := ClusterBootstrapReplicates(clusters, k, stat, opt)
+	return est
+}
+
+// ClusterBootstrapReplicates is ClusterBootstrap that also returns the
+// replicates, resample-major (b*k + j); nil when there are fewer than two
+// clusters.
+func ClusterBootstrapReplicates(clusters, k int, stat Statistics, opt BootstrapOptions) ([]Estimate, []float64) {
 	opt = opt.withDefaults()
 	est := make([]Estimate, k)
 	ones := make([]float64, clusters)
@@ -94,7 +102,7 @@ func ClusterBootstrap(clusters, k int, stat Statistics, opt BootstrapOptions) []
 		for j := range est {
 			est[j].Warnings = append(est[j].Warnings, "fewer than 2 clusters: no interval")
 		}
-		return est
+		return est, nil
 	}
 	reps := Replicates(clusters, k, stat, opt)
 	var jack [][]float64
@@ -132,7 +140,7 @@ func ClusterBootstrap(clusters, k int, stat Statistics, opt BootstrapOptions) []
 			est[j].Lo, est[j].Hi = PercentileInterval(col, opt.Level)
 		}
 	}
-	return est
+	return est, reps
 }
 
 // Replicates returns the k statistics of each of opt.Resamples cluster

@@ -105,3 +105,45 @@ func TestCorrelationsPointValues(t *testing.T) {
 		}
 	}
 }
+
+// Differences are paired by scenario: a set compared with itself differs
+// by exactly zero in every resample; a shifted copy by exactly the shift.
+func TestCompareIsPaired(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var values [][]float64
+	var scen []string
+	var a, b, c []int
+	for s := 0; s < 10; s++ {
+		for rep := 0; rep < 3; rep++ {
+			v := make([]float64, numMetrics)
+			for i := range v {
+				v[i] = math.NaN()
+			}
+			v[mTC] = 40 + 10*float64(s) + r.NormFloat64()*5
+			w := append([]float64(nil), v...)
+			w[mTC] += 2.5
+			values = append(values, v, w)
+			scen = append(scen, string(rune('a'+s)), string(rune('a'+s)))
+			a = append(a, len(values)-2)
+			b = append(b, len(values)-1)
+		}
+		c = append(c, len(values)-1)
+	}
+	res := Compare([]Pair{{A: "a", B: "a", RunsA: a, RunsB: a}, {A: "a", B: "a+2.5", RunsA: a, RunsB: b}, {A: "a", B: "c", RunsA: a, RunsB: c}},
+		values, scen, []int{mTC}, BootstrapOptions{Resamples: 1000, Seed: 1})
+	if res[0].Value != 0 || res[0].Lo != 0 || res[0].Hi != 0 || res[0].P != 1 {
+		t.Errorf("self: %+v", res[0])
+	}
+	near(t, "shift", res[1].Value, 2.5, 1e-9)
+	near(t, "shift lo", res[1].Lo, 2.5, 1e-9)
+	near(t, "shift hi", res[1].Hi, 2.5, 1e-9)
+	near(t, "shift p", res[1].P, 2.0/1001, 1e-12)
+	near(t, "means", res[2].Value, res[2].MeanB-res[2].MeanA, 1e-12)
+	ps := []float64{res[0].P, res[1].P, res[2].P}
+	h, bh := Holm(ps), BenjaminiHochberg(ps)
+	for i := range res {
+		if res[i].PHolm != h[i] || res[i].PBH != bh[i] {
+			t.Errorf("adjusted p of pair %d: %v %v, want %v %v", i, res[i].PHolm, res[i].PBH, h[i], bh[i])
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
+
+	"github.com/gymlens/gymlens/ingest/runlog"
 )
 
 // RunRow is one run with what the 3T metrics need: its configuration and
@@ -155,3 +157,9 @@ func (w *Warehouse) scan(ctx context.Context, q string, fn func(*sql.Rows) error
 	}
 	return rows.Err()
 }
+
+// ConfigID names a configuration: "model | harness | effort".
+func ConfigID(model, harness, effort string) string { return runlog.ConfigID(model, harness, effort) }
+
+// ConfigKey names a configuration as a path-safe slug.
+func ConfigKey(model, harness, effort string) string { return runlog.ConfigKey(model, harness, effort) }

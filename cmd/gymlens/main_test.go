@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,5 +212,29 @@ func TestMetrics(t *testing.T) {
 	}
 	if code, _, _ := gymlens(t, "--db", db, "corr", "--metrics", "TC"); code != 2 {
 		t.Errorf("corr of one metric: exit %d", code)
+	}
+	code, out, stderr = gymlens(t, "--db", db, "compare", "--harness-switch", "CC,OC", "--metrics", "TC,TR-D", "--resamples", "300", "--format", "json")
+	var cmp []map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &cmp) != nil || len(cmp) != 2 {
+		t.Fatalf("compare: %d %s %s", code, stderr, out)
+	}
+	if cmp[0]["a"] != "Qwen 3.5 2B | CC | none" || cmp[0]["b"] != "Qwen 3.5 2B | OC | none" || cmp[0]["metric"] != "TC" {
+		t.Errorf("compare: %v", cmp[0])
+	}
+	d := cmp[0]["mean_b"].(float64) - cmp[0]["mean_a"].(float64)
+	if diff := cmp[0]["diff"].(float64); math.Abs(diff-d) > 1e-9 {
+		t.Errorf("diff %v, means differ by %v", diff, d)
+	}
+	code, out, _ = gymlens(t, "--db", db, "compare", "qwen-3.5-2b_cd_none", "Qwen 3.5 2B | OC | none", "--metrics", "TC", "--resamples", "300")
+	if code != 0 || !strings.Contains(out, "Qwen 3.5 2B | CD | none") {
+		t.Errorf("compare by key: %d %s", code, out)
+	}
+	for _, args := range [][]string{{"compare", "x"}, {"compare", "--harness-switch", "CC"}, {"compare", "a", "b", "--harness-switch", "CC,OC"}} {
+		if code, _, _ := gymlens(t, append([]string{"--db", db}, args...)...); code != 2 {
+			t.Errorf("%v: exit %d", args, code)
+		}
+	}
+	if code, _, stderr := gymlens(t, "--db", db, "compare", "nope", "qwen-3.5-2b_cd_none"); code != 1 || !strings.Contains(stderr, `"nope"`) {
+		t.Errorf("unknown configuration: %d %s", code, stderr)
 	}
 }

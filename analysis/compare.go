@@ -1,0 +1,122 @@
+package analysis
+
+import (
+	"math"
+)
+
+// Comparison is the difference B − A of one metric between two sets of
+// runs (two configurations), on the same resampled scenarios.
+type Comparison struct {
+	A, B, Metric string
+	MeanA, MeanB float64
+	Estimate             // the difference B − A with its interval
+	P            float64 // two-sided bootstrap p-value of "no difference"
+	PHolm, PBH   float64 // adjusted across the comparisons of the same metric
+	NA, NB       int     // runs with a value, in A and in B
+}
+
+// Pair names two run sets to compare.
+type Pair struct {
+	A, B         string
+	RunsA, RunsB []int
+}
+
+// Compare estimates, for each pair and metric, the difference of means
+// B − A. One resample draws scenarios once for every pair and metric, so
+// each difference is paired by scenario: a scenario drawn twice counts
+// twice on both sides. p-values come from the replicates
+// (BootstrapPValue) and are adjusted by Holm and by Benjamini–Hochberg
+// across the pairs, metric by metric.
+func Compare(pairs []Pair, values [][]float64, scenario []string, metrics []int, opt BootstrapOptions) []Comparison {
+	opt = opt.withDefaults()
+	cl := map[string]int{}
+	for _, p := range pairs {
+		for _, set := range [][]int{p.RunsA, p.RunsB} {
+			for _, i := range set {
+				if _, ok := cl[scenario[i]]; !ok {
+					cl[scenario[i]] = len(cl)
+				}
+			}
+		}
+	}
+	ns, nm := len(cl), len(metrics)
+	// sums[side][pair][metric][cluster], flattened.
+	idx := func(side, p, m, c int) int { return ((side*len(pairs)+p)*nm+m)*ns + c }
+	sum := make([]float64, 2*len(pairs)*nm*ns)
+	cnt := make([]float64, len(sum))
+	nA := make([]int, len(pairs)*nm)
+	nB := make([]int, len(pairs)*nm)
+	for p, pr := range pairs {
+		for side, set := range [][]int{pr.RunsA, pr.RunsB} {
+			for _, i := range set {
+				c := cl[scenario[i]]
+				for m, mi := range metrics {
+					if x := values[i][mi]; !math.IsNaN(x) {
+						sum[idx(side, p, m, c)] += x
+						cnt[idx(side, p, m, c)]++
+						if side == 0 {
+							nA[p*nm+m]++
+						} else {
+							nB[p*nm+m]++
+						}
+					}
+				}
+			}
+		}
+	}
+	mean := func(w []float64, side, p, m int) float64 {
+		var s, n float64
+		for c, wc := range w {
+			s += wc * sum[idx(side, p, m, c)]
+			n += wc * cnt[idx(side, p, m, c)]
+		}
+		if n == 0 {
+			return math.NaN()
+		}
+		return s / n
+	}
+	k := len(pairs) * nm
+	stat := func(w, out []float64) {
+		for p := range pairs {
+			for m := 0; m < nm; m++ {
+				out[p*nm+m] = mean(w, 1, p, m) - mean(w, 0, p, m)
+			}
+		}
+	}
+	est, reps := ClusterBootstrapReplicates(ns, k, stat, opt)
+	ones := make([]float64, ns)
+	for i := range ones {
+		ones[i] = 1
+	}
+	out := make([]Comparison, 0, k)
+	col := make([]float64, opt.Resamples)
+	for p, pr := range pairs {
+		for m, mi := range metrics {
+			j := p*nm + m
+			pv := math.NaN()
+			if reps != nil {
+				for b := range col {
+					col[b] = reps[b*k+j]
+				}
+				pv = BootstrapPValue(col)
+			}
+			out = append(out, Comparison{A: pr.A, B: pr.B, Metric: AllMetrics[mi], MeanA: mean(ones, 0, p, m), MeanB: mean(ones, 1, p, m),
+				Estimate: est[j], P: pv, PHolm: math.NaN(), PBH: math.NaN(), NA: nA[j], NB: nB[j]})
+		}
+	}
+	// Adjust across pairs, per metric.
+	for m := 0; m < nm; m++ {
+		var ps []float64
+		var at []int
+		for p := range pairs {
+			if j := p*nm + m; !math.IsNaN(out[j].P) {
+				ps, at = append(ps, out[j].P), append(at, j)
+			}
+		}
+		holm, bh := Holm(ps), BenjaminiHochberg(ps)
+		for i, j := range at {
+			out[j].PHolm, out[j].PBH = holm[i], bh[i]
+		}
+	}
+	return out
+}

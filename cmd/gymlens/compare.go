@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/reports"
+)
+
+func compareCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "compare",
+		Usage:     "paired differences between configurations, with intervals, p-values, Holm and BH",
+		ArgsUsage: "CONFIG CONFIG [CONFIG...]",
+		Description: "Name configurations by id (\"GPT 5.6 Sol | CD | none\") or key (gpt-5.6-sol_cd_none); every pair\n" +
+			"is compared, later minus earlier, on the same resampled scenarios. --harness-switch FROM,TO compares,\n" +
+			"for every model and effort run on both, harness TO minus harness FROM (the paper's CC→OC effect).\n" +
+			"p-values are adjusted across the pairs, metric by metric.",
+		Flags: append(append([]cli.Flag{
+			&cli.StringFlag{Name: "harness-switch", Usage: "`FROM,TO` harnesses, per model"},
+		}, selectionFlags()...), bootstrapFlags()...),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
+			if err != nil {
+				return err
+			}
+			sw := splitList(cmd.String("harness-switch"))
+			switch {
+			case cmd.String("harness-switch") != "" && cmd.Args().Len() > 0:
+				return usagef("compare: name configurations or --harness-switch, not both")
+			case cmd.String("harness-switch") != "" && len(sw) != 2:
+				return usagef("--harness-switch: expected FROM,TO, found %q", cmd.String("harness-switch"))
+			case cmd.String("harness-switch") == "" && cmd.Args().Len() < 2:
+				return usagef("compare: name at least two configurations (or use --harness-switch)")
+			}
+			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ""))
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			rv, err := loadValues(ctx, cmd, w)
+			if err != nil {
+				return err
+			}
+			groups, err := analysis.GroupRuns(rv.runs, []string{"config"}, rv.where)
+			if err != nil {
+				return err
+			}
+			byConfig := map[string]analysis.Group{}
+			byKey := map[string]string{}
+			for _, g := range groups {
+				id := g.Key["config"]
+				byConfig[id] = g
+				r := rv.runs[g.Runs[0]]
+				byKey[ingestConfigKey(r)] = id
+			}
+			var pairs []analysis.Pair
+			if len(sw) == 2 {
+				pairs = harnessPairs(rv.runs, byConfig, sw[0], sw[1])
+				if len(pairs) == 0 {
+					return fmt.Errorf("no model was run on both %s and %s", sw[0], sw[1])
+				}
+			} else {
+				var ids []string
+				for _, a := range cmd.Args().Slice() {
+					id := a
+					if _, ok := byConfig[id]; !ok {
+						if k, ok := byKey[a]; ok {
+							id = k
+						} else {
+							return fmt.Errorf("no runs of configuration %q (see gymlens metrics for the configurations)", a)
+						}
+					}
+					ids = append(ids, id)
+				}
+				for i := 0; i < len(ids); i++ {
+					for j := i + 1; j < len(ids); j++ {
+						pairs = append(pairs, analysis.Pair{A: ids[i], B: ids[j], RunsA: byConfig[ids[i]].Runs, RunsB: byConfig[ids[j]].Runs})
+					}
+				}
+			}
+			res := analysis.Compare(pairs, rv.values, rv.scen, rv.metrics, rv.opt)
+			return printCompare(e, format, res, cmd.Bool("quiet"))
+		},
+	}
+}
+
+func ingestConfigKey(r ingest.RunRow) string { return ingest.ConfigKey(r.Model, r.Harness, r.Effort) }
+
+// harnessPairs pairs, for every model and effort run on both harnesses,
+// the runs on from with the runs on to.
+func harnessPairs(runs []ingest.RunRow, byConfig map[string]analysis.Group, from, to string) []analysis.Pair {
+	type me struct{ model, effort string }
+	seen := map[me]bool{}
+	var keys []me
+	for _, g := range byConfig {
+		r := runs[g.Runs[0]]
+		k := me{r.Model, r.Effort}
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		if keys[a].model != keys[b].model {
+			return keys[a].model < keys[b].model
+		}
+		return keys[a].effort < keys[b].effort
+	})
+	var pairs []analysis.Pair
+	for _, k := range keys {
+		a, okA := byConfig[ingest.ConfigID(k.model, from, k.effort)]
+		b, okB := byConfig[ingest.ConfigID(k.model, to, k.effort)]
+		if okA && okB {
+			pairs = append(pairs, analysis.Pair{A: ingest.ConfigID(k.model, from, k.effort), B: ingest.ConfigID(k.model, to, k.effort),
+				RunsA: a.Runs, RunsB: b.Runs})
+		}
+	}
+	return pairs
+}
+
+func printCompare(e *env, format string, res []analysis.Comparison, quiet bool) error {
+	if format == "table" {
+		t := &reports.Result{Columns: []string{"A", "B", "metric", "A mean", "B mean", "B − A", "p", "p (Holm)", "p (BH)"}}
+		for _, c := range res {
+			t.Rows = append(t.Rows, []any{c.A, c.B, c.Metric, fmtNum(c.MeanA, c.Metric), fmtNum(c.MeanB, c.Metric),
+				fmt.Sprintf("%s [%s, %s]", fmtSigned(c.Value, c.Metric), fmtSigned(c.Lo, c.Metric), fmtSigned(c.Hi, c.Metric)),
+				fmtP(c.P), fmtP(c.PHolm), fmtP(c.PBH)})
+		}
+		if err := reports.WriteResult(e.stdout, "table", t); err != nil {
+			return err
+		}
+		if !quiet && len(res) > 0 {
+			fmt.Fprintf(e.stdout, "B − A [%g%% %s interval], paired cluster bootstrap over scenarios, %d resamples, seed %d\n",
+				100*res[0].Level, res[0].Method, res[0].Resamples, res[0].Seed)
+		}
+		return nil
+	}
+	t := &reports.Result{Columns: []string{"a", "b", "metric", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "level", "ci_method",
+		"p", "p_holm", "p_bh", "n_runs_a", "n_runs_b", "n_clusters", "resamples", "seed", "warnings"}}
+	for _, c := range res {
+		warn := any(c.Warnings)
+		if c.Warnings == nil {
+			warn = []string{}
+		}
+		if format == "csv" {
+			warn = strings.Join(c.Warnings, "; ")
+		}
+		t.Rows = append(t.Rows, []any{c.A, c.B, c.Metric, c.MeanA, c.MeanB, c.Value, c.Lo, c.Hi, c.Level, c.Method,
+			c.P, c.PHolm, c.PBH, c.NA, c.NB, c.Clusters, c.Resamples, c.Seed, warn})
+	}
+	return reports.WriteResult(e.stdout, format, t)
+}
+
+func fmtSigned(x float64, metric string) string {
+	s := fmtNum(x, metric)
+	if x > 0 {
+		return "+" + s
+	}
+	return s
+}
