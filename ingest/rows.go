@@ -78,10 +78,16 @@ func (w *Warehouse) LoadRuns(ctx context.Context) ([]RunRow, error) {
 		return nil, err
 	}
 	taskIdx := map[[2]string]int{}
-	err = w.scan(ctx, `SELECT o.run_id, o.task, coalesce(ts.weight, 1), o.rule_evidence, o.rule_outputs, o.rule_constraints,
-		coalesce(o.expected_depth, ''), coalesce(o.chosen_depth, '')
+	// Depths and rule scores: as rescoring settled them (task_scores),
+	// else as logged.
+	err = w.scan(ctx, `SELECT o.run_id, o.task, coalesce(ts.weight, 1),
+		CASE WHEN sc.run_id IS NULL THEN o.rule_evidence ELSE sc.effective_evidence END,
+		CASE WHEN sc.run_id IS NULL THEN o.rule_outputs ELSE sc.effective_outputs END,
+		CASE WHEN sc.run_id IS NULL THEN o.rule_constraints ELSE sc.effective_constraints END,
+		coalesce(sc.effective_expected, o.expected_depth, ''), coalesce(sc.effective_chosen, o.chosen_depth, '')
 		FROM task_outcomes o JOIN runs r USING (run_id)
 		LEFT JOIN task_specs ts ON ts.scenario = r.scenario AND ts.task = o.task
+		LEFT JOIN task_scores sc ON sc.run_id = o.run_id AND sc.task = o.task
 		WHERE o.active ORDER BY o.run_id, coalesce(ts.ordinal, 0), o.task`, func(rows *sql.Rows) error {
 		var run string
 		var t TaskRow

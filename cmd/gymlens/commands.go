@@ -321,6 +321,18 @@ func demoCommand(e *env) *cli.Command {
 			if err := demoSummary(ctx, e, format, w); err != nil {
 				return err
 			}
+			rep, err := rescore(ctx, w, false, 0)
+			if err != nil {
+				return err
+			}
+			if format == "table" {
+				total := 0
+				for _, n := range rep.counts {
+					total += n
+				}
+				fmt.Fprintf(e.stdout, "\nrescored %s active tasks from their trajectories: %d disagree with the logged values "+
+					"(planted by the sample; `gymlens score` lists them)\n", thousands(int64(rep.tasks)), total)
+			}
 			// The main results: configuration × the four metrics.
 			res, err := computeMetrics(ctx, cmd, w)
 			if err != nil {

@@ -15,6 +15,7 @@
 //	sample    write a synthetic Proactivity-Gym corpus
 //	ingest    load run logs, scenario specs and ratings into the warehouse
 //	validate  check files without writing anything
+//	score     rescore tasks from their trajectories; report disagreements with the logged values
 //	metrics   the 3T metrics with cluster-bootstrap intervals, by any breakdown
 //	compare   paired differences between configurations (or harnesses), adjusted p-values
 //	corr      correlations among the metrics, at run and configuration level
@@ -98,7 +99,7 @@ func newApp(e *env) *cli.Command {
 			&cli.StringFlag{Name: "memory-limit", Usage: "DuckDB memory `LIMIT`, such as 2GB (default: 200MB when ingesting, 1GB otherwise)"},
 		},
 		Commands: []*cli.Command{
-			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), metricsCommand(e), compareCommand(e), corrCommand(e), exportCommand(e), queryCommand(e),
+			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), scoreCommand(e), metricsCommand(e), compareCommand(e), corrCommand(e), exportCommand(e), queryCommand(e),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gymlens/gymlens/internal/sample"
 )
 
 func gymlens(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -236,5 +238,71 @@ func TestMetrics(t *testing.T) {
 	}
 	if code, _, stderr := gymlens(t, "--db", db, "compare", "nope", "qwen-3.5-2b_cd_none"); code != 1 || !strings.Contains(stderr, `"nope"`) {
 		t.Errorf("unknown configuration: %d %s", code, stderr)
+	}
+}
+
+// The sample's trajectories agree with its logged task values everywhere
+// except where it plants a disagreement, and score finds exactly those.
+func TestScoreFindsThePlantedDisagreements(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 8, Configs: 6}); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "w.duckdb")
+	if code, _, stderr := gymlens(t, "--db", db, "ingest", filepath.Join(dir, "c")); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, out, stderr := gymlens(t, "--db", db, "score", "--format", "json")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	var rep []struct {
+		Field string `json:"field"`
+		N     int    `json:"disagreements"`
+	}
+	json.Unmarshal([]byte(out), &rep)
+	var man struct {
+		Planted []sample.Planted `json:"planted_disagreements"`
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "c", ".sample", "manifest.json"))
+	json.Unmarshal(b, &man)
+	want := map[string]int{}
+	planted := map[string]bool{}
+	for _, p := range man.Planted {
+		want[p.Field]++
+		planted[p.RunID+" "+p.Task+" "+p.Field] = true
+	}
+	if len(man.Planted) == 0 {
+		t.Fatal("the sample planted nothing")
+	}
+	for _, r := range rep {
+		if r.N != want[r.Field] {
+			t.Errorf("%s: %d disagreements, %d planted", r.Field, r.N, want[r.Field])
+		}
+	}
+	// The same, row by row.
+	code, out, _ = gymlens(t, "--db", db, "query", "--format", "csv", `
+		SELECT run_id, task, 'chosen_depth' FROM task_scores JOIN task_outcomes USING (run_id, task) WHERE derived_chosen <> chosen_depth
+		UNION ALL
+		SELECT run_id, task, 'rules.outputs' FROM task_scores JOIN task_outcomes USING (run_id, task) WHERE derived_outputs <> rule_outputs
+		ORDER BY ALL`)
+	lines := strings.Split(strings.TrimSpace(out), "\n")[1:]
+	if code != 0 || len(lines) != len(man.Planted) {
+		t.Fatalf("%d disagreeing rows, %d planted", len(lines), len(man.Planted))
+	}
+	for _, l := range lines {
+		f := strings.Split(l, ",")
+		if !planted[f[0]+" "+f[1]+" "+f[2]] {
+			t.Errorf("not planted: %s", l)
+		}
+	}
+	// --prefer derived: the metrics then use the trajectory's values.
+	_, logged, _ := gymlens(t, "--db", db, "metrics", "--by", "", "--metrics", "TR-D", "--resamples", "200", "--format", "csv")
+	if code, _, stderr := gymlens(t, "--db", db, "score", "--prefer", "derived", "-q"); code != 0 {
+		t.Fatal(stderr)
+	}
+	_, derived, _ := gymlens(t, "--db", db, "metrics", "--by", "", "--metrics", "TR-D", "--resamples", "200", "--format", "csv")
+	if logged == derived {
+		t.Error("--prefer derived changed nothing in TR-D, though chosen depths were planted")
 	}
 }

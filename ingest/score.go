@@ -1,0 +1,191 @@
+package ingest
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+// ScenarioSpec is what rescoring needs of a scenario.
+type ScenarioSpec struct {
+	Tools map[string]string      // tool → read/prepare/suggest/execute
+	Tasks map[string]TaskSpecRow // task id → spec
+}
+
+// TaskSpecRow is one task of a scenario spec.
+type TaskSpecRow struct {
+	ExpectedDepth map[string]string // persona → depth
+	AfterApproval string
+	AfterDenial   string // "" means the persona's expected depth
+	Rubric        []byte // JSON, nil when absent
+}
+
+// ScoreTask is one active task of a run, with what the gym logged and the
+// trajectory records credited to it.
+type ScoreTask struct {
+	RunID, Scenario, Persona, Task string
+	LoggedExpected, LoggedChosen   string // "" when not logged
+	RulesLogged                    bool
+	LoggedRules                    [3]sql.NullFloat64
+	Events                         []ScoreEvent
+}
+
+// ScoreEvent is one trajectory record credited to a task.
+type ScoreEvent struct {
+	Seq                                      int64
+	Actor, Kind, Tool, Depth, Decision, Text string
+	Args                                     string // JSON object, "" when absent
+}
+
+// TaskScore is what rescoring wrote for one task.
+type TaskScore struct {
+	RunID, Task                        string
+	DerivedExpected, DerivedChosen     string
+	DerivedRules                       [3]*float64
+	EffectiveExpected, EffectiveChosen string
+	EffectiveRules                     [3]*float64
+	Prefer                             string
+}
+
+// LoadScenarioSpecs reads every scenario's tools and task specs.
+func (w *Warehouse) LoadScenarioSpecs(ctx context.Context) (map[string]*ScenarioSpec, error) {
+	specs := map[string]*ScenarioSpec{}
+	get := func(id string) *ScenarioSpec {
+		s := specs[id]
+		if s == nil {
+			s = &ScenarioSpec{Tools: map[string]string{}, Tasks: map[string]TaskSpecRow{}}
+			specs[id] = s
+		}
+		return s
+	}
+	if err := w.scan(ctx, `SELECT scenario, tool, depth_class FROM scenario_tools`, func(rows *sql.Rows) error {
+		var s, t, d string
+		if err := rows.Scan(&s, &t, &d); err != nil {
+			return err
+		}
+		get(s).Tools[t] = d
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := w.scan(ctx, `SELECT scenario, task, after_approval, coalesce(after_denial, ''), rubric::VARCHAR FROM task_specs`, func(rows *sql.Rows) error {
+		var s, t, aa, ad string
+		var rub sql.NullString
+		if err := rows.Scan(&s, &t, &aa, &ad, &rub); err != nil {
+			return err
+		}
+		spec := TaskSpecRow{ExpectedDepth: map[string]string{}, AfterApproval: aa, AfterDenial: ad}
+		if rub.Valid {
+			spec.Rubric = []byte(rub.String)
+		}
+		get(s).Tasks[t] = spec
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	err := w.scan(ctx, `SELECT scenario, task, persona, depth FROM task_expected_depths`, func(rows *sql.Rows) error {
+		var s, t, p, d string
+		if err := rows.Scan(&s, &t, &p, &d); err != nil {
+			return err
+		}
+		if spec, ok := get(s).Tasks[t]; ok {
+			spec.ExpectedDepth[p] = d
+		}
+		return nil
+	})
+	return specs, err
+}
+
+// ScanScoreTasks calls fn with every active task and its credited records,
+// one at a time, in run and task order: memory holds one task.
+func (w *Warehouse) ScanScoreTasks(ctx context.Context, fn func(*ScoreTask) error) error {
+	var cur *ScoreTask
+	err := w.scan(ctx, `SELECT o.run_id, r.scenario, r.persona, o.task, coalesce(o.expected_depth, ''), coalesce(o.chosen_depth, ''),
+		o.rules_logged, o.rule_evidence, o.rule_outputs, o.rule_constraints,
+		e.seq, e.actor, e.kind, coalesce(e.tool, ''), coalesce(e.depth, ''), coalesce(e.decision, ''), coalesce(e.text, ''), coalesce(e.args::VARCHAR, '')
+		FROM task_outcomes o JOIN runs r USING (run_id)
+		LEFT JOIN events e ON e.run_id = o.run_id AND e.task = o.task
+		WHERE o.active ORDER BY o.run_id, o.task, e.seq`, func(rows *sql.Rows) error {
+		var t ScoreTask
+		var seq sql.NullInt64
+		var ev ScoreEvent
+		var actor, kind sql.NullString
+		if err := rows.Scan(&t.RunID, &t.Scenario, &t.Persona, &t.Task, &t.LoggedExpected, &t.LoggedChosen, &t.RulesLogged,
+			&t.LoggedRules[0], &t.LoggedRules[1], &t.LoggedRules[2], &seq, &actor, &kind, &ev.Tool, &ev.Depth, &ev.Decision, &ev.Text, &ev.Args); err != nil {
+			return err
+		}
+		if cur == nil || cur.RunID != t.RunID || cur.Task != t.Task {
+			if cur != nil {
+				if err := fn(cur); err != nil {
+					return err
+				}
+			}
+			cur = &t
+		}
+		if seq.Valid {
+			ev.Seq, ev.Actor, ev.Kind = seq.Int64, actor.String, kind.String
+			cur.Events = append(cur.Events, ev)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if cur != nil {
+		return fn(cur)
+	}
+	return nil
+}
+
+// WriteScores replaces the rescoring results in one transaction.
+func (w *Warehouse) WriteScores(ctx context.Context, scores []TaskScore) error {
+	if w.ReadOnly {
+		return ErrReadOnly
+	}
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if !done {
+			conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	if _, err := conn.ExecContext(ctx, "DELETE FROM task_scores"); err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	err = conn.Raw(func(dc any) error {
+		a, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", "task_scores")
+		if err != nil {
+			return err
+		}
+		for _, s := range scores {
+			if err := a.AppendRow(s.RunID, s.Task, s.DerivedExpected, s.DerivedChosen,
+				floatOrNil(s.DerivedRules[0]), floatOrNil(s.DerivedRules[1]), floatOrNil(s.DerivedRules[2]),
+				s.EffectiveExpected, s.EffectiveChosen,
+				floatOrNil(s.EffectiveRules[0]), floatOrNil(s.EffectiveRules[1]), floatOrNil(s.EffectiveRules[2]), s.Prefer, now); err != nil {
+				a.Close()
+				return err
+			}
+		}
+		return a.Close()
+	})
+	if err != nil {
+		return fmt.Errorf("writing the scores: %v", err)
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	done = true
+	return nil
+}
