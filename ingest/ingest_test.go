@@ -443,3 +443,19 @@ func TestLoadRuns(t *testing.T) {
 		t.Errorf("TA %+v", ta)
 	}
 }
+
+// An ingest that loads nothing leaves no transaction open on the pool's
+// connection: the next write works.
+func TestNothingToLoadLeavesNoTransaction(t *testing.T) {
+	w := openTemp(t)
+	dir := smallCorpus(t)
+	for range 2 {
+		if _, err := w.Ingest(ctx, []string{dir}, IngestOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.WriteScores(ctx, []TaskScore{{RunID: "r1", Task: "mp_price", DerivedExpected: "suggest", DerivedChosen: "noop",
+		EffectiveExpected: "suggest", EffectiveChosen: "noop", Prefer: "logged"}}); err != nil {
+		t.Fatal(err)
+	}
+}

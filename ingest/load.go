@@ -101,6 +101,8 @@ type pass struct {
 	bytes   atomic.Int64
 	records atomic.Int64
 	loading atomic.Bool
+	// committed: the transaction has ended with COMMIT.
+	committed bool
 	// fileDupes maps content hashes of this input to their first path.
 	fileDupes map[string]string
 	// known and knownStat are the files ingested before.
@@ -168,10 +170,11 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 		if _, err := p.conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 			return nil, err
 		}
-		committed := false
 		defer func() {
 			p.closeStages()
-			if !committed {
+			if !p.committed {
+				// Also when nothing was loaded: the connection goes back to
+				// the pool, and must not carry an open transaction.
 				_, _ = p.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 			}
 		}()
@@ -179,11 +182,6 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 			return nil, fmt.Errorf("cannot make a staging folder beside the warehouse: %v", err)
 		}
 		defer os.RemoveAll(p.tmpDir)
-		defer func() {
-			if err == nil {
-				committed = true
-			}
-		}()
 	}
 	if opt.SkipInvalid {
 		p.rejects, err = newRejectWriter(opt.RejectsPath)
@@ -241,6 +239,7 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 	if _, err := p.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return nil, fmt.Errorf("committing the ingest: %v", err)
 	}
+	p.committed = true
 	p.sum.Elapsed = time.Since(start)
 	p.sum.Bytes = p.bytes.Load()
 	return p.sum, nil
