@@ -14,11 +14,23 @@ import (
 // Interval methods.
 const (
 	Percentile = "percentile"
-	BCa        = "bca"
+	// Expanded is Hesterberg's expanded percentile interval: the percentile
+	// interval taken at the levels where a normal interval would reach as
+	// far as a t interval with the small-sample factor √(n/(n−1)), n the
+	// number of clusters. With few clusters the plain percentile interval
+	// is too narrow (with 10 scenarios it covers about 89% of the time for
+	// a nominal 95%: gymlens-bench coverage); the expanded one is not.
+	Expanded = "expanded-percentile"
+	BCa      = "bca"
 )
 
-// DefaultBootstrap holds gymlens's opinionated defaults in one place.
-var DefaultBootstrap = BootstrapOptions{Resamples: 10000, Level: 0.95, Method: Percentile, Seed: 1}
+// Methods lists the interval methods.
+var Methods = []string{Expanded, Percentile, BCa}
+
+// DefaultBootstrap holds gymlens's opinionated defaults in one place: the
+// expanded percentile interval rather than the plain one, because the
+// paper's designs have about ten scenarios (docs/statistics.md).
+var DefaultBootstrap = BootstrapOptions{Resamples: 10000, Level: 0.95, Method: Expanded, Seed: 1}
 
 // BootstrapOptions tunes ClusterBootstrap.
 type BootstrapOptions struct {
@@ -136,6 +148,8 @@ func ClusterBootstrapReplicates(clusters, k int, stat Statistics, opt BootstrapO
 			if warn != "" {
 				est[j].Warnings = append(est[j].Warnings, warn)
 			}
+		case Expanded:
+			est[j].Lo, est[j].Hi = ExpandedPercentileInterval(col, opt.Level, clusters)
 		default:
 			est[j].Lo, est[j].Hi = PercentileInterval(col, opt.Level)
 		}
@@ -195,6 +209,24 @@ func Jackknife(clusters, k int, stat Statistics) [][]float64 {
 func PercentileInterval(sorted []float64, level float64) (lo, hi float64) {
 	a := (1 - level) / 2
 	return Quantile7(a, sorted), Quantile7(1-a, sorted)
+}
+
+// ExpandedPercentileInterval is the percentile interval of sorted
+// replicates at the expanded levels α'/2 = Φ(−√(n/(n−1))·t_{1−α/2, n−1})
+// (Hesterberg 2015, "What teachers should know about the bootstrap").
+func ExpandedPercentileInterval(sorted []float64, level float64, n int) (lo, hi float64) {
+	if n < 2 {
+		return math.NaN(), math.NaN()
+	}
+	a := ExpandedAlpha(level, n)
+	return Quantile7(a, sorted), Quantile7(1-a, sorted)
+}
+
+// ExpandedAlpha is the lower tail level α'/2 of the expanded percentile
+// interval for n clusters.
+func ExpandedAlpha(level float64, n int) float64 {
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - (1-level)/2)
+	return distuv.UnitNormal.CDF(-math.Sqrt(float64(n)/float64(n-1)) * t)
 }
 
 // BCaInterval is the bias-corrected and accelerated interval of the

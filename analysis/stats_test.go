@@ -45,6 +45,8 @@ type rRefs struct {
 	QuantileX     []float64 `json:"quantile_x"`
 	QuantileP     []float64 `json:"quantile_p"`
 	QuantileType7 []float64 `json:"quantile_type7"`
+	ExpandedN     []float64 `json:"expanded_n"`
+	ExpandedAlpha []float64 `json:"expanded_alpha"`
 }
 
 func load(t *testing.T, path string, v any) {
@@ -109,6 +111,25 @@ func TestCorrelationsAgainstScipy(t *testing.T) {
 	near(t, "spearman p", CorrelationPValue(rs, n), c.SpearmanP, 1e-12)
 	if !math.IsNaN(Pearson([]float64{1, 1, 1}, []float64{1, 2, 3})) {
 		t.Error("the correlation with a constant is not NaN")
+	}
+}
+
+func TestExpandedPercentileAgainstR(t *testing.T) {
+	var r rRefs
+	load(t, "testdata/r_refs.json", &r)
+	for i, n := range r.ExpandedN {
+		near(t, "expanded α", ExpandedAlpha(0.95, int(n)), r.ExpandedAlpha[i], 1e-12)
+	}
+	reps := make([]float64, 1001)
+	for i := range reps {
+		reps[i] = float64(i)
+	}
+	lo, hi := ExpandedPercentileInterval(reps, 0.95, 10)
+	a := ExpandedAlpha(0.95, 10)
+	near(t, "expanded lo", lo, 1000*a, 1e-9)
+	near(t, "expanded hi", hi, 1000*(1-a), 1e-9)
+	if plo, phi := PercentileInterval(reps, 0.95); !(lo < plo && phi < hi) {
+		t.Errorf("expanded [%v, %v] is not wider than percentile [%v, %v]", lo, hi, plo, phi)
 	}
 }
 

@@ -48,8 +48,16 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) >= 2 && os.Args[1] == "coverage" {
+		if err := benchCoverage(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) < 2 || os.Args[1] != "ingest" {
-		fmt.Fprintln(os.Stderr, "usage: gymlens-bench ingest [--scale K] [--big-scale K] [--dir DIR] [--keep]")
+		fmt.Fprintln(os.Stderr, "usage: gymlens-bench ingest [--scale K] [--big-scale K] [--dir DIR] [--keep]\n"+
+			"       gymlens-bench coverage [--datasets N] [--clusters K] [--runs N] [--resamples B] [--seed S]")
 		os.Exit(2)
 	}
 	fl := flag.NewFlagSet("ingest", flag.ExitOnError)

@@ -176,7 +176,7 @@ func TestMetrics(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res) != 12 || res[0].Group["harness"] != "CC" || res[0].Metric != "TC" || res[0].NRuns != 90 || res[0].Clusters != 10 || res[0].Method != "percentile" {
+	if len(res) != 12 || res[0].Group["harness"] != "CC" || res[0].Metric != "TC" || res[0].NRuns != 90 || res[0].Clusters != 10 || res[0].Method != "expanded-percentile" {
 		t.Fatalf("%d results, first %+v", len(res), res[0])
 	}
 	// No judgments were ingested: TA and TR-J have no value, and say why.

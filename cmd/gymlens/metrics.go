@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -20,7 +21,7 @@ func bootstrapFlags() []cli.Flag {
 		&cli.IntFlag{Name: "resamples", Value: analysis.DefaultBootstrap.Resamples, Usage: "bootstrap `N` resamples"},
 		&cli.Uint64Flag{Name: "seed", Value: analysis.DefaultBootstrap.Seed, Usage: "bootstrap `SEED`"},
 		&cli.FloatFlag{Name: "level", Value: analysis.DefaultBootstrap.Level, Usage: "confidence `LEVEL`"},
-		&cli.StringFlag{Name: "ci", Value: analysis.DefaultBootstrap.Method, Usage: "interval `METHOD`: percentile or bca"},
+		&cli.StringFlag{Name: "ci", Value: analysis.DefaultBootstrap.Method, Usage: "interval `METHOD`: expanded-percentile, percentile or bca"},
 	}
 }
 
@@ -42,8 +43,8 @@ func bootstrapOptions(cmd *cli.Command) (analysis.BootstrapOptions, error) {
 	if o.Level <= 0 || o.Level >= 1 {
 		return o, usagef("--level: expected a number between 0 and 1, found %g", o.Level)
 	}
-	if o.Method != analysis.Percentile && o.Method != analysis.BCa {
-		return o, usagef("--ci: expected percentile or bca, found %q", o.Method)
+	if !slices.Contains(analysis.Methods, o.Method) {
+		return o, usagef("--ci: expected one of %s, found %q", strings.Join(analysis.Methods, ", "), o.Method)
 	}
 	return o, nil
 }
