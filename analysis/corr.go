@@ -198,3 +198,78 @@ func pairCorrelations(values [][]float64, scenario, config []string, cl, cfg map
 	}
 	return out
 }
+
+// RunCorrelationMatrix is the run-level Pearson correlation of every pair
+// of the metrics, pooled over the runs given, with its cluster-bootstrap
+// interval. Each scenario is summarised once by the sums that Pearson's r
+// needs (n, Σx, Σy, Σxy, Σx², Σy² over its runs with both values), so a
+// resample costs O(scenarios) per pair, whatever the number of runs.
+func RunCorrelationMatrix(values [][]float64, scenario []string, metrics []int, opt BootstrapOptions) []CorrResult {
+	opt = opt.withDefaults()
+	cl := map[string]int{}
+	for i := range values {
+		if _, ok := cl[scenario[i]]; !ok {
+			cl[scenario[i]] = len(cl)
+		}
+	}
+	ns := len(cl)
+	type pair struct{ a, b int }
+	var pairs []pair
+	for a := 0; a < len(metrics); a++ {
+		for b := a + 1; b < len(metrics); b++ {
+			pairs = append(pairs, pair{metrics[a], metrics[b]})
+		}
+	}
+	// sums[p][c][0..5]: n, Σx, Σy, Σxy, Σx², Σy².
+	sums := make([][6]float64, len(pairs)*ns)
+	ns2 := make([]int, len(pairs))
+	for i, v := range values {
+		c := cl[scenario[i]]
+		for p, pr := range pairs {
+			x, y := v[pr.a], v[pr.b]
+			if math.IsNaN(x) || math.IsNaN(y) {
+				continue
+			}
+			s := &sums[p*ns+c]
+			s[0]++
+			s[1] += x
+			s[2] += y
+			s[3] += x * y
+			s[4] += x * x
+			s[5] += y * y
+			ns2[p]++
+		}
+	}
+	stat := func(w, out []float64) {
+		for p := range pairs {
+			var t [6]float64
+			for c, wc := range w {
+				if wc == 0 {
+					continue
+				}
+				s := &sums[p*ns+c]
+				for k := range t {
+					t[k] += wc * s[k]
+				}
+			}
+			n := t[0]
+			sxy := t[3] - t[1]*t[2]/n
+			sxx := t[4] - t[1]*t[1]/n
+			syy := t[5] - t[2]*t[2]/n
+			if n < 2 || sxx <= 0 || syy <= 0 {
+				out[p] = math.NaN()
+				continue
+			}
+			out[p] = math.Max(-1, math.Min(1, sxy/math.Sqrt(sxx*syy)))
+		}
+	}
+	est := ClusterBootstrap(ns, len(pairs), stat, opt)
+	out := make([]CorrResult, len(pairs))
+	for p, pr := range pairs {
+		r := est[p].Value
+		lo, hi := FisherZInterval(r, ns2[p], opt.Level)
+		out[p] = CorrResult{X: AllMetrics[pr.a], Y: AllMetrics[pr.b], Level: RunLevel, Method: PearsonR, R: r, N: ns2[p],
+			P: CorrelationPValue(r, ns2[p]), FisherLo: lo, FisherHi: hi, Estimate: est[p]}
+	}
+	return out
+}

@@ -147,3 +147,38 @@ func TestCompareIsPaired(t *testing.T) {
 		}
 	}
 }
+
+// The fast run-level matrix agrees with the general computation.
+func TestRunCorrelationMatrix(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	var values [][]float64
+	var scen []string
+	for s := 0; s < 8; s++ {
+		for k := 0; k < 12; k++ {
+			v := make([]float64, numMetrics)
+			for i := range v {
+				v[i] = math.NaN()
+			}
+			v[mTC] = r.NormFloat64() + float64(s)
+			v[mTA] = v[mTC]*0.5 + r.NormFloat64()
+			if k != 3 {
+				v[mTRD] = v[mTA] + r.NormFloat64()
+			}
+			values = append(values, v)
+			scen = append(scen, string(rune('a'+s)))
+		}
+	}
+	opt := BootstrapOptions{Resamples: 500, Seed: 2, Method: Percentile}
+	fast := RunCorrelationMatrix(values, scen, []int{mTC, mTA, mTRD}, opt)
+	conf := make([]string, len(values))
+	slow := Correlations(values, scen, conf, []int{mTC, mTA, mTRD}, opt)
+	for p := range fast {
+		s := slow[4*p] // run level, Pearson
+		near(t, "r", fast[p].R, s.R, 1e-9)
+		near(t, "lo", fast[p].Lo, s.Lo, 1e-9)
+		near(t, "hi", fast[p].Hi, s.Hi, 1e-9)
+		if fast[p].N != s.N || fast[p].X != s.X || fast[p].Y != s.Y {
+			t.Errorf("pair %d: %+v vs %+v", p, fast[p], s)
+		}
+	}
+}

@@ -226,11 +226,26 @@ type Result struct {
 func Summarize(groups []Group, values [][]float64, missing []Missing, scenario []string, metrics []int, opt BootstrapOptions) []Result {
 	var out []Result
 	for _, g := range groups {
-		// Clusters: the scenarios of the group, in order of appearance.
+		// Clusters: the scenarios of the group, in order of appearance. A
+		// group within one scenario (a per-scenario breakdown) has nothing
+		// to resample but its runs, which are then taken as independent.
 		cl := map[string]int{}
 		for _, i := range g.Runs {
 			if _, ok := cl[scenario[i]]; !ok {
 				cl[scenario[i]] = len(cl)
+			}
+		}
+		clusterOf := func(i int) int { return cl[scenario[i]] }
+		oneScenario := len(cl) == 1 && len(g.Runs) > 1
+		if oneScenario {
+			pos := map[int]int{}
+			for k, i := range g.Runs {
+				pos[i] = k
+			}
+			clusterOf = func(i int) int { return pos[i] }
+			cl = make(map[string]int, len(g.Runs))
+			for k := range g.Runs {
+				cl[fmt.Sprint(k)] = k
 			}
 		}
 		k := len(metrics)
@@ -238,7 +253,7 @@ func Summarize(groups []Group, values [][]float64, missing []Missing, scenario [
 		cnt := make([]float64, len(cl)*k)
 		nruns := make([]int, k)
 		for _, i := range g.Runs {
-			c := cl[scenario[i]]
+			c := clusterOf(i)
 			for j, m := range metrics {
 				if x := values[i][m]; !math.IsNaN(x) {
 					sum[c*k+j] += x
@@ -263,6 +278,11 @@ func Summarize(groups []Group, values [][]float64, missing []Missing, scenario [
 		}
 		est := ClusterBootstrap(len(cl), k, stat, opt)
 		warn := groupWarnings(g, missing)
+		if oneScenario {
+			for _, f := range []string{"TC", "TA", "TRD", "TRJ"} {
+				warn[f] = append(warn[f], "one scenario: its runs resampled as independent")
+			}
+		}
 		for j, m := range metrics {
 			e := est[j]
 			e.Warnings = append(append([]string(nil), e.Warnings...), warn[family(AllMetrics[m])]...)

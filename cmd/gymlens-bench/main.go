@@ -48,6 +48,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) >= 2 && os.Args[1] == "stats" {
+		if err := benchStats(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) >= 2 && os.Args[1] == "coverage" {
 		if err := benchCoverage(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
@@ -57,7 +64,8 @@ func main() {
 	}
 	if len(os.Args) < 2 || os.Args[1] != "ingest" {
 		fmt.Fprintln(os.Stderr, "usage: gymlens-bench ingest [--scale K] [--big-scale K] [--dir DIR] [--keep]\n"+
-			"       gymlens-bench coverage [--datasets N] [--clusters K] [--runs N] [--resamples B] [--seed S]")
+			"       gymlens-bench coverage [--datasets N] [--clusters K] [--runs N] [--resamples B] [--seed S]\n"+
+			"       gymlens-bench stats [--resamples B] [--python PATH]   (run from the repository's root)")
 		os.Exit(2)
 	}
 	fl := flag.NewFlagSet("ingest", flag.ExitOnError)

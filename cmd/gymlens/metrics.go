@@ -192,7 +192,7 @@ func printMetrics(e *env, format string, by []string, res []analysis.Result, qui
 				metrics = append(metrics, r.Metric)
 			}
 		}
-		t := &reports.Result{Columns: append(append([]string(nil), by...), "runs", "scenarios")}
+		t := &reports.Result{Columns: append(append([]string(nil), by...), "runs", "clusters")}
 		for _, m := range metrics {
 			t.Columns = append(t.Columns, m)
 		}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/internal/sample"
+)
+
+// benchStats times the statistics of issue 3 on the sample corpus: the four
+// metrics for every configuration, by scenario and by persona group, and the
+// run-level correlation matrix, all with 10,000-resample intervals; then
+// runs a straightforward numpy/scipy implementation of the same on the
+// same run values (bench_stats.py) and prints the ratio.
+func benchStats(args []string) error {
+	fl := flag.NewFlagSet("stats", flag.ExitOnError)
+	resamples := fl.Int("resamples", 10000, "bootstrap resamples")
+	python := fl.String("python", "/usr/bin/python3", "a python3 with numpy and scipy (Debian's python3-scipy)")
+	fl.Parse(args)
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "gymlens-bench-stats-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 1}); err != nil {
+		return err
+	}
+	w, err := ingest.Open(ctx, filepath.Join(dir, "w.duckdb"), ingest.OpenOptions{})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if _, err := w.Ingest(ctx, []string{filepath.Join(dir, "c")}, ingest.IngestOptions{}); err != nil {
+		return err
+	}
+	runs, err := w.LoadRuns(ctx)
+	if err != nil {
+		return err
+	}
+	opt := analysis.BootstrapOptions{Resamples: *resamples, Seed: 1, Method: analysis.Percentile}
+	main4 := []int{0, 1, 2, 3}
+	t0 := time.Now()
+	values := make([][]float64, len(runs))
+	missing := make([]analysis.Missing, len(runs))
+	scen, conf := make([]string, len(runs)), make([]string, len(runs))
+	for i := range runs {
+		values[i], missing[i] = analysis.RunValues(&runs[i], "")
+		scen[i], conf[i] = runs[i].Scenario, runs[i].ConfigID
+	}
+	n := 0
+	for _, by := range [][]string{{"config"}, {"scenario"}, {"persona_group"}} {
+		groups, _ := analysis.GroupRuns(runs, by, nil)
+		n += len(analysis.Summarize(groups, values, missing, scen, main4, opt))
+	}
+	corr := analysis.RunCorrelationMatrix(values, scen, main4, opt)
+	goTime := time.Since(t0)
+	fmt.Printf("gymlens: %d runs; %d metric estimates (by configuration, scenario, persona group) and %d run-level Pearson correlations,\n"+
+		"each with a %d-resample cluster-bootstrap interval: %.3f s\n", len(runs), n, len(corr), *resamples, goTime.Seconds())
+
+	// The same run values for the Python implementation.
+	path := filepath.Join(dir, "runs.csv")
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	cw := csv.NewWriter(f)
+	cw.Write([]string{"config", "scenario", "persona_group", "TC", "TA", "TRD", "TRJ"})
+	for i, r := range runs {
+		rec := []string{r.ConfigID, r.Scenario, r.PersonaGroup}
+		for _, m := range main4 {
+			rec = append(rec, strconv.FormatFloat(values[i][m], 'g', -1, 64))
+		}
+		cw.Write(rec)
+	}
+	cw.Flush()
+	f.Close()
+	script := filepath.Join(filepath.Dir(mustExecutableSource()), "bench_stats.py")
+	out, err := exec.Command(*python, script, path, strconv.Itoa(*resamples)).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %v\n%s", *python, script, err, out)
+	}
+	pySecs, err := strconv.ParseFloat(strings.TrimSpace(lastLine(string(out))), 64)
+	if err != nil {
+		return fmt.Errorf("bench_stats.py printed %q", out)
+	}
+	fmt.Printf("numpy/scipy (bench_stats.py), the same estimates: %.3f s\n", pySecs)
+	fmt.Printf("ratio: gymlens is %.1f× faster\n", pySecs/goTime.Seconds())
+	return nil
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// mustExecutableSource finds this command's source folder (for the Python
+// script beside it) from the working folder: run it from the repository.
+func mustExecutableSource() string {
+	return filepath.Join("cmd", "gymlens-bench", "main.go")
+}
