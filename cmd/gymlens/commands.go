@@ -409,20 +409,13 @@ func queryCommand(e *env) *cli.Command {
 			if cmd.Args().Len() != 1 {
 				return usagef("query: expected one SQL statement (quote it), found %d arguments", cmd.Args().Len())
 			}
-			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
-			if err != nil {
-				return err
-			}
-			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ""))
-			if err != nil {
-				return err
-			}
-			defer w.Close()
-			cols, rows, err := w.Query(ctx, cmd.Args().First())
-			if err != nil {
-				return err
-			}
-			return reports.WriteResult(e.stdout, format, &reports.Result{Columns: cols, Rows: rows})
+			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error {
+				cols, rows, err := w.Query(ctx, cmd.Args().First())
+				if err != nil {
+					return err
+				}
+				return reports.WriteResult(e.stdout, format, &reports.Result{Columns: cols, Rows: rows})
+			})
 		},
 	}
 }

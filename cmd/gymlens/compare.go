@@ -26,10 +26,6 @@ func compareCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "harness-switch", Usage: "`FROM,TO` harnesses, per model"},
 		}, selectionFlags()...), bootstrapFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
-			if err != nil {
-				return err
-			}
 			sw := splitList(cmd.String("harness-switch"))
 			switch {
 			case cmd.String("harness-switch") != "" && cmd.Args().Len() > 0:
@@ -39,56 +35,55 @@ func compareCommand(e *env) *cli.Command {
 			case cmd.String("harness-switch") == "" && cmd.Args().Len() < 2:
 				return usagef("compare: name at least two configurations (or use --harness-switch)")
 			}
-			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ""))
-			if err != nil {
-				return err
-			}
-			defer w.Close()
-			rv, err := loadValues(ctx, cmd, w)
-			if err != nil {
-				return err
-			}
-			groups, err := analysis.GroupRuns(rv.runs, []string{"config"}, rv.where)
-			if err != nil {
-				return err
-			}
-			byConfig := map[string]analysis.Group{}
-			byKey := map[string]string{}
-			for _, g := range groups {
-				id := g.Key["config"]
-				byConfig[id] = g
-				r := rv.runs[g.Runs[0]]
-				byKey[ingestConfigKey(r)] = id
-			}
-			var pairs []analysis.Pair
-			if len(sw) == 2 {
-				pairs = harnessPairs(rv.runs, byConfig, sw[0], sw[1])
-				if len(pairs) == 0 {
-					return fmt.Errorf("no model was run on both %s and %s", sw[0], sw[1])
-				}
-			} else {
-				var ids []string
-				for _, a := range cmd.Args().Slice() {
-					id := a
-					if _, ok := byConfig[id]; !ok {
-						if k, ok := byKey[a]; ok {
-							id = k
-						} else {
-							return fmt.Errorf("no runs of configuration %q (see gymlens metrics for the configurations)", a)
-						}
-					}
-					ids = append(ids, id)
-				}
-				for i := 0; i < len(ids); i++ {
-					for j := i + 1; j < len(ids); j++ {
-						pairs = append(pairs, analysis.Pair{A: ids[i], B: ids[j], RunsA: byConfig[ids[i]].Runs, RunsB: byConfig[ids[j]].Runs})
-					}
-				}
-			}
-			res := analysis.Compare(pairs, rv.values, rv.scen, rv.metrics, rv.opt)
-			return printCompare(e, format, res, cmd.Bool("quiet"))
+			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error { return runCompare(ctx, cmd, e, format, w, sw) })
 		},
 	}
+}
+
+func runCompare(ctx context.Context, cmd *cli.Command, e *env, format string, w *ingest.Warehouse, sw []string) error {
+	rv, err := loadValues(ctx, cmd, w)
+	if err != nil {
+		return err
+	}
+	groups, err := analysis.GroupRuns(rv.runs, []string{"config"}, rv.where)
+	if err != nil {
+		return err
+	}
+	byConfig := map[string]analysis.Group{}
+	byKey := map[string]string{}
+	for _, g := range groups {
+		id := g.Key["config"]
+		byConfig[id] = g
+		r := rv.runs[g.Runs[0]]
+		byKey[ingestConfigKey(r)] = id
+	}
+	var pairs []analysis.Pair
+	if len(sw) == 2 {
+		pairs = harnessPairs(rv.runs, byConfig, sw[0], sw[1])
+		if len(pairs) == 0 {
+			return fmt.Errorf("no model was run on both %s and %s", sw[0], sw[1])
+		}
+	} else {
+		var ids []string
+		for _, a := range cmd.Args().Slice() {
+			id := a
+			if _, ok := byConfig[id]; !ok {
+				if k, ok := byKey[a]; ok {
+					id = k
+				} else {
+					return fmt.Errorf("no runs of configuration %q (see gymlens metrics for the configurations)", a)
+				}
+			}
+			ids = append(ids, id)
+		}
+		for i := 0; i < len(ids); i++ {
+			for j := i + 1; j < len(ids); j++ {
+				pairs = append(pairs, analysis.Pair{A: ids[i], B: ids[j], RunsA: byConfig[ids[i]].Runs, RunsB: byConfig[ids[j]].Runs})
+			}
+		}
+	}
+	res := analysis.Compare(pairs, rv.values, rv.scen, rv.metrics, rv.opt)
+	return printCompare(e, format, res, cmd.Bool("quiet"))
 }
 
 func ingestConfigKey(r ingest.RunRow) string { return ingest.ConfigKey(r.Model, r.Harness, r.Effort) }

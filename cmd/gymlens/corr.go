@@ -21,39 +21,34 @@ func corrCommand(e *env) *cli.Command {
 			"a cluster-bootstrap interval (scenarios resampled).",
 		Flags: append(selectionFlags(), bootstrapFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
-			if err != nil {
-				return err
-			}
-			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ""))
-			if err != nil {
-				return err
-			}
-			defer w.Close()
-			rv, err := loadValues(ctx, cmd, w)
-			if err != nil {
-				return err
-			}
-			if len(rv.metrics) < 2 {
-				return usagef("--metrics: name at least two metrics to correlate")
-			}
-			groups, err := analysis.GroupRuns(rv.runs, nil, rv.where)
-			if err != nil {
-				return err
-			}
-			if len(groups) == 0 {
-				return fmt.Errorf("no run matches --where %s", strings.Join(cmd.StringSlice("where"), " "))
-			}
-			keep := groups[0].Runs
-			values := make([][]float64, len(keep))
-			scen, conf := make([]string, len(keep)), make([]string, len(keep))
-			for k, i := range keep {
-				values[k], scen[k], conf[k] = rv.values[i], rv.scen[i], rv.runs[i].ConfigID
-			}
-			res := analysis.Correlations(values, scen, conf, rv.metrics, rv.opt)
-			return printCorr(e, format, res, cmd.Bool("quiet"))
+			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error { return runCorr(ctx, cmd, e, format, w) })
 		},
 	}
+}
+
+func runCorr(ctx context.Context, cmd *cli.Command, e *env, format string, w *ingest.Warehouse) error {
+	rv, err := loadValues(ctx, cmd, w)
+	if err != nil {
+		return err
+	}
+	if len(rv.metrics) < 2 {
+		return usagef("--metrics: name at least two metrics to correlate")
+	}
+	groups, err := analysis.GroupRuns(rv.runs, nil, rv.where)
+	if err != nil {
+		return err
+	}
+	if len(groups) == 0 {
+		return fmt.Errorf("no run matches --where %s", strings.Join(cmd.StringSlice("where"), " "))
+	}
+	keep := groups[0].Runs
+	values := make([][]float64, len(keep))
+	scen, conf := make([]string, len(keep)), make([]string, len(keep))
+	for k, i := range keep {
+		values[k], scen[k], conf[k] = rv.values[i], rv.scen[i], rv.runs[i].ConfigID
+	}
+	res := analysis.Correlations(values, scen, conf, rv.metrics, rv.opt)
+	return printCorr(e, format, res, cmd.Bool("quiet"))
 }
 
 func printCorr(e *env, format string, res []analysis.CorrResult, quiet bool) error {

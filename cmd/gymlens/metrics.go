@@ -16,6 +16,21 @@ import (
 	"github.com/gymlens/gymlens/reports"
 )
 
+// reading runs fn with the output format and the warehouse opened
+// read-only: what every command that only reads shares.
+func reading(ctx context.Context, cmd *cli.Command, fn func(format string, w *ingest.Warehouse) error) error {
+	format, err := outputFormat(cmd, "table", reports.ResultFormats...)
+	if err != nil {
+		return err
+	}
+	w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ""))
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	return fn(format, w)
+}
+
 func bootstrapFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "resamples", Value: analysis.DefaultBootstrap.Resamples, Usage: "bootstrap `N` resamples"},
@@ -61,20 +76,13 @@ func metricsCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "by", Value: "config", Usage: "break down by `DIM[,DIM]` (\"\" for one overall group)"},
 		}, selectionFlags()...), bootstrapFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
-			if err != nil {
-				return err
-			}
-			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ""))
-			if err != nil {
-				return err
-			}
-			defer w.Close()
-			res, err := computeMetrics(ctx, cmd, w)
-			if err != nil {
-				return err
-			}
-			return printMetrics(e, format, splitList(cmd.String("by")), res, cmd.Bool("quiet"))
+			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error {
+				res, err := computeMetrics(ctx, cmd, w)
+				if err != nil {
+					return err
+				}
+				return printMetrics(e, format, splitList(cmd.String("by")), res, cmd.Bool("quiet"))
+			})
 		},
 	}
 }
