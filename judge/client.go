@@ -1,0 +1,278 @@
+// Package judge reruns LLM-as-judge scoring against any OpenAI-compatible
+// chat-completions endpoint (OpenAI, vLLM, SGLang, Ollama, llama.cpp
+// server, LiteLLM). This file is the client: bounded concurrency, request
+// and token rate limits, retries with exponential backoff and jitter that
+// honour Retry-After, and a timeout per request.
+package judge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+	"golang.org/x/time/rate"
+)
+
+// Endpoint is one judge: a name (used in the warehouse and for its API
+// key), a model and where it is served.
+type Endpoint struct {
+	Name, Model, BaseURL string
+	apiKey               string // from the environment only; never stored
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// ParseEndpoint reads NAME=MODEL[@BASE_URL]. The API key comes from
+// $GYMLENS_<NAME>_API_KEY (NAME upper-cased, '-' and '.' as '_'), else
+// $OPENAI_API_KEY; an endpoint that needs no key works without one.
+func ParseEndpoint(spec string, getenv func(string) string) (Endpoint, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	name, rest, ok := strings.Cut(spec, "=")
+	if !ok || name == "" || rest == "" {
+		return Endpoint{}, fmt.Errorf("--judge: expected NAME=MODEL[@BASE_URL], found %q", spec)
+	}
+	if !nameRE.MatchString(name) {
+		return Endpoint{}, fmt.Errorf("--judge: the name %q may hold only letters, digits, '_', '-' and '.'", name)
+	}
+	ep := Endpoint{Name: name, Model: rest}
+	if i := strings.LastIndex(rest, "@"); i > 0 && strings.Contains(rest[i+1:], "://") {
+		ep.Model, ep.BaseURL = rest[:i], rest[i+1:]
+	}
+	env := "GYMLENS_" + strings.NewReplacer("-", "_", ".", "_").Replace(strings.ToUpper(name)) + "_API_KEY"
+	ep.apiKey = getenv(env)
+	if ep.apiKey == "" {
+		ep.apiKey = getenv("OPENAI_API_KEY")
+	}
+	return ep, nil
+}
+
+// ClientOptions tunes a Client; zero values take the defaults.
+type ClientOptions struct {
+	Concurrency int           // requests in flight at most (default 8)
+	RPM, TPM    int           // requests and tokens per minute (0: no limit)
+	Timeout     time.Duration // per request (default 120 s)
+	MaxRetries  int           // after the first try (default 5)
+	BaseBackoff time.Duration // first backoff (default 1 s), doubled each retry
+	MaxBackoff  time.Duration // cap (default 60 s)
+	Seed        int64         // sent where the endpoint supports it
+	HTTPClient  *http.Client
+}
+
+// Request is one chat completion asking for JSON.
+type Request struct {
+	System, User string
+	SchemaName   string
+	Schema       map[string]any // a JSON Schema for structured output; nil: free text
+	EstTokens    int            // estimated input tokens, for the token rate limit
+}
+
+// Response is a completion with what it cost.
+type Response struct {
+	Content                   string
+	InputTokens, OutputTokens int64
+	Attempts                  int
+	Latency                   time.Duration
+}
+
+// Client sends requests to one endpoint.
+type Client struct {
+	ep       Endpoint
+	oa       openai.Client
+	opt      ClientOptions
+	sem      chan struct{}
+	rpm, tpm *rate.Limiter
+	sleep    func(context.Context, time.Duration) error
+	inFlight atomic.Int64
+}
+
+// NewClient makes a client; the openai-go SDK's own retries are switched
+// off, so that gymlens counts, spaces and reports every attempt.
+func NewClient(ep Endpoint, opt ClientOptions) *Client {
+	if opt.Concurrency <= 0 {
+		opt.Concurrency = 8
+	}
+	if opt.Timeout <= 0 {
+		opt.Timeout = 120 * time.Second
+	}
+	if opt.MaxRetries < 0 {
+		opt.MaxRetries = 0
+	} else if opt.MaxRetries == 0 {
+		opt.MaxRetries = 5
+	}
+	if opt.BaseBackoff <= 0 {
+		opt.BaseBackoff = time.Second
+	}
+	if opt.MaxBackoff <= 0 {
+		opt.MaxBackoff = 60 * time.Second
+	}
+	opts := []option.RequestOption{option.WithMaxRetries(0), option.WithAPIKey(ep.apiKey)}
+	if ep.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(ep.BaseURL))
+	}
+	if opt.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(opt.HTTPClient))
+	}
+	c := &Client{ep: ep, oa: openai.NewClient(opts...), opt: opt, sem: make(chan struct{}, opt.Concurrency), sleep: sleepCtx}
+	if opt.RPM > 0 {
+		c.rpm = rate.NewLimiter(rate.Limit(float64(opt.RPM)/60), max(1, opt.RPM/60))
+	}
+	if opt.TPM > 0 {
+		c.tpm = rate.NewLimiter(rate.Limit(float64(opt.TPM)/60), opt.TPM)
+	}
+	return c
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// InFlight is the number of requests being sent now.
+func (c *Client) InFlight() int64 { return c.inFlight.Load() }
+
+// Complete sends req, retrying what can succeed later (429, 5xx, timeouts,
+// dropped connections) with exponential backoff and full jitter, or after
+// the server's Retry-After when it gives one. Other errors (400, 401, …)
+// are returned at once.
+func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
+	params := openai.ChatCompletionNewParams{
+		Model:       shared.ChatModel(c.ep.Model),
+		Messages:    []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(req.System), openai.UserMessage(req.User)},
+		Temperature: openai.Float(0),
+	}
+	if c.opt.Seed != 0 {
+		params.Seed = openai.Int(c.opt.Seed)
+	}
+	if req.Schema != nil {
+		params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: req.SchemaName, Schema: req.Schema, Strict: openai.Bool(true)}}}
+	}
+	var last error
+	for attempt := 1; attempt <= c.opt.MaxRetries+1; attempt++ {
+		if err := c.wait(ctx, req.EstTokens); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		resp, wait, err := c.once(ctx, params)
+		if err == nil {
+			return &Response{Content: resp.Choices[0].Message.Content, InputTokens: resp.Usage.PromptTokens,
+				OutputTokens: resp.Usage.CompletionTokens, Attempts: attempt, Latency: time.Since(start)}, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if wait < 0 {
+			return nil, err
+		}
+		last = err
+		if attempt == c.opt.MaxRetries+1 {
+			break
+		}
+		if wait == 0 {
+			wait = c.backoff(attempt)
+		}
+		if err := c.sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("%s: gave up after %d attempts: %v", c.ep.Name, c.opt.MaxRetries+1, last)
+}
+
+// wait takes a concurrency slot's turn at the rate limits.
+func (c *Client) wait(ctx context.Context, tokens int) error {
+	if c.rpm != nil {
+		if err := c.rpm.Wait(ctx); err != nil {
+			return err
+		}
+	}
+	if c.tpm != nil && tokens > 0 {
+		if err := c.tpm.WaitN(ctx, min(tokens, c.opt.TPM)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// once sends one attempt. wait < 0: do not retry; 0: back off; > 0: the
+// server said how long to wait.
+func (c *Client) once(ctx context.Context, params openai.ChatCompletionNewParams) (*openai.ChatCompletion, time.Duration, error) {
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, -1, ctx.Err()
+	}
+	c.inFlight.Add(1)
+	defer func() { c.inFlight.Add(-1); <-c.sem }()
+	rctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
+	defer cancel()
+	resp, err := c.oa.Chat.Completions.New(rctx, params)
+	if err == nil {
+		if len(resp.Choices) == 0 {
+			return nil, 0, fmt.Errorf("%s: the response has no choices", c.ep.Name)
+		}
+		return resp, 0, nil
+	}
+	var apiErr *openai.Error
+	switch {
+	case ctx.Err() != nil:
+		return nil, -1, ctx.Err()
+	case errors.As(err, &apiErr):
+		if apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode >= 500 {
+			return nil, retryAfter(apiErr.Response), err
+		}
+		return nil, -1, fmt.Errorf("%s: %v", c.ep.Name, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, 0, fmt.Errorf("%s: no answer within %v", c.ep.Name, c.opt.Timeout)
+	default:
+		// Transport errors (a dropped connection, a reset) may pass.
+		return nil, 0, fmt.Errorf("%s: %v", c.ep.Name, err)
+	}
+}
+
+// backoff is the full-jitter exponential backoff before retry n (1-based).
+func (c *Client) backoff(n int) time.Duration {
+	d := c.opt.BaseBackoff << (n - 1)
+	if d > c.opt.MaxBackoff || d <= 0 {
+		d = c.opt.MaxBackoff
+	}
+	return time.Duration(rand.Int64N(int64(d)) + 1)
+}
+
+// retryAfter reads a Retry-After header (seconds or an HTTP date).
+func retryAfter(r *http.Response) time.Duration {
+	if r == nil {
+		return 0
+	}
+	v := r.Header.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
