@@ -1,0 +1,285 @@
+package judge
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/gymlens/gymlens/ingest"
+)
+
+//go:embed prompts/*.txt
+var promptFS embed.FS
+
+// Metrics the judge scores.
+const (
+	TC  = "tc"
+	TA  = "ta"
+	TRJ = "trj"
+)
+
+// PromptVersion is the version of each metric's prompt; it is stored with
+// every judgment, and a new version re-asks everything it covers.
+var PromptVersion = map[string]string{TC: "tc/v1", TA: "ta/v1", TRJ: "trj/v1"}
+
+// Prompt returns a metric's prompt text.
+func Prompt(metric string) string {
+	v := strings.ReplaceAll(PromptVersion[metric], "/", "_")
+	b, err := promptFS.ReadFile("prompts/" + v + ".txt")
+	if err != nil {
+		panic("judge: no prompt for " + metric) // embedded: cannot happen
+	}
+	return string(b)
+}
+
+// Record is one trajectory record as a judge sees it.
+type Record struct {
+	Seq    int64  `json:"seq"`
+	Time   string `json:"time"`
+	Actor  string `json:"actor"`
+	Kind   string `json:"kind"`
+	Task   string `json:"task,omitempty"`
+	Text   string `json:"text,omitempty"`
+	Tool   string `json:"tool,omitempty"`
+	Args   string `json:"args,omitempty"`
+	Result string `json:"result,omitempty"`
+}
+
+// Item is one question to a judge: the data it sees and where the answer
+// belongs. RunID and Task are for the warehouse; Data holds no model,
+// harness or configuration.
+type Item struct {
+	Metric, RunID, Task string
+	Data                map[string]any
+	Records             []Record // the records the judge may cite
+	System, User        string   // the rendered prompt
+	Hash                string   // sha256 of the rendered prompt: the cache key's input part
+}
+
+func record(e ingest.JudgeEvent) Record {
+	return Record{Seq: e.Seq, Time: e.T.UTC().Format("2006-01-02T15:04:05Z07:00"), Actor: e.Actor, Kind: e.Kind, Task: e.Task,
+		Text: e.Text, Tool: e.Tool, Args: e.Args, Result: e.Result}
+}
+
+// Items builds the judge items of one run for a metric, deterministically:
+//
+//   - tc: one per active task: its id, rubric and chosen depth, and the
+//     records credited to it up to its final turn;
+//   - trj: one per active task: the persona (group and label), the
+//     scenario (title, domain) and what the user saw up to the task's
+//     final turn (visible records, the user's own, notifications);
+//   - ta: one per run whose scenario has a decision window: the two
+//     competing tasks in id order, unlabelled, and every record inside it.
+func Items(run *ingest.JudgeRun, metric string) []Item {
+	var out []Item
+	upTo := func(t ingest.JudgeTask) int64 {
+		if t.FinalSeq != nil {
+			return *t.FinalSeq
+		}
+		return math.MaxInt64
+	}
+	switch metric {
+	case TC:
+		for _, t := range run.Tasks {
+			var recs []Record
+			for _, e := range run.Events {
+				if e.Task == t.Task && e.Seq <= upTo(t) {
+					recs = append(recs, record(e))
+				}
+			}
+			var rubric any
+			if t.Rubric != "" {
+				json.Unmarshal([]byte(t.Rubric), &rubric)
+			}
+			out = append(out, Item{Metric: TC, RunID: run.RunID, Task: t.Task, Records: recs,
+				Data: map[string]any{"task": t.Task, "rubric": rubric, "chosen_depth": t.Chosen, "records": recs}})
+		}
+	case TRJ:
+		for _, t := range run.Tasks {
+			var recs []Record
+			for _, e := range run.Events {
+				if e.Seq > upTo(t) {
+					break
+				}
+				if e.Visible || e.Actor == "user" || (e.Actor == "env" && e.Kind == "notification") {
+					recs = append(recs, record(e))
+				}
+			}
+			out = append(out, Item{Metric: TRJ, RunID: run.RunID, Task: t.Task, Records: recs,
+				Data: map[string]any{"task": t.Task,
+					"persona":  map[string]string{"group": run.PersonaGroup, "description": run.PersonaLabel},
+					"scenario": map[string]string{"title": run.ScenarioTitle, "domain": run.Domain},
+					"records":  recs}})
+		}
+	case TA:
+		if run.TAStart == nil || run.TAEnd == nil {
+			return nil
+		}
+		var recs []Record
+		for _, e := range run.Events {
+			if !e.T.Before(*run.TAStart) && !e.T.After(*run.TAEnd) {
+				recs = append(recs, record(e))
+			}
+		}
+		tasks := []string{run.TAUrgent, run.TADeferable}
+		sort.Strings(tasks)
+		out = append(out, Item{Metric: TA, RunID: run.RunID, Records: recs,
+			Data: map[string]any{"competing_tasks": tasks, "records": recs}})
+	}
+	for i := range out {
+		render(&out[i])
+	}
+	return out
+}
+
+// render writes the prompt: the metric's instructions, and the item's data
+// as JSON between markers, so that trajectory text stays data.
+func render(it *Item) {
+	it.System = Prompt(it.Metric)
+	data, _ := json.MarshalIndent(it.Data, "", " ")
+	it.User = "BEGIN DATA\n" + string(data) + "\nEND DATA"
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s", PromptVersion[it.Metric], it.System, it.User)
+	it.Hash = hex.EncodeToString(h.Sum(nil))
+}
+
+// Schema is the JSON Schema of a metric's answer, for structured output.
+func Schema(metric string) map[string]any {
+	num := func(lo, hi float64) map[string]any { return map[string]any{"type": "number", "minimum": lo, "maximum": hi} }
+	props := map[string]any{}
+	switch metric {
+	case TC:
+		for _, k := range []string{"correctness", "grounding", "completeness", "artifact_quality"} {
+			props[k] = num(0, 1)
+		}
+	case TA:
+		props["now"] = map[string]any{"type": "number", "enum": []float64{0, 1}}
+		props["later"] = map[string]any{"type": "number", "enum": []float64{0, 1}}
+		props["cq"] = map[string]any{"type": "number", "enum": []float64{0, 0.5, 1}}
+	case TRJ:
+		for _, k := range []string{"understandability", "competence", "reliability", "attachment", "faith"} {
+			props[k] = num(1, 5)
+		}
+	}
+	props["reasons"] = map[string]any{"type": "string"}
+	props["evidence"] = map[string]any{"type": "array", "items": map[string]any{
+		"type": "object", "additionalProperties": false, "required": []string{"seq", "quote"},
+		"properties": map[string]any{"seq": map[string]any{"type": "integer"}, "quote": map[string]any{"type": "string"}}}}
+	req := make([]string, 0, len(props))
+	for k := range props {
+		req = append(req, k)
+	}
+	sort.Strings(req)
+	return map[string]any{"type": "object", "additionalProperties": false, "required": req, "properties": props}
+}
+
+// Answer is a judge's parsed answer.
+type Answer struct {
+	Scores   map[string]float64
+	Reasons  string
+	Evidence []Citation
+}
+
+// Citation is one piece of evidence a judge cited.
+type Citation struct {
+	Seq   int64  `json:"seq"`
+	Quote string `json:"quote"`
+}
+
+// ParseAnswer reads a judge's answer and checks it against the metric's
+// schema: the scores present and in range, evidence well formed. A reply
+// wrapped in a Markdown code fence is accepted.
+func ParseAnswer(metric, content string) (*Answer, error) {
+	s := strings.TrimSpace(content)
+	if strings.HasPrefix(s, "```") {
+		s = strings.TrimPrefix(s, "```json")
+		s = strings.TrimPrefix(s, "```")
+		s = strings.TrimSuffix(strings.TrimSpace(s), "```")
+	}
+	var raw struct {
+		Reasons  string     `json:"reasons"`
+		Evidence []Citation `json:"evidence"`
+	}
+	var all map[string]any
+	if err := json.Unmarshal([]byte(s), &all); err != nil {
+		return nil, fmt.Errorf("not JSON: %v", err)
+	}
+	if err := json.Unmarshal([]byte(s), &raw); err != nil {
+		return nil, fmt.Errorf("reasons or evidence malformed: %v", err)
+	}
+	a := &Answer{Scores: map[string]float64{}, Reasons: raw.Reasons, Evidence: raw.Evidence}
+	check := func(k string, ok func(float64) bool, want string) error {
+		v, has := all[k]
+		f, isNum := v.(float64)
+		if !has || !isNum {
+			return fmt.Errorf("score %q missing or not a number", k)
+		}
+		if !ok(f) {
+			return fmt.Errorf("score %q = %g, expected %s", k, f, want)
+		}
+		a.Scores[k] = f
+		return nil
+	}
+	var keys []string
+	var ok func(float64) bool
+	var want string
+	switch metric {
+	case TC:
+		keys, ok, want = []string{"correctness", "grounding", "completeness", "artifact_quality"}, func(f float64) bool { return f >= 0 && f <= 1 }, "in [0,1]"
+	case TRJ:
+		keys, ok, want = []string{"understandability", "competence", "reliability", "attachment", "faith"}, func(f float64) bool { return f >= 1 && f <= 5 }, "in [1,5]"
+	case TA:
+		for _, k := range []string{"now", "later"} {
+			if err := check(k, func(f float64) bool { return f == 0 || f == 1 }, "0 or 1"); err != nil {
+				return nil, err
+			}
+		}
+		if err := check("cq", func(f float64) bool { return f == 0 || f == 0.5 || f == 1 }, "0, 0.5 or 1"); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range keys {
+		if err := check(k, ok, want); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// CheckEvidence checks every citation against the item's records: the seq
+// must be one of them and the quote must appear in that record's text
+// (its text, arguments or result), whitespace normalised.
+func CheckEvidence(it *Item, a *Answer) error {
+	bySeq := map[int64]Record{}
+	for _, r := range it.Records {
+		bySeq[r.Seq] = r
+	}
+	for _, c := range a.Evidence {
+		r, ok := bySeq[c.Seq]
+		if !ok {
+			return fmt.Errorf("cites seq %d, which is not among the records it was shown", c.Seq)
+		}
+		q := squash(c.Quote)
+		if q == "" {
+			continue
+		}
+		if !strings.Contains(squash(r.Text+"\n"+r.Args+"\n"+r.Result), q) {
+			return fmt.Errorf("quotes %q, which record %d does not contain", shorten(c.Quote, 60), c.Seq)
+		}
+	}
+	return nil
+}
+
+func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
