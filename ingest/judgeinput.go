@@ -29,11 +29,11 @@ type JudgeTask struct {
 
 // JudgeEvent is one trajectory record.
 type JudgeEvent struct {
-	Seq                                int64
-	T                                  time.Time
+	Seq                                 int64
+	T                                   time.Time
 	Actor, Kind, Task, Text, Tool, Args string
-	Result                             string
-	Visible                            bool
+	Result                              string
+	Visible                             bool
 }
 
 // ScanJudgeRuns calls fn with each run, its active tasks and its events,

@@ -150,7 +150,9 @@ func render(it *Item) {
 
 // Schema is the JSON Schema of a metric's answer, for structured output.
 func Schema(metric string) map[string]any {
-	num := func(lo, hi float64) map[string]any { return map[string]any{"type": "number", "minimum": lo, "maximum": hi} }
+	num := func(lo, hi float64) map[string]any {
+		return map[string]any{"type": "number", "minimum": lo, "maximum": hi}
+	}
 	props := map[string]any{}
 	switch metric {
 	case TC:
