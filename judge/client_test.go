@@ -3,6 +3,8 @@ package judge
 import (
 	"context"
 	"net/http"
+
+	"github.com/gymlens/gymlens/internal/openaitest"
 	"strings"
 	"sync"
 	"testing"
@@ -23,18 +25,36 @@ func recordSleeps(c *Client) *[]time.Duration {
 	return &got
 }
 
+// server starts the in-process endpoint with a script.
+func server(t *testing.T, script ...string) *openaitest.Server {
+	f := openaitest.New(script...)
+	t.Cleanup(f.Close)
+	return f
+}
+
+// endpoint points a judge named name at f, with a key in the environment.
+func endpoint(f *openaitest.Server, name string) Endpoint {
+	ep, _ := ParseEndpoint(name+"=judge-model@"+f.URL+"/v1", func(k string) string {
+		if k == "GYMLENS_"+strings.ToUpper(name)+"_API_KEY" {
+			return "sk-test-" + name
+		}
+		return ""
+	})
+	return ep
+}
+
 var req = Request{System: "s", User: "u", SchemaName: "answer", Schema: map[string]any{"type": "object"}}
 
 func TestRetriesHonourRetryAfterAndBackOff(t *testing.T) {
-	f := newFakeServer(t, "429:7", "500", "drop", "ok")
-	c := NewClient(f.endpoint("a"), ClientOptions{BaseBackoff: 100 * time.Millisecond})
+	f := server(t, "429:7", "500", "drop", "ok")
+	c := NewClient(endpoint(f, "a"), ClientOptions{BaseBackoff: 100 * time.Millisecond})
 	sleeps := recordSleeps(c)
 	resp, err := c.Complete(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Attempts != 4 || f.count() != 4 || resp.Content != `{"ok":true}` || resp.InputTokens != 120 || resp.OutputTokens != 30 {
-		t.Fatalf("%+v after %d requests", resp, f.count())
+	if resp.Attempts != 4 || f.Count() != 4 || !strings.Contains(resp.Content, `"correctness"`) || resp.InputTokens != 120 || resp.OutputTokens != 30 {
+		t.Fatalf("%+v after %d requests", resp, f.Count())
 	}
 	s := *sleeps
 	// The server's Retry-After first; then full-jitter backoff within
@@ -45,24 +65,24 @@ func TestRetriesHonourRetryAfterAndBackOff(t *testing.T) {
 }
 
 func TestNoRetryOnClientErrorsAndGivingUp(t *testing.T) {
-	f := newFakeServer(t, "400")
-	c := NewClient(f.endpoint("a"), ClientOptions{})
+	f := server(t, "400")
+	c := NewClient(endpoint(f, "a"), ClientOptions{})
 	recordSleeps(c)
-	if _, err := c.Complete(context.Background(), req); err == nil || f.count() != 1 {
-		t.Errorf("400: %v after %d requests", err, f.count())
+	if _, err := c.Complete(context.Background(), req); err == nil || f.Count() != 1 {
+		t.Errorf("400: %v after %d requests", err, f.Count())
 	}
-	f = newFakeServer(t, "500", "500", "500", "500")
-	c = NewClient(f.endpoint("a"), ClientOptions{MaxRetries: 2})
+	f = server(t, "500", "500", "500", "500")
+	c = NewClient(endpoint(f, "a"), ClientOptions{MaxRetries: 2})
 	recordSleeps(c)
 	_, err := c.Complete(context.Background(), req)
-	if err == nil || !strings.Contains(err.Error(), "gave up after 3 attempts") || f.count() != 3 {
-		t.Errorf("%v after %d requests", err, f.count())
+	if err == nil || !strings.Contains(err.Error(), "gave up after 3 attempts") || f.Count() != 3 {
+		t.Errorf("%v after %d requests", err, f.Count())
 	}
 }
 
 func TestTimeoutIsRetried(t *testing.T) {
-	f := newFakeServer(t, "hang", "ok")
-	c := NewClient(f.endpoint("a"), ClientOptions{Timeout: 50 * time.Millisecond})
+	f := server(t, "hang", "ok")
+	c := NewClient(endpoint(f, "a"), ClientOptions{Timeout: 50 * time.Millisecond})
 	recordSleeps(c)
 	resp, err := c.Complete(context.Background(), req)
 	if err != nil || resp.Attempts != 2 {
@@ -71,12 +91,12 @@ func TestTimeoutIsRetried(t *testing.T) {
 }
 
 func TestRequestAndKey(t *testing.T) {
-	f := newFakeServer(t)
-	c := NewClient(f.endpoint("a"), ClientOptions{Seed: 42})
+	f := server(t)
+	c := NewClient(endpoint(f, "a"), ClientOptions{Seed: 42})
 	if _, err := c.Complete(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	body, h := f.requests[0], f.headers[0]
+	body, h := f.Requests[0], f.Headers[0]
 	rf, _ := body["response_format"].(map[string]any)
 	if body["model"] != "judge-model" || body["temperature"] != float64(0) || body["seed"] != float64(42) || rf["type"] != "json_schema" {
 		t.Errorf("request %v", body)
@@ -87,9 +107,9 @@ func TestRequestAndKey(t *testing.T) {
 }
 
 func TestConcurrencyBound(t *testing.T) {
-	f := newFakeServer(t)
-	f.latency = 20 * time.Millisecond
-	c := NewClient(f.endpoint("a"), ClientOptions{Concurrency: 3})
+	f := server(t)
+	f.Latency = 20 * time.Millisecond
+	c := NewClient(endpoint(f, "a"), ClientOptions{Concurrency: 3})
 	var wg sync.WaitGroup
 	for range 24 {
 		wg.Add(1)
@@ -101,14 +121,14 @@ func TestConcurrencyBound(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if m := f.maxInFlight.Load(); m > 3 || m < 2 {
+	if m := f.MaxInFlight(); m > 3 || m < 2 {
 		t.Errorf("%d requests in flight at most, bound 3", m)
 	}
 }
 
 func TestCancelStopsAtOnce(t *testing.T) {
-	f := newFakeServer(t, "hang", "hang", "hang")
-	c := NewClient(f.endpoint("a"), ClientOptions{})
+	f := server(t, "hang", "hang", "hang")
+	c := NewClient(endpoint(f, "a"), ClientOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(30 * time.Millisecond); cancel() }()
 	if _, err := c.Complete(ctx, req); err != context.Canceled {

@@ -16,6 +16,7 @@
 //	ingest    load run logs, scenario specs and ratings into the warehouse
 //	validate  check files without writing anything
 //	score     rescore tasks from their trajectories; report disagreements with the logged values
+//	judge     rerun LLM-as-judge scoring against OpenAI-compatible endpoints (cached)
 //	metrics   the 3T metrics with cluster-bootstrap intervals, by any breakdown
 //	compare   paired differences between configurations (or harnesses), adjusted p-values
 //	corr      correlations among the metrics, at run and configuration level
@@ -99,7 +100,7 @@ func newApp(e *env) *cli.Command {
 			&cli.StringFlag{Name: "memory-limit", Usage: "DuckDB memory `LIMIT`, such as 2GB (default: 200MB when ingesting, 1GB otherwise)"},
 		},
 		Commands: []*cli.Command{
-			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), scoreCommand(e), metricsCommand(e), compareCommand(e), corrCommand(e), exportCommand(e), queryCommand(e),
+			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), scoreCommand(e), judgeCommand(e), metricsCommand(e), compareCommand(e), corrCommand(e), exportCommand(e), queryCommand(e),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {

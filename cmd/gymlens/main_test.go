@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gymlens/gymlens/internal/openaitest"
 	"github.com/gymlens/gymlens/internal/sample"
 )
 
@@ -304,5 +305,63 @@ func TestScoreFindsThePlantedDisagreements(t *testing.T) {
 	_, derived, _ := gymlens(t, "--db", db, "metrics", "--by", "", "--metrics", "TR-D", "--resamples", "200", "--format", "csv")
 	if logged == derived {
 		t.Error("--prefer derived changed nothing in TR-D, though chosen depths were planted")
+	}
+}
+
+// gymlens judge end to end against an in-process OpenAI-compatible server:
+// judgments land in the warehouse with their prompt version and hash, the
+// metrics use them, a rerun asks nothing, and bad evidence is re-asked
+// once, then stored as invalid.
+func TestJudgeEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 4, Configs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(dir, "c", "judgments"))
+	db := filepath.Join(dir, "w.duckdb")
+	if code, _, stderr := gymlens(t, "--db", db, "ingest", filepath.Join(dir, "c")); code != 0 {
+		t.Fatal(stderr)
+	}
+	f := openaitest.New("badevidence", "badevidence", "badevidence")
+	defer f.Close()
+	judgeArg := "e2e=fake-judge@" + f.URL + "/v1"
+	args := []string{"--db", db, "judge", "--metric", "tc,ta", "--judge", judgeArg, "--limit", "12", "--concurrency", "1", "--format", "json"}
+	code, out, stderr := gymlens(t, args...)
+	if code != 0 {
+		t.Fatalf("%d %s %s", code, stderr, out)
+	}
+	var reps []map[string]any
+	json.Unmarshal([]byte(out), &reps)
+	if len(reps) != 2 || reps[0]["sent"] != float64(12) || reps[1]["sent"] != float64(12) {
+		t.Fatalf("reports %v", reps)
+	}
+	invalid := reps[0]["invalid"].(float64) + reps[1]["invalid"].(float64)
+	if invalid != 1 || f.Count() != 24+2 { // one item failed twice (asked again once); another recovered
+		t.Errorf("invalid %v, %d requests", invalid, f.Count())
+	}
+	code, out, _ = gymlens(t, "--db", db, "query", "--format", "csv",
+		"SELECT count(*), count(DISTINCT input_hash), min(prompt), max(prompt) FROM judge_calls WHERE status = 'valid'")
+	if code != 0 || out != "count_star(),count(DISTINCT input_hash),min(prompt),max(prompt)\n23,23,ta/v1,tc/v1\n" {
+		t.Errorf("judge_calls: %q", out)
+	}
+	// Nothing changed: nothing is sent.
+	before := f.Count()
+	code, out, _ = gymlens(t, args...)
+	json.Unmarshal([]byte(out), &reps)
+	if code != 0 || f.Count() != before || reps[0]["cached"] != float64(12) || reps[0]["sent"] != float64(0) {
+		t.Errorf("rerun: %d requests, %v", f.Count()-before, reps)
+	}
+	// The metrics read the new judge.
+	code, out, stderr = gymlens(t, "--db", db, "metrics", "--by", "", "--judge", "e2e", "--metrics", "TC.correctness,TA.now", "--resamples", "200", "--format", "csv")
+	if code != 0 || !strings.Contains(out, "TC.correctness") || !strings.Contains(out, ",75,") {
+		t.Errorf("metrics with the new judge: %s %s", out, stderr)
+	}
+	// A dry run reads only.
+	code, out, _ = gymlens(t, "--db", db, "judge", "--metric", "trj", "--judge", judgeArg, "--dry-run", "--limit", "5")
+	if code != 0 || !strings.Contains(out, "dry run") || f.Count() != before {
+		t.Errorf("dry run: %d %s", code, out)
+	}
+	if code, _, _ := gymlens(t, "--db", db, "judge", "--metric", "xx", "--judge", judgeArg); code != 2 {
+		t.Errorf("bad metric: exit %d", code)
 	}
 }

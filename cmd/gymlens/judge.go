@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v3"
+
+	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/judge"
+	"github.com/gymlens/gymlens/reports"
+)
+
+func judgeCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "judge",
+		Usage: "rerun LLM-as-judge scoring against OpenAI-compatible endpoints, cached in the warehouse",
+		Description: "--judge NAME=MODEL[@BASE_URL] (repeat for several judges; the metrics average them). The API key\n" +
+			"comes from $GYMLENS_<NAME>_API_KEY, else $OPENAI_API_KEY; none is needed where the endpoint needs none.\n" +
+			"Answers are cached by model, parameters, prompt version and rendered input: a rerun with nothing\n" +
+			"changed sends nothing. Every answer is saved as it arrives, so an interrupted run resumes where it stopped.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "metric", Value: "tc,ta,trj", Usage: "`METRICS` to judge: tc, ta, trj"},
+			&cli.StringSliceFlag{Name: "judge", Usage: "`NAME=MODEL[@BASE_URL]`"},
+			&cli.IntFlag{Name: "concurrency", Value: 8, Usage: "requests in flight per judge (`N`)"},
+			&cli.IntFlag{Name: "rpm", Usage: "requests per minute per judge (`N`, 0: no limit)"},
+			&cli.IntFlag{Name: "tpm", Usage: "estimated input tokens per minute per judge (`N`, 0: no limit)"},
+			&cli.DurationFlag{Name: "timeout", Value: 120 * time.Second, Usage: "per request"},
+			&cli.IntFlag{Name: "retries", Value: 5, Usage: "retries of a request that may succeed later"},
+			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "sampling `SEED` sent where supported"},
+			&cli.IntFlag{Name: "limit", Usage: "at most `N` items per metric"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print calls, cache hits and estimated input tokens; send nothing"},
+			&cli.BoolFlag{Name: "force", Usage: "ask again what is cached"},
+			&cli.StringFlag{Name: "prices", Usage: "JSON `FILE`: {\"model\": {\"input\": $ per 1M tokens, \"output\": …}}"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
+			if err != nil {
+				return err
+			}
+			opt := judge.RunOptions{Limit: int(cmd.Int("limit")), DryRun: cmd.Bool("dry-run"), Force: cmd.Bool("force"),
+				Client: judge.ClientOptions{Concurrency: int(cmd.Int("concurrency")), RPM: int(cmd.Int("rpm")), TPM: int(cmd.Int("tpm")),
+					Timeout: cmd.Duration("timeout"), MaxRetries: int(cmd.Int("retries")), Seed: cmd.Int64("seed")}}
+			if opt.Client.MaxRetries == 0 {
+				opt.Client.MaxRetries = -1 // no retries asked for
+			}
+			for _, m := range splitList(cmd.String("metric")) {
+				if _, ok := judge.PromptVersion[m]; !ok {
+					return usagef("--metric: expected some of tc, ta, trj, found %q", m)
+				}
+				opt.Metrics = append(opt.Metrics, m)
+			}
+			if len(cmd.StringSlice("judge")) == 0 {
+				return usagef("judge: name at least one --judge NAME=MODEL[@BASE_URL]")
+			}
+			for _, s := range cmd.StringSlice("judge") {
+				ep, err := judge.ParseEndpoint(s, nil)
+				if err != nil {
+					return usageError{err}
+				}
+				opt.Judges = append(opt.Judges, ep)
+			}
+			if p := cmd.String("prices"); p != "" {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return fmt.Errorf("--prices: %v", err)
+				}
+				if err := json.Unmarshal(b, &opt.Prices); err != nil {
+					return fmt.Errorf("--prices %s: expected {\"model\": {\"input\": …, \"output\": …}}: %v", p, err)
+				}
+			}
+			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, opt.DryRun, ""))
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			var bar *progressbar.ProgressBar
+			if e.terminal && !cmd.Bool("quiet") && !opt.DryRun {
+				opt.Progress = func(p judge.Progress) {
+					if bar == nil {
+						bar = progressbar.NewOptions64(p.Total, progressbar.OptionSetWriter(e.stderr), progressbar.OptionSetPredictTime(true),
+							progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+					}
+					bar.ChangeMax64(p.Total)
+					bar.Describe(fmt.Sprintf("done %d · cached %d · failed %d", p.Done, p.Cached, p.Failed))
+					bar.Set64(p.Done + p.Cached + p.Failed)
+				}
+			}
+			reps, runErr := judge.Run(ctx, w, opt)
+			if bar != nil {
+				bar.Finish()
+			}
+			if err := printJudgeReports(e, format, reps, opt.DryRun); err != nil {
+				return err
+			}
+			return runErr
+		},
+	}
+}
+
+func printJudgeReports(e *env, format string, reps []judge.JudgeReport, dry bool) error {
+	t := &reports.Result{Columns: []string{"judge", "model", "metric", "items", "cached", "sent", "valid", "invalid", "failed",
+		"requests", "est_input_tokens", "input_tokens", "output_tokens", "cost_usd"}}
+	for _, r := range reps {
+		var cost any = "unknown"
+		if r.CostUSD != nil {
+			cost = *r.CostUSD
+		}
+		if dry || r.Sent == 0 {
+			cost = any(nil)
+			if dry {
+				cost = "–"
+			}
+		}
+		t.Rows = append(t.Rows, []any{r.Judge, r.Model, r.Metric, r.Items, r.Cached, r.Sent, r.Valid, r.Invalid, r.Failed,
+			r.Requests, r.EstInputTokens, r.InputTokens, r.OutputTokens, cost})
+	}
+	if dry && format == "table" {
+		fmt.Fprintln(e.stdout, "dry run: nothing sent; 'items − cached' calls would be made")
+	}
+	return reports.WriteResult(e.stdout, format, t)
+}

@@ -1,0 +1,186 @@
+// Package openaitest is an in-process server speaking the OpenAI
+// chat-completions protocol, for testing gymlens's judge without a
+// network: scriptable to answer well, answer invalid JSON, give
+// out-of-range scores, cite evidence that is not there, return 429 with
+// Retry-After or 500, hang past the client's timeout, or drop the
+// connection. It counts requests and the most in flight at once.
+package openaitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Server is the fake endpoint. Each request takes the next scripted step:
+// "ok", "429:SECONDS", "500", "400", "hang", "drop", "badjson",
+// "outofrange", "badevidence", or "json:CONTENT". After the script, "ok".
+// An "ok" answer fits the metric named by the request's response_format
+// (tc_answer, ta_answer, trj_answer) and cites the first record it was
+// shown, word for word.
+type Server struct {
+	*httptest.Server
+	mu          sync.Mutex
+	script      []string
+	Requests    []map[string]any
+	Headers     []http.Header
+	inFlight    atomic.Int64
+	maxInFlight atomic.Int64
+	Latency     time.Duration
+	Hang        time.Duration
+}
+
+// New starts a server; Close it when done.
+func New(script ...string) *Server {
+	f := &Server{script: script, Hang: 300 * time.Millisecond}
+	f.Server = httptest.NewServer(http.HandlerFunc(f.handle))
+	return f
+}
+
+// Script appends steps.
+func (f *Server) Script(steps ...string) {
+	f.mu.Lock()
+	f.script = append(f.script, steps...)
+	f.mu.Unlock()
+}
+
+// Count is the number of requests received.
+func (f *Server) Count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.Requests)
+}
+
+// MaxInFlight is the most requests handled at once.
+func (f *Server) MaxInFlight() int64 { return f.maxInFlight.Load() }
+
+func (f *Server) handle(w http.ResponseWriter, r *http.Request) {
+	n := f.inFlight.Add(1)
+	defer f.inFlight.Add(-1)
+	for {
+		m := f.maxInFlight.Load()
+		if n <= m || f.maxInFlight.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
+		return
+	}
+	var body map[string]any
+	json.NewDecoder(r.Body).Decode(&body)
+	f.mu.Lock()
+	f.Requests = append(f.Requests, body)
+	f.Headers = append(f.Headers, r.Header.Clone())
+	step := "ok"
+	if len(f.script) > 0 {
+		step, f.script = f.script[0], f.script[1:]
+	}
+	f.mu.Unlock()
+	if f.Latency > 0 {
+		time.Sleep(f.Latency)
+	}
+	fail := func(code int, msg string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		fmt.Fprintf(w, `{"error":{"message":%q}}`, msg)
+	}
+	answer := answerFor(body, false)
+	switch {
+	case strings.HasPrefix(step, "429:"):
+		w.Header().Set("Retry-After", step[4:])
+		fail(http.StatusTooManyRequests, "rate limited")
+		return
+	case step == "500":
+		fail(http.StatusInternalServerError, "boom")
+		return
+	case step == "400":
+		fail(http.StatusBadRequest, "bad request")
+		return
+	case step == "hang":
+		time.Sleep(f.Hang)
+	case step == "drop":
+		hj, _ := w.(http.Hijacker)
+		conn, _, _ := hj.Hijack()
+		conn.Close()
+		return
+	case step == "badjson":
+		answer = "I think the answer is good."
+	case step == "outofrange":
+		answer = strings.Replace(answerFor(body, false), `0.75`, `1.75`, 1)
+		answer = strings.Replace(answer, `"faith":4`, `"faith":7`, 1)
+		answer = strings.Replace(answer, `"now":1`, `"now":2`, 1)
+	case step == "badevidence":
+		answer = answerFor(body, true)
+	case strings.HasPrefix(step, "json:"):
+		answer = step[5:]
+	}
+	content, _ := json.Marshal(answer)
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","created":1,"model":%q,
+		"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":%s}}],
+		"usage":{"prompt_tokens":120,"completion_tokens":30,"total_tokens":150}}`, body["model"], content)
+}
+
+// answerFor makes a valid answer for the metric the request asks about,
+// citing the first record shown (or, bad, a record that does not exist).
+func answerFor(body map[string]any, bad bool) string {
+	name := ""
+	if rf, ok := body["response_format"].(map[string]any); ok {
+		if js, ok := rf["json_schema"].(map[string]any); ok {
+			name, _ = js["name"].(string)
+		}
+	}
+	seq, quote := int64(999999), "nothing of the kind"
+	if !bad {
+		if user := lastUser(body); user != "" {
+			data := strings.TrimSuffix(strings.TrimPrefix(user, "BEGIN DATA\n"), "\nEND DATA")
+			var d struct {
+				Records []struct {
+					Seq    int64  `json:"seq"`
+					Text   string `json:"text"`
+					Args   string `json:"args"`
+					Result string `json:"result"`
+				} `json:"records"`
+			}
+			if json.Unmarshal([]byte(data), &d) == nil && len(d.Records) > 0 {
+				r := d.Records[0]
+				seq, quote = r.Seq, firstWords(r.Text+" "+r.Args+" "+r.Result)
+			}
+		}
+	}
+	ev := fmt.Sprintf(`"reasons":"scripted","evidence":[{"seq":%d,"quote":%q}]`, seq, quote)
+	switch name {
+	case "ta_answer":
+		return `{"now":1,"later":0,"cq":0.5,` + ev + `}`
+	case "trj_answer":
+		return `{"understandability":4,"competence":4,"reliability":3,"attachment":3,"faith":4,` + ev + `}`
+	}
+	return `{"correctness":0.75,"grounding":0.5,"completeness":1,"artifact_quality":0.5,` + ev + `}`
+}
+
+func lastUser(body map[string]any) string {
+	msgs, _ := body["messages"].([]any)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m, _ := msgs[i].(map[string]any)
+		if m["role"] == "user" {
+			if s, ok := m["content"].(string); ok {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+func firstWords(s string) string {
+	f := strings.Fields(s)
+	if len(f) > 3 {
+		f = f[:3]
+	}
+	return strings.Join(f, " ")
+}

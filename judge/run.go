@@ -1,0 +1,253 @@
+package judge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gymlens/gymlens/ingest"
+)
+
+// Price is what a model costs, in US dollars per million tokens.
+type Price struct{ Input, Output float64 }
+
+// DefaultPrices holds the prices gymlens knows; users add theirs with
+// --prices. A model not listed has an unknown cost, never $0.
+var DefaultPrices = map[string]Price{}
+
+// RunOptions tunes Run.
+type RunOptions struct {
+	Metrics  []string
+	Judges   []Endpoint
+	Client   ClientOptions
+	Limit    int  // at most this many items per metric (0: all)
+	DryRun   bool // count calls, cache hits and tokens; send nothing
+	Force    bool // ask again what is cached
+	Prices   map[string]Price
+	Progress func(Progress)
+}
+
+// Progress is a snapshot of a judge run.
+type Progress struct {
+	Total, Done, Cached, Failed int64
+	Elapsed                     time.Duration
+}
+
+// JudgeReport is what Run did for one judge and metric.
+type JudgeReport struct {
+	Judge, Model, Metric      string
+	Items, Cached, Sent       int
+	Valid, Invalid, Failed    int
+	EstInputTokens            int64
+	InputTokens, OutputTokens int64
+	CostUSD                   *float64 // nil: unknown
+	Requests                  int      // HTTP attempts
+}
+
+// params are the answer-changing parameters, canonical.
+func (o RunOptions) params() string {
+	b, _ := json.Marshal(map[string]any{"temperature": 0, "seed": o.Client.Seed})
+	return string(b)
+}
+
+// estTokens is a rough count of a prompt's tokens (4 characters each).
+func estTokens(it *Item) int { return (len(it.System) + len(it.User)) / 4 }
+
+// Run asks every judge about every item of the metrics, except what the
+// warehouse already holds an answer to (unless Force), and saves each
+// answer as it comes. An answer whose cited evidence is not in the records
+// is asked once more, then stored as invalid with the reason.
+func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeReport, error) {
+	var reports []JudgeReport
+	params := opt.params()
+	prices := map[string]Price{}
+	for k, v := range DefaultPrices {
+		prices[k] = v
+	}
+	for k, v := range opt.Prices {
+		prices[k] = v
+	}
+	var prog Progress
+	start := time.Now()
+	for _, metric := range opt.Metrics {
+		var items []Item
+		err := w.ScanJudgeRuns(ctx, func(r *ingest.JudgeRun) error {
+			if opt.Limit > 0 && len(items) >= opt.Limit {
+				return nil
+			}
+			for _, it := range Items(r, metric) {
+				if opt.Limit == 0 || len(items) < opt.Limit {
+					it.Data = nil // rendered already; keep memory to what is sent
+					items = append(items, it)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, ep := range opt.Judges {
+			rep := JudgeReport{Judge: ep.Name, Model: ep.Model, Metric: metric, Items: len(items)}
+			cached, err := w.JudgeCacheKeys(ctx, ep.Model, params, PromptVersion[metric])
+			if err != nil {
+				return nil, err
+			}
+			var todo []*Item
+			for i := range items {
+				if cached[items[i].Hash] && !opt.Force {
+					rep.Cached++
+					continue
+				}
+				todo = append(todo, &items[i])
+				rep.EstInputTokens += int64(estTokens(&items[i]))
+			}
+			atomic.AddInt64(&prog.Total, int64(len(items)))
+			atomic.AddInt64(&prog.Cached, int64(rep.Cached))
+			if opt.DryRun {
+				reports = append(reports, rep)
+				continue
+			}
+			if err := ask(ctx, w, ep, metric, params, todo, opt, prices, &rep, &prog, start); err != nil {
+				reports = append(reports, rep)
+				return reports, err
+			}
+			reports = append(reports, rep)
+		}
+	}
+	sort.SliceStable(reports, func(a, b int) bool { return reports[a].Judge < reports[b].Judge })
+	return reports, nil
+}
+
+func ask(ctx context.Context, w *ingest.Warehouse, ep Endpoint, metric, params string, todo []*Item, opt RunOptions,
+	prices map[string]Price, rep *JudgeReport, prog *Progress, start time.Time) error {
+	c := NewClient(ep, opt.Client)
+	schema := Schema(metric)
+	price, known := prices[ep.Model]
+	var mu sync.Mutex
+	var firstErr error
+	jobs := make(chan *Item)
+	var wg sync.WaitGroup
+	for range c.opt.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range jobs {
+				call, attempts, err := judgeOne(ctx, c, it, metric, schema)
+				mu.Lock()
+				rep.Requests += attempts
+				mu.Unlock()
+				if err != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					atomic.AddInt64(&prog.Failed, 1)
+					mu.Lock()
+					rep.Failed++
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					continue
+				}
+				call.Model, call.Params, call.Prompt, call.Judge = ep.Model, params, PromptVersion[metric], ep.Name
+				if known {
+					cost := (float64(call.InputTokens)*price.Input + float64(call.OutputTokens)*price.Output) / 1e6
+					call.CostUSD = &cost
+				}
+				if err := w.SaveJudgeCall(context.WithoutCancel(ctx), *call); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					continue
+				}
+				mu.Lock()
+				rep.Sent++
+				rep.InputTokens += call.InputTokens
+				rep.OutputTokens += call.OutputTokens
+				if call.Valid {
+					rep.Valid++
+				} else {
+					rep.Invalid++
+				}
+				if call.CostUSD != nil {
+					if rep.CostUSD == nil {
+						rep.CostUSD = new(float64)
+					}
+					*rep.CostUSD += *call.CostUSD
+				}
+				mu.Unlock()
+				atomic.AddInt64(&prog.Done, 1)
+				if opt.Progress != nil {
+					opt.Progress(Progress{Total: atomic.LoadInt64(&prog.Total), Done: atomic.LoadInt64(&prog.Done),
+						Cached: atomic.LoadInt64(&prog.Cached), Failed: atomic.LoadInt64(&prog.Failed), Elapsed: time.Since(start)})
+				}
+			}
+		}()
+	}
+feed:
+	for _, it := range todo {
+		select {
+		case jobs <- it:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if !known && rep.Sent > 0 {
+		rep.CostUSD = nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if firstErr != nil && rep.Failed > 0 {
+		return fmt.Errorf("%s: %d requests failed, the first: %v (every answer received is saved; run again to ask the rest)", ep.Name, rep.Failed, firstErr)
+	}
+	return firstErr
+}
+
+// judgeOne asks about one item, and once more when the answer does not
+// parse or cites what is not there.
+func judgeOne(ctx context.Context, c *Client, it *Item, metric string, schema map[string]any) (*ingest.JudgeCall, int, error) {
+	call := &ingest.JudgeCall{RunID: it.RunID, Task: it.Task, Metric: metric, InputHash: it.Hash}
+	attempts := 0
+	for try := 0; try < 2; try++ {
+		resp, err := c.Complete(ctx, Request{System: it.System, User: it.User, SchemaName: metric + "_answer", Schema: schema, EstTokens: estTokens(it)})
+		if err != nil {
+			return nil, attempts, err
+		}
+		attempts += resp.Attempts
+		call.Attempts = attempts
+		call.InputTokens += resp.InputTokens
+		call.OutputTokens += resp.OutputTokens
+		call.Latency += resp.Latency
+		call.Answer = resp.Content
+		a, err := ParseAnswer(metric, resp.Content)
+		if err == nil {
+			err = CheckEvidence(it, a)
+		}
+		if err != nil {
+			call.Valid, call.Reason = false, err.Error()
+			continue
+		}
+		call.Valid, call.Reason = true, ""
+		call.Reasons, call.Evidence = a.Reasons, a.Evidence
+		call.Scores = map[string]float64{}
+		for k, v := range a.Scores {
+			switch k {
+			case "now", "later", "cq":
+				call.Scores["ta_"+k] = v
+			default:
+				call.Scores[k] = v
+			}
+		}
+		break
+	}
+	return call, attempts, nil
+}
