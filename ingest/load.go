@@ -429,7 +429,7 @@ func (p *pass) readFile(f runlog.File) error {
 }
 
 func (p *pass) readStream(fs *fileState) error {
-	var compressed int64
+	var compressed atomic.Int64
 	r, err := runlog.OpenStream(fs.Path, &compressed)
 	if err != nil {
 		return p.collect(err)
@@ -439,8 +439,9 @@ func (p *pass) readStream(fs *fileState) error {
 	opt := runlog.StreamOptions{File: fs.Path, Workers: p.opt.Workers, Rows: p.conn != nil, FileID: fs.id}
 	here := p.chk.at(fs.Path, 0)
 	err = runlog.DecodeStream(p.ctx, r, opt, func(items []runlog.Item) error {
-		p.bytes.Add(compressed - last)
-		last = compressed
+		now := compressed.Load()
+		p.bytes.Add(now - last)
+		last = now
 		for i := range items {
 			it := &items[i]
 			if it.Err != nil {
@@ -468,7 +469,7 @@ func (p *pass) readStream(fs *fileState) error {
 		p.records.Add(int64(len(items)))
 		return nil
 	})
-	p.bytes.Add(compressed - last)
+	p.bytes.Add(compressed.Load() - last)
 	if err == errStop {
 		return nil
 	}

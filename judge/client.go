@@ -96,6 +96,18 @@ type Client struct {
 	rpm, tpm *rate.Limiter
 	sleep    func(context.Context, time.Duration) error
 	inFlight atomic.Int64
+	noSchema atomic.Bool // the endpoint refused structured output
+}
+
+// badRequest marks an error the endpoint answered with 400.
+type badRequest struct{ error }
+
+func (b badRequest) Unwrap() error { return b.error }
+
+// IsBadRequest says whether the endpoint refused the request as malformed.
+func IsBadRequest(err error) bool {
+	var b badRequest
+	return errors.As(err, &b)
 }
 
 // NewClient makes a client; the openai-go SDK's own retries are switched
@@ -238,6 +250,9 @@ func (c *Client) once(ctx context.Context, params openai.ChatCompletionNewParams
 	case errors.As(err, &apiErr):
 		if apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode >= 500 {
 			return nil, retryAfter(apiErr.Response), err
+		}
+		if apiErr.StatusCode == http.StatusBadRequest {
+			return nil, -1, badRequest{fmt.Errorf("%s: %v", c.ep.Name, err)}
 		}
 		return nil, -1, fmt.Errorf("%s: %v", c.ep.Name, err)
 	case errors.Is(err, context.DeadlineExceeded):

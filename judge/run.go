@@ -28,7 +28,7 @@ type RunOptions struct {
 	DryRun   bool // count calls, cache hits and tokens; send nothing
 	Force    bool // ask again what is cached
 	Prices   map[string]Price
-	Progress func(Progress)
+	Progress func(Progress) // called after each answer, never concurrently
 }
 
 // Progress is a snapshot of a judge run.
@@ -184,8 +184,12 @@ func ask(ctx context.Context, w *ingest.Warehouse, ep Endpoint, metric, params s
 				mu.Unlock()
 				atomic.AddInt64(&prog.Done, 1)
 				if opt.Progress != nil {
+					// One call at a time: the callback need not be safe
+					// for concurrent use.
+					mu.Lock()
 					opt.Progress(Progress{Total: atomic.LoadInt64(&prog.Total), Done: atomic.LoadInt64(&prog.Done),
 						Cached: atomic.LoadInt64(&prog.Cached), Failed: atomic.LoadInt64(&prog.Failed), Elapsed: time.Since(start)})
+					mu.Unlock()
 				}
 			}
 		}()
@@ -218,7 +222,18 @@ func judgeOne(ctx context.Context, c *Client, it *Item, metric string, schema ma
 	call := &ingest.JudgeCall{RunID: it.RunID, Task: it.Task, Metric: metric, InputHash: it.Hash}
 	attempts := 0
 	for try := 0; try < 2; try++ {
-		resp, err := c.Complete(ctx, Request{System: it.System, User: it.User, SchemaName: metric + "_answer", Schema: schema, EstTokens: estTokens(it)})
+		r := Request{System: it.System, User: it.User, SchemaName: metric + "_answer", Schema: schema, EstTokens: estTokens(it)}
+		if c.noSchema.Load() {
+			r.Schema = nil
+		}
+		resp, err := c.Complete(ctx, r)
+		if err != nil && r.Schema != nil && IsBadRequest(err) {
+			// An endpoint without structured output: ask for plain JSON
+			// (the prompt says so) and parse the reply.
+			c.noSchema.Store(true)
+			r.Schema = nil
+			resp, err = c.Complete(ctx, r)
+		}
 		if err != nil {
 			return nil, attempts, err
 		}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
@@ -225,21 +226,22 @@ func isRatingsCSV(path string) bool {
 	return true
 }
 
-// countingReader counts the bytes read from the underlying file.
+// countingReader counts the bytes read from the underlying file; the
+// count is read by another goroutine (progress), hence atomic.
 type countingReader struct {
 	r io.Reader
-	n *int64
+	n *atomic.Int64
 }
 
 func (c countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	*c.n += int64(n)
+	c.n.Add(int64(n))
 	return n, err
 }
 
 // OpenStream opens a record stream, decompressing .gz and .zst. read, when
 // not nil, counts the compressed bytes read from disk.
-func OpenStream(path string, read *int64) (io.ReadCloser, error) {
+func OpenStream(path string, read *atomic.Int64) (io.ReadCloser, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: "cannot open: " + errors.Unwrap(err).Error()}

@@ -136,6 +136,16 @@ func answerFor(body map[string]any, bad bool) string {
 			name, _ = js["name"].(string)
 		}
 	}
+	if name == "" {
+		// No structured output asked for: tell the metric by its prompt.
+		sys := firstRole(body, "system")
+		switch {
+		case strings.Contains(sys, "allocated its time"):
+			name = "ta_answer"
+		case strings.Contains(sys, "trust"):
+			name = "trj_answer"
+		}
+	}
 	seq, quote := int64(999999), "nothing of the kind"
 	if !bad {
 		if user := lastUser(body); user != "" {
@@ -162,6 +172,19 @@ func answerFor(body map[string]any, bad bool) string {
 		return `{"understandability":4,"competence":4,"reliability":3,"attachment":3,"faith":4,` + ev + `}`
 	}
 	return `{"correctness":0.75,"grounding":0.5,"completeness":1,"artifact_quality":0.5,` + ev + `}`
+}
+
+func firstRole(body map[string]any, role string) string {
+	msgs, _ := body["messages"].([]any)
+	for _, x := range msgs {
+		m, _ := x.(map[string]any)
+		if m["role"] == role {
+			if s, ok := m["content"].(string); ok {
+				return s
+			}
+		}
+	}
+	return ""
 }
 
 func lastUser(body map[string]any) string {

@@ -1,0 +1,115 @@
+package judge
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/internal/sample"
+)
+
+func warehouse(t *testing.T) *ingest.Warehouse {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 6, Configs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := ingest.Open(context.Background(), filepath.Join(dir, "w.duckdb"), ingest.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	if _, err := w.Ingest(context.Background(), []string{filepath.Join(dir, "c", "scenarios"), filepath.Join(dir, "c", "runs")}, ingest.IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func count(t *testing.T, w *ingest.Warehouse, q string) int {
+	var n int
+	if err := w.DB().QueryRow(q).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Invalid JSON and out-of-range scores are asked once more, then stored as
+// invalid with the reason, and left out of the judgments.
+func TestInvalidAnswersAreStoredAsInvalid(t *testing.T) {
+	w := warehouse(t)
+	f := server(t, "badjson", "badjson", "outofrange", "outofrange")
+	opt := RunOptions{Metrics: []string{TC}, Judges: []Endpoint{endpoint(f, "j")}, Limit: 5, Client: ClientOptions{Concurrency: 1}}
+	reps, err := Run(context.Background(), w, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reps[0].Invalid != 2 || reps[0].Valid != 3 || f.Count() != 7 {
+		t.Errorf("%+v after %d requests", reps[0], f.Count())
+	}
+	if n := count(t, w, `SELECT count(*) FROM judge_calls WHERE status = 'invalid' AND reason LIKE '%not JSON%'`); n != 1 {
+		t.Errorf("%d invalid JSON answers stored", n)
+	}
+	if n := count(t, w, `SELECT count(*) FROM judge_calls WHERE status = 'invalid' AND reason LIKE '%expected in [0,1]%'`); n != 1 {
+		t.Errorf("%d out-of-range answers stored", n)
+	}
+	if n := count(t, w, `SELECT count(*) FROM judgments WHERE judge = 'j'`); n != 3 {
+		t.Errorf("%d judgments, want the 3 valid ones", n)
+	}
+}
+
+// A run cancelled midway keeps every answer it got; the next run asks only
+// for the rest.
+func TestCancelledRunResumes(t *testing.T) {
+	w := warehouse(t)
+	f := server(t)
+	opt := RunOptions{Metrics: []string{TC}, Judges: []Endpoint{endpoint(f, "j")}, Limit: 40, Client: ClientOptions{Concurrency: 2}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := 0
+	opt.Progress = func(p Progress) {
+		if p.Done >= 10 && done == 0 {
+			done = int(p.Done)
+			cancel()
+		}
+	}
+	if _, err := Run(ctx, w, opt); err != context.Canceled {
+		t.Fatalf("got %v", err)
+	}
+	saved := count(t, w, `SELECT count(*) FROM judge_calls`)
+	first := f.Count()
+	if saved < 10 || saved > first {
+		t.Fatalf("%d saved of %d requests", saved, first)
+	}
+	opt.Progress = nil
+	reps, err := Run(context.Background(), w, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reps[0].Cached != saved || reps[0].Sent != 40-saved || count(t, w, `SELECT count(*) FROM judge_calls`) != 40 {
+		t.Errorf("resume: %+v, %d saved before", reps[0], saved)
+	}
+	// No item already judged was asked again: every input was sent once,
+	// except those in flight when the first run stopped.
+	if f.Count()-first != 40-saved {
+		t.Errorf("%d requests to finish %d items", f.Count()-first, 40-saved)
+	}
+}
+
+// An endpoint that refuses structured output gets plain requests, and its
+// replies are parsed.
+func TestFallbackWithoutStructuredOutput(t *testing.T) {
+	w := warehouse(t)
+	f := server(t, "400")
+	reps, err := Run(context.Background(), w, RunOptions{Metrics: []string{TA}, Judges: []Endpoint{endpoint(f, "j")}, Limit: 3,
+		Client: ClientOptions{Concurrency: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reps[0].Valid != 3 {
+		t.Errorf("%+v", reps[0])
+	}
+	last := f.Requests[len(f.Requests)-1]
+	if _, ok := last["response_format"]; ok {
+		t.Error("still asking for structured output after a 400")
+	}
+}
