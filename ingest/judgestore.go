@@ -3,9 +3,12 @@ package ingest
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"fmt"
 	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
 // JudgeCall is one answered judge request.
@@ -47,56 +50,6 @@ func (w *Warehouse) JudgeCacheKeys(ctx context.Context, model, params, prompt st
 var scoreColumns = []string{"correctness", "grounding", "completeness", "artifact_quality", "ta_now", "ta_later", "ta_cq",
 	"understandability", "competence", "reliability", "attachment", "faith"}
 
-// SaveJudgeCall stores one answer at once, in its own transaction, so that
-// an interrupted run keeps every answer it got. A valid answer replaces the
-// judgment with the same key.
-func (w *Warehouse) SaveJudgeCall(ctx context.Context, c JudgeCall) error {
-	if w.ReadOnly {
-		return ErrReadOnly
-	}
-	tx, err := w.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	status := "invalid"
-	if c.Valid {
-		status = "valid"
-	}
-	var cost any
-	if c.CostUSD != nil {
-		cost = *c.CostUSD
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM judge_calls WHERE model = ? AND params = ? AND prompt = ? AND input_hash = ? AND judge = ?`,
-		c.Model, c.Params, c.Prompt, c.InputHash, c.Judge); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO judge_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		c.Model, c.Params, c.Prompt, c.InputHash, c.Judge, c.RunID, c.Task, c.Metric, status, nullIfEmpty(c.Reason), nullIfEmpty(c.Answer),
-		c.InputTokens, c.OutputTokens, cost, c.Attempts, float64(c.Latency.Microseconds())/1000, time.Now().UTC()); err != nil {
-		return fmt.Errorf("saving a judgment: %v", err)
-	}
-	if c.Valid {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM judgments WHERE run_id = ? AND task = ? AND metric = ? AND judge = ? AND prompt = ?`,
-			c.RunID, c.Task, c.Metric, c.Judge, c.Prompt); err != nil {
-			return err
-		}
-		vals := make([]any, len(scoreColumns))
-		for i, k := range scoreColumns {
-			if v, ok := c.Scores[k]; ok {
-				vals[i] = v
-			}
-		}
-		ev, _ := json.Marshal(c.Evidence)
-		args := append([]any{c.RunID, c.Task, c.Metric, c.Judge, c.Prompt}, vals...)
-		args = append(args, c.Reasons, string(ev))
-		if _, err := tx.ExecContext(ctx, `INSERT INTO judgments VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::JSON, NULL, 0, NULL)`, args...); err != nil {
-			return fmt.Errorf("saving a judgment: %v", err)
-		}
-	}
-	return tx.Commit()
-}
-
 func nullIfEmpty(s string) any {
 	if s == "" {
 		return nil
@@ -132,4 +85,97 @@ func (w *Warehouse) JudgeCosts(ctx context.Context) ([]string, [][]any, error) {
 		out = append(out, []any{judge, model, calls, invalid, in.Int64, outT.Int64, c})
 	}
 	return cols, out, rows.Err()
+}
+
+// SaveJudgeCalls stores a batch of answers in one transaction: calls with
+// the same key and judge are replaced, and valid answers replace the
+// judgments with their key.
+func (w *Warehouse) SaveJudgeCalls(ctx context.Context, calls []JudgeCall) error {
+	if w.ReadOnly {
+		return ErrReadOnly
+	}
+	if len(calls) == 0 {
+		return nil
+	}
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE _jc AS SELECT * FROM judge_calls LIMIT 0`); err != nil {
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE _jj AS SELECT * FROM judgments LIMIT 0`); err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	err = conn.Raw(func(dc any) error {
+		ac, err := duckdb.NewAppender(dc.(driver.Conn), "temp", "main", "_jc")
+		if err != nil {
+			return err
+		}
+		aj, err := duckdb.NewAppender(dc.(driver.Conn), "temp", "main", "_jj")
+		if err != nil {
+			ac.Close()
+			return err
+		}
+		for _, c := range calls {
+			status := "invalid"
+			if c.Valid {
+				status = "valid"
+			}
+			var cost any
+			if c.CostUSD != nil {
+				cost = *c.CostUSD
+			}
+			if err := ac.AppendRow(c.Model, c.Params, c.Prompt, c.InputHash, c.Judge, c.RunID, c.Task, c.Metric, status,
+				nullIfEmpty(c.Reason), nullIfEmpty(c.Answer), c.InputTokens, c.OutputTokens, cost, int32(c.Attempts),
+				float64(c.Latency.Microseconds())/1000, now); err != nil {
+				ac.Close()
+				aj.Close()
+				return err
+			}
+			if !c.Valid {
+				continue
+			}
+			row := []driver.Value{c.RunID, c.Task, c.Metric, c.Judge, c.Prompt}
+			for _, k := range scoreColumns {
+				if v, ok := c.Scores[k]; ok {
+					row = append(row, v)
+				} else {
+					row = append(row, nil)
+				}
+			}
+			ev, _ := json.Marshal(c.Evidence)
+			row = append(row, c.Reasons, json.RawMessage(ev), nil, int32(0), nil)
+			if err := aj.AppendRow(row...); err != nil {
+				ac.Close()
+				aj.Close()
+				return err
+			}
+		}
+		if err := ac.Close(); err != nil {
+			aj.Close()
+			return err
+		}
+		return aj.Close()
+	})
+	if err != nil {
+		return fmt.Errorf("saving judgments: %v", err)
+	}
+	tx := []string{
+		"BEGIN TRANSACTION",
+		`DELETE FROM judge_calls WHERE (model, params, prompt, input_hash, judge) IN (SELECT (model, params, prompt, input_hash, judge) FROM _jc)`,
+		`INSERT INTO judge_calls SELECT * FROM _jc`,
+		`DELETE FROM judgments WHERE (run_id, task, metric, judge, prompt) IN (SELECT (run_id, task, metric, judge, prompt) FROM _jj)`,
+		`INSERT INTO judgments SELECT * FROM _jj`,
+		"COMMIT",
+	}
+	for _, q := range tx {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+			return fmt.Errorf("saving judgments: %v", err)
+		}
+	}
+	return nil
 }

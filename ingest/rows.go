@@ -158,7 +158,7 @@ func (w *Warehouse) scan(ctx context.Context, q string, fn func(*sql.Rows) error
 	defer rows.Close()
 	for rows.Next() {
 		if err := fn(rows); err != nil {
-			return fmt.Errorf("reading the warehouse: %v", err)
+			return fmt.Errorf("reading the warehouse: %w", err)
 		}
 	}
 	return rows.Err()

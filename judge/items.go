@@ -141,7 +141,7 @@ func Items(run *ingest.JudgeRun, metric string) []Item {
 // as JSON between markers, so that trajectory text stays data.
 func render(it *Item) {
 	it.System = Prompt(it.Metric)
-	data, _ := json.MarshalIndent(it.Data, "", " ")
+	data, _ := json.Marshal(it.Data)
 	it.User = "BEGIN DATA\n" + string(data) + "\nEND DATA"
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s", PromptVersion[it.Metric], it.System, it.User)

@@ -3,7 +3,9 @@ package judge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -73,23 +75,12 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 	}
 	var prog Progress
 	start := time.Now()
+	byMetric, err := buildItems(ctx, w, opt.Metrics, opt.Limit)
+	if err != nil {
+		return nil, err
+	}
 	for _, metric := range opt.Metrics {
-		var items []Item
-		err := w.ScanJudgeRuns(ctx, func(r *ingest.JudgeRun) error {
-			if opt.Limit > 0 && len(items) >= opt.Limit {
-				return nil
-			}
-			for _, it := range Items(r, metric) {
-				if opt.Limit == 0 || len(items) < opt.Limit {
-					it.Data = nil // rendered already; keep memory to what is sent
-					items = append(items, it)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
+		items := byMetric[metric]
 		for _, ep := range opt.Judges {
 			rep := JudgeReport{Judge: ep.Name, Model: ep.Model, Metric: metric, Items: len(items)}
 			cached, err := w.JudgeCacheKeys(ctx, ep.Model, params, PromptVersion[metric])
@@ -129,6 +120,7 @@ func ask(ctx context.Context, w *ingest.Warehouse, ep Endpoint, metric, params s
 	price, known := prices[ep.Model]
 	var mu sync.Mutex
 	var firstErr error
+	sv := newSaver(w)
 	jobs := make(chan *Item)
 	var wg sync.WaitGroup
 	for range c.opt.Concurrency {
@@ -158,14 +150,7 @@ func ask(ctx context.Context, w *ingest.Warehouse, ep Endpoint, metric, params s
 					cost := (float64(call.InputTokens)*price.Input + float64(call.OutputTokens)*price.Output) / 1e6
 					call.CostUSD = &cost
 				}
-				if err := w.SaveJudgeCall(context.WithoutCancel(ctx), *call); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-					continue
-				}
+				sv.save(*call)
 				mu.Lock()
 				rep.Sent++
 				rep.InputTokens += call.InputTokens
@@ -204,10 +189,17 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
+	// Every answer received is written, also after Ctrl-C.
+	if err := sv.close(); err != nil && firstErr == nil {
+		firstErr = err
+	}
 	if !known && rep.Sent > 0 {
 		rep.CostUSD = nil
 	}
 	if ctx.Err() != nil {
+		if firstErr != nil && rep.Failed == 0 {
+			return firstErr
+		}
 		return ctx.Err()
 	}
 	if firstErr != nil && rep.Failed > 0 {
@@ -265,4 +257,156 @@ func judgeOne(ctx context.Context, c *Client, it *Item, metric string, schema ma
 		break
 	}
 	return call, attempts, nil
+}
+
+// saver writes answers to the warehouse in batches, from one goroutine:
+// every 256 answers or every 200 ms, and whatever is left when closed.
+type saver struct {
+	in   chan ingest.JudgeCall
+	done chan error
+}
+
+const (
+	saveBatch = 256
+	saveEvery = 200 * time.Millisecond
+)
+
+func newSaver(w *ingest.Warehouse) *saver {
+	s := &saver{in: make(chan ingest.JudgeCall, saveBatch), done: make(chan error, 1)}
+	go func() {
+		var batch []ingest.JudgeCall
+		var firstErr error
+		flush := func() {
+			if len(batch) == 0 {
+				return
+			}
+			if err := w.SaveJudgeCalls(context.Background(), batch); err != nil && firstErr == nil {
+				firstErr = err
+			}
+			batch = batch[:0]
+		}
+		t := time.NewTicker(saveEvery)
+		defer t.Stop()
+		for {
+			select {
+			case c, ok := <-s.in:
+				if !ok {
+					flush()
+					s.done <- firstErr
+					return
+				}
+				batch = append(batch, c)
+				if len(batch) >= saveBatch {
+					flush()
+				}
+			case <-t.C:
+				flush()
+			}
+		}
+	}()
+	return s
+}
+
+func (s *saver) save(c ingest.JudgeCall) { s.in <- c }
+
+func (s *saver) close() error {
+	close(s.in)
+	return <-s.done
+}
+
+var errEnough = errors.New("enough items")
+
+// buildItems renders the items of every metric in one pass over the runs,
+// on every core, in a deterministic order (runs by id, then tasks as the
+// scenario lists them). limit > 0 keeps the first limit items per metric.
+func buildItems(ctx context.Context, w *ingest.Warehouse, metrics []string, limit int) (map[string][]Item, error) {
+	type job struct {
+		n   int
+		run *ingest.JudgeRun
+	}
+	type result struct {
+		n     int
+		items map[string][]Item
+	}
+	jobs := make(chan job, 64)
+	results := make(chan result, 64)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				r := result{n: j.n, items: map[string][]Item{}}
+				for _, m := range metrics {
+					its := Items(j.run, m)
+					for i := range its {
+						its[i].Data = nil // rendered: keep only what is sent
+					}
+					r.items[m] = its
+				}
+				results <- r
+			}
+		}()
+	}
+	var collected []result
+	var cwg sync.WaitGroup
+	cwg.Add(1)
+	go func() {
+		defer cwg.Done()
+		for r := range results {
+			collected = append(collected, r)
+		}
+	}()
+	n := 0
+	// With a limit, stop reading runs once every metric has enough items.
+	counted := map[string]int{}
+	enough := func() bool {
+		for _, m := range metrics {
+			if counted[m] < limit {
+				return false
+			}
+		}
+		return true
+	}
+	err := w.ScanJudgeRuns(ctx, func(r *ingest.JudgeRun) error {
+		jobs <- job{n, r}
+		n++
+		if limit > 0 {
+			for _, m := range metrics {
+				if m == TA {
+					if r.TAStart != nil {
+						counted[m]++
+					}
+				} else {
+					counted[m] += len(r.Tasks)
+				}
+			}
+			if enough() {
+				return errEnough
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errEnough) {
+		err = nil
+	}
+	close(jobs)
+	wg.Wait()
+	close(results)
+	cwg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(collected, func(a, b int) bool { return collected[a].n < collected[b].n })
+	out := map[string][]Item{}
+	for _, r := range collected {
+		for _, m := range metrics {
+			for _, it := range r.items[m] {
+				if limit == 0 || len(out[m]) < limit {
+					out[m] = append(out[m], it)
+				}
+			}
+		}
+	}
+	return out, nil
 }

@@ -30,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -41,9 +42,24 @@ import (
 )
 
 func main() {
+	if path := os.Getenv("GYMLENS_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err == nil {
+			pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+	}
 	if len(os.Args) > 2 && os.Args[1] == "child" {
 		if err := child(os.Args[2], os.Args[3:]); err != nil {
 			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) >= 2 && os.Args[1] == "judge" {
+		if err := benchJudge(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
+			pprof.StopCPUProfile()
 			os.Exit(1)
 		}
 		return
@@ -65,7 +81,8 @@ func main() {
 	if len(os.Args) < 2 || os.Args[1] != "ingest" {
 		fmt.Fprintln(os.Stderr, "usage: gymlens-bench ingest [--scale K] [--big-scale K] [--dir DIR] [--keep]\n"+
 			"       gymlens-bench coverage [--datasets N] [--clusters K] [--runs N] [--resamples B] [--seed S]\n"+
-			"       gymlens-bench stats [--resamples B] [--python PATH]   (run from the repository's root)")
+			"       gymlens-bench stats [--resamples B] [--python PATH]   (run from the repository's root)\n"+
+			"       gymlens-bench judge [--judgments N] [--concurrency C] [--latency D] [--scale K]")
 		os.Exit(2)
 	}
 	fl := flag.NewFlagSet("ingest", flag.ExitOnError)

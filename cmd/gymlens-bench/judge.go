@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/internal/openaitest"
+	"github.com/gymlens/gymlens/internal/sample"
+	"github.com/gymlens/gymlens/judge"
+)
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchJudge measures the judge against the in-process server: 2,000
+// judgments at concurrency 32 with 100 ms of simulated latency, against the
+// ideal 2,000/32 × 0.1 s; the client's CPU time per request; and a rerun
+// with everything cached.
+func benchJudge(args []string) error {
+	fl := flag.NewFlagSet("judge", flag.ExitOnError)
+	n := fl.Int("judgments", 2000, "judgments to ask for")
+	conc := fl.Int("concurrency", 32, "requests in flight")
+	latency := fl.Duration("latency", 100*time.Millisecond, "simulated latency per request")
+	scale := fl.Int("scale", 2, "sample scale for the cached rerun (scale 2: about 118,000 TC and TR-J items per judge pair)")
+	fl.Parse(args)
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "gymlens-bench-judge-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	open := func(name string, sc int) (*ingest.Warehouse, error) {
+		if _, err := sample.Write(filepath.Join(dir, name), sample.Options{Seed: 1, Scale: sc}); err != nil {
+			return nil, err
+		}
+		w, err := ingest.Open(ctx, filepath.Join(dir, name+".duckdb"), ingest.OpenOptions{})
+		if err != nil {
+			return nil, err
+		}
+		_, err = w.Ingest(ctx, []string{filepath.Join(dir, name, "scenarios"), filepath.Join(dir, name, "runs")}, ingest.IngestOptions{})
+		return w, err
+	}
+	w, err := open("small", 1)
+	if err != nil {
+		return err
+	}
+	srv := openaitest.New()
+	defer srv.Close()
+	srv.Latency = *latency
+	ep, _ := judge.ParseEndpoint("bench=fake@"+srv.URL+"/v1", func(string) string { return "" })
+	opt := judge.RunOptions{Metrics: []string{judge.TC}, Judges: []judge.Endpoint{ep}, Limit: *n,
+		Client: judge.ClientOptions{Concurrency: *conc}}
+	cpu0, t0 := cpuTime(), time.Now()
+	reps, err := judge.Run(ctx, w, opt)
+	wall, cpu := time.Since(t0), cpuTime()-cpu0
+	w.Close()
+	if err != nil {
+		return err
+	}
+	ideal := time.Duration(float64(*n) / float64(*conc) * float64(*latency))
+	fmt.Printf("%d judgments at concurrency %d, %v simulated latency: %.2f s; ideal %.2f s; ratio %.3f\n",
+		reps[0].Sent, *conc, *latency, wall.Seconds(), ideal.Seconds(), wall.Seconds()/ideal.Seconds())
+	fmt.Printf("CPU per request (client, server, warehouse writes, all in this process): %.3f ms\n",
+		float64(cpu.Microseconds())/1000/float64(srv.Count()))
+
+	// The cached rerun: fill the cache at no latency, then ask again.
+	big, err := open("big", *scale)
+	if err != nil {
+		return err
+	}
+	defer big.Close()
+	srv.Latency = 0
+	ep2, _ := judge.ParseEndpoint("bench2=fake2@"+srv.URL+"/v1", func(string) string { return "" })
+	fill := judge.RunOptions{Metrics: []string{judge.TC, judge.TRJ}, Judges: []judge.Endpoint{ep, ep2}, Client: judge.ClientOptions{Concurrency: 8}}
+	t0 = time.Now()
+	reps, err = judge.Run(ctx, big, fill)
+	if err != nil {
+		return err
+	}
+	total := 0
+	for _, r := range reps {
+		total += r.Sent
+	}
+	fmt.Printf("filled the cache with %d judgments in %.1f s\n", total, time.Since(t0).Seconds())
+	before := srv.Count()
+	t0 = time.Now()
+	reps, err = judge.Run(ctx, big, fill)
+	if err != nil {
+		return err
+	}
+	cached := 0
+	for _, r := range reps {
+		cached += r.Cached
+	}
+	fmt.Printf("rerun with nothing changed: %d cached judgments, %d requests, %.2f s\n", cached, srv.Count()-before, time.Since(t0).Seconds())
+	return nil
+}
