@@ -24,13 +24,16 @@ const (
 )
 
 // PromptVersion is the version of each metric's prompt; it is stored with
-// every judgment, and a new version re-asks everything it covers.
+// every judgment and is part of the cache key, so a new version re-asks
+// everything it covers. Edit a prompt, bump its version.
 var PromptVersion = map[string]string{TC: "tc/v1", TA: "ta/v1", TRJ: "trj/v1"}
+
+// promptFile is the embedded file of each metric's current prompt.
+var promptFile = map[string]string{TC: "tc_v1.txt", TA: "ta_v1.txt", TRJ: "trj_v1.txt"}
 
 // Prompt returns a metric's prompt text.
 func Prompt(metric string) string {
-	v := strings.ReplaceAll(PromptVersion[metric], "/", "_")
-	b, err := promptFS.ReadFile("prompts/" + v + ".txt")
+	b, err := promptFS.ReadFile("prompts/" + promptFile[metric])
 	if err != nil {
 		panic("judge: no prompt for " + metric) // embedded: cannot happen
 	}

@@ -113,3 +113,54 @@ func TestFallbackWithoutStructuredOutput(t *testing.T) {
 		t.Error("still asking for structured output after a 400")
 	}
 }
+
+// A new prompt version re-asks its metric only; a changed input re-asks
+// only the items it changes; --force re-asks everything.
+func TestCacheReasksOnlyWhatChanged(t *testing.T) {
+	w := warehouse(t)
+	f := server(t)
+	opt := RunOptions{Metrics: []string{TC, TA}, Judges: []Endpoint{endpoint(f, "j")}, Limit: 10, Client: ClientOptions{Concurrency: 2}}
+	if _, err := Run(context.Background(), w, opt); err != nil {
+		t.Fatal(err)
+	}
+	n := f.Count()
+	if n != 20 {
+		t.Fatalf("%d requests for 20 items", n)
+	}
+	old := PromptVersion[TA]
+	PromptVersion[TA] = "ta/v1-test"
+	reps, err := Run(context.Background(), w, opt)
+	PromptVersion[TA] = old
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Count()-n != 10 || reps[0].Metric != TC || reps[0].Sent != 0 || reps[1].Sent != 10 {
+		t.Errorf("after a TA prompt change: %d requests, %+v", f.Count()-n, reps)
+	}
+	// Change what the judge of one task sees: rescoring sets its chosen
+	// depth, which TC items show.
+	n = f.Count()
+	var run, task string
+	if err := w.DB().QueryRow(`SELECT run_id, task FROM task_outcomes WHERE active ORDER BY run_id, task LIMIT 1`).Scan(&run, &task); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteScores(context.Background(), []ingest.TaskScore{{RunID: run, Task: task, DerivedExpected: "noop", DerivedChosen: "noop",
+		EffectiveExpected: "noop", EffectiveChosen: "execute", Prefer: "derived"}}); err != nil {
+		t.Fatal(err)
+	}
+	reps, err = Run(context.Background(), w, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Count()-n != 1 || reps[0].Sent != 1 || reps[0].Cached != 9 {
+		t.Errorf("after one input changed: %d requests, %+v", f.Count()-n, reps[0])
+	}
+	opt.Force = true
+	n = f.Count()
+	if _, err := Run(context.Background(), w, opt); err != nil || f.Count()-n != 20 {
+		t.Errorf("--force: %d requests, %v", f.Count()-n, err)
+	}
+	if c := count(t, w, `SELECT count(*) FROM judge_calls`); c != 20+10+1 {
+		t.Errorf("%d calls stored (forced answers replace theirs)", c)
+	}
+}
