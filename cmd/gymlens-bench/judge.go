@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"io"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -53,10 +55,21 @@ func benchJudge(args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := openaitest.New()
-	defer srv.Close()
-	srv.Latency = *latency
-	ep, _ := judge.ParseEndpoint("bench=fake@"+srv.URL+"/v1", func(string) string { return "" })
+	// The server runs in a child process, so that this process's CPU time
+	// is the client's (with building the items and saving the answers).
+	child := exec.Command(os.Args[0], "child", "openai-server", latency.String())
+	child.Stderr = os.Stderr
+	stdin, _ := child.StdinPipe()
+	stdout, _ := child.StdoutPipe()
+	if err := child.Start(); err != nil {
+		return err
+	}
+	defer func() { stdin.Close(); child.Wait() }()
+	var url string
+	if _, err := fmt.Fscanln(stdout, &url); err != nil {
+		return fmt.Errorf("starting the server: %v", err)
+	}
+	ep, _ := judge.ParseEndpoint("bench=fake@"+url+"/v1", func(string) string { return "" })
 	opt := judge.RunOptions{Metrics: []string{judge.TC}, Judges: []judge.Endpoint{ep}, Limit: *n,
 		Client: judge.ClientOptions{Concurrency: *conc}}
 	cpu0, t0 := cpuTime(), time.Now()
@@ -69,8 +82,10 @@ func benchJudge(args []string) error {
 	ideal := time.Duration(float64(*n) / float64(*conc) * float64(*latency))
 	fmt.Printf("%d judgments at concurrency %d, %v simulated latency: %.2f s; ideal %.2f s; ratio %.3f\n",
 		reps[0].Sent, *conc, *latency, wall.Seconds(), ideal.Seconds(), wall.Seconds()/ideal.Seconds())
-	fmt.Printf("CPU per request (client, server, warehouse writes, all in this process): %.3f ms\n",
-		float64(cpu.Microseconds())/1000/float64(srv.Count()))
+	fmt.Printf("client CPU per request (building items, sending, checking, saving answers): %.3f ms\n",
+		float64(cpu.Microseconds())/1000/float64(reps[0].Requests))
+	srv := openaitest.New()
+	defer srv.Close()
 
 	// The cached rerun: fill the cache at no latency, then ask again.
 	big, err := open("big", *scale)
@@ -78,9 +93,9 @@ func benchJudge(args []string) error {
 		return err
 	}
 	defer big.Close()
-	srv.Latency = 0
+	ep1, _ := judge.ParseEndpoint("bench1=fake1@"+srv.URL+"/v1", func(string) string { return "" })
 	ep2, _ := judge.ParseEndpoint("bench2=fake2@"+srv.URL+"/v1", func(string) string { return "" })
-	fill := judge.RunOptions{Metrics: []string{judge.TC, judge.TRJ}, Judges: []judge.Endpoint{ep, ep2}, Client: judge.ClientOptions{Concurrency: 8}}
+	fill := judge.RunOptions{Metrics: []string{judge.TC, judge.TRJ}, Judges: []judge.Endpoint{ep1, ep2}, Client: judge.ClientOptions{Concurrency: 8}}
 	t0 = time.Now()
 	reps, err = judge.Run(ctx, big, fill)
 	if err != nil {
@@ -102,5 +117,20 @@ func benchJudge(args []string) error {
 		cached += r.Cached
 	}
 	fmt.Printf("rerun with nothing changed: %d cached judgments, %d requests, %.2f s\n", cached, srv.Count()-before, time.Since(t0).Seconds())
+	return nil
+}
+
+// serveOpenAI is the child that serves the fake endpoint until its
+// standard input closes.
+func serveOpenAI(latency string) error {
+	d, err := time.ParseDuration(latency)
+	if err != nil {
+		return err
+	}
+	srv := openaitest.New()
+	srv.Latency = d
+	fmt.Println(srv.URL)
+	io.Copy(io.Discard, os.Stdin)
+	srv.Close()
 	return nil
 }

@@ -116,6 +116,9 @@ func measure(job string, args ...string) (time.Duration, int64, error) {
 }
 
 func child(job string, args []string) error {
+	if job == "openai-server" {
+		return serveOpenAI(args[0])
+	}
 	ctx := context.Background()
 	t0 := time.Now()
 	switch job {
