@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"io"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
