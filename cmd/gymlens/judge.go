@@ -36,11 +36,21 @@ func judgeCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "dry-run", Usage: "print calls, cache hits and estimated input tokens; send nothing"},
 			&cli.BoolFlag{Name: "force", Usage: "ask again what is cached"},
 			&cli.StringFlag{Name: "prices", Usage: "JSON `FILE`: {\"model\": {\"input\": $ per 1M tokens, \"output\": …}}"},
+			&cli.BoolFlag{Name: "costs", Usage: "print the calls, tokens and cost of every judge so far, and stop"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
 			if err != nil {
 				return err
+			}
+			if cmd.Bool("costs") {
+				return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error {
+					cols, rows, err := w.JudgeCosts(ctx)
+					if err != nil {
+						return err
+					}
+					return reports.WriteResult(e.stdout, format, &reports.Result{Columns: cols, Rows: rows})
+				})
 			}
 			opt := judge.RunOptions{Limit: int(cmd.Int("limit")), DryRun: cmd.Bool("dry-run"), Force: cmd.Bool("force"),
 				Client: judge.ClientOptions{Concurrency: int(cmd.Int("concurrency")), RPM: int(cmd.Int("rpm")), TPM: int(cmd.Int("tpm")),
