@@ -58,7 +58,7 @@ type Record struct {
 // harness or configuration.
 type Item struct {
 	Metric, RunID, Task string
-	Data                map[string]any
+	data                []byte   // the item's data as JSON
 	Records             []Record // the records the judge may cite
 	System, User        string   // the rendered prompt
 	Hash                string   // sha256 of the rendered prompt: the cache key's input part
@@ -86,53 +86,80 @@ func Items(run *ingest.JudgeRun, metric string) []Item {
 		}
 		return math.MaxInt64
 	}
+	// Each record is encoded once per run: TR-J items repeat the history.
+	enc := make([][]byte, len(run.Events))
+	encoded := func(i int) []byte {
+		if enc[i] == nil {
+			enc[i], _ = json.Marshal(record(run.Events[i]))
+		}
+		return enc[i]
+	}
+	list := func(idx []int) []byte {
+		b := []byte{'['}
+		for k, i := range idx {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, encoded(i)...)
+		}
+		return append(b, ']')
+	}
+	records := func(idx []int) []Record {
+		rs := make([]Record, len(idx))
+		for k, i := range idx {
+			rs[k] = record(run.Events[i])
+		}
+		return rs
+	}
 	switch metric {
 	case TC:
 		for _, t := range run.Tasks {
-			var recs []Record
-			for _, e := range run.Events {
+			var idx []int
+			for i, e := range run.Events {
 				if e.Task == t.Task && e.Seq <= upTo(t) {
-					recs = append(recs, record(e))
+					idx = append(idx, i)
 				}
 			}
-			var rubric any
+			rubric := []byte("null")
 			if t.Rubric != "" {
-				json.Unmarshal([]byte(t.Rubric), &rubric)
+				var v any
+				if json.Unmarshal([]byte(t.Rubric), &v) == nil {
+					rubric, _ = json.Marshal(v)
+				}
 			}
-			out = append(out, Item{Metric: TC, RunID: run.RunID, Task: t.Task, Records: recs,
-				Data: map[string]any{"task": t.Task, "rubric": rubric, "chosen_depth": t.Chosen, "records": recs}})
+			out = append(out, Item{Metric: TC, RunID: run.RunID, Task: t.Task, Records: records(idx),
+				data: object("chosen_depth", str(t.Chosen), "records", list(idx), "rubric", rubric, "task", str(t.Task))})
 		}
 	case TRJ:
+		persona := object("description", str(run.PersonaLabel), "group", str(run.PersonaGroup))
+		scen := object("domain", str(run.Domain), "title", str(run.ScenarioTitle))
 		for _, t := range run.Tasks {
-			var recs []Record
-			for _, e := range run.Events {
+			var idx []int
+			for i, e := range run.Events {
 				if e.Seq > upTo(t) {
 					break
 				}
 				if e.Visible || e.Actor == "user" || (e.Actor == "env" && e.Kind == "notification") {
-					recs = append(recs, record(e))
+					idx = append(idx, i)
 				}
 			}
-			out = append(out, Item{Metric: TRJ, RunID: run.RunID, Task: t.Task, Records: recs,
-				Data: map[string]any{"task": t.Task,
-					"persona":  map[string]string{"group": run.PersonaGroup, "description": run.PersonaLabel},
-					"scenario": map[string]string{"title": run.ScenarioTitle, "domain": run.Domain},
-					"records":  recs}})
+			out = append(out, Item{Metric: TRJ, RunID: run.RunID, Task: t.Task, Records: records(idx),
+				data: object("persona", persona, "records", list(idx), "scenario", scen, "task", str(t.Task))})
 		}
 	case TA:
 		if run.TAStart == nil || run.TAEnd == nil {
 			return nil
 		}
-		var recs []Record
-		for _, e := range run.Events {
+		var idx []int
+		for i, e := range run.Events {
 			if !e.T.Before(*run.TAStart) && !e.T.After(*run.TAEnd) {
-				recs = append(recs, record(e))
+				idx = append(idx, i)
 			}
 		}
 		tasks := []string{run.TAUrgent, run.TADeferable}
 		sort.Strings(tasks)
-		out = append(out, Item{Metric: TA, RunID: run.RunID, Records: recs,
-			Data: map[string]any{"competing_tasks": tasks, "records": recs}})
+		tj, _ := json.Marshal(tasks)
+		out = append(out, Item{Metric: TA, RunID: run.RunID, Records: records(idx), data: object("competing_tasks", tj, "records", list(idx))})
 	}
 	for i := range out {
 		render(&out[i])
@@ -140,12 +167,32 @@ func Items(run *ingest.JudgeRun, metric string) []Item {
 	return out
 }
 
+// object writes a JSON object from key, raw-value pairs given in key order.
+func object(kv ...any) []byte {
+	b := []byte{'{'}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k, _ := json.Marshal(kv[i].(string))
+		b = append(b, k...)
+		b = append(b, ':')
+		b = append(b, kv[i+1].([]byte)...)
+	}
+	return append(b, '}')
+}
+
+func str(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b
+}
+
 // render writes the prompt: the metric's instructions, and the item's data
 // as JSON between markers, so that trajectory text stays data.
 func render(it *Item) {
 	it.System = Prompt(it.Metric)
-	data, _ := json.Marshal(it.Data)
-	it.User = "BEGIN DATA\n" + string(data) + "\nEND DATA"
+	it.User = "BEGIN DATA\n" + string(it.data) + "\nEND DATA"
+	it.data = nil
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s", PromptVersion[it.Metric], it.System, it.User)
 	it.Hash = hex.EncodeToString(h.Sum(nil))

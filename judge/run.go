@@ -338,11 +338,7 @@ func buildItems(ctx context.Context, w *ingest.Warehouse, metrics []string, limi
 			for j := range jobs {
 				r := result{n: j.n, items: map[string][]Item{}}
 				for _, m := range metrics {
-					its := Items(j.run, m)
-					for i := range its {
-						its[i].Data = nil // rendered: keep only what is sent
-					}
-					r.items[m] = its
+					r.items[m] = Items(j.run, m)
 				}
 				results <- r
 			}
