@@ -31,6 +31,7 @@ type RunOptions struct {
 	Force    bool // ask again what is cached
 	Prices   map[string]Price
 	Progress func(Progress) // called after each answer, never concurrently
+	Runs     map[string]bool // judge only these runs (nil: all)
 }
 
 // Progress is a snapshot of a judge run.
@@ -75,7 +76,7 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 	}
 	var prog Progress
 	start := time.Now()
-	byMetric, err := buildItems(ctx, w, opt.Metrics, opt.Limit)
+	byMetric, err := buildItems(ctx, w, opt.Metrics, opt.Limit, opt.Runs)
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +320,7 @@ var errEnough = errors.New("enough items")
 // buildItems renders the items of every metric in one pass over the runs,
 // on every core, in a deterministic order (runs by id, then tasks as the
 // scenario lists them). limit > 0 keeps the first limit items per metric.
-func buildItems(ctx context.Context, w *ingest.Warehouse, metrics []string, limit int) (map[string][]Item, error) {
+func buildItems(ctx context.Context, w *ingest.Warehouse, metrics []string, limit int, keep map[string]bool) (map[string][]Item, error) {
 	type job struct {
 		n   int
 		run *ingest.JudgeRun
@@ -365,6 +366,9 @@ func buildItems(ctx context.Context, w *ingest.Warehouse, metrics []string, limi
 		return true
 	}
 	err := w.ScanJudgeRuns(ctx, func(r *ingest.JudgeRun) error {
+		if keep != nil && !keep[r.RunID] {
+			return nil
+		}
 		jobs <- job{n, r}
 		n++
 		if limit > 0 {

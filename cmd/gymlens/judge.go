@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v3"
 
+	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest"
 	"github.com/gymlens/gymlens/judge"
 	"github.com/gymlens/gymlens/reports"
@@ -36,6 +38,7 @@ func judgeCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "dry-run", Usage: "print calls, cache hits and estimated input tokens; send nothing"},
 			&cli.BoolFlag{Name: "force", Usage: "ask again what is cached"},
 			&cli.StringFlag{Name: "prices", Usage: "JSON `FILE`: {\"model\": {\"input\": $ per 1M tokens, \"output\": …}}"},
+			&cli.StringSliceFlag{Name: "where", Usage: "judge only runs with `DIM=VALUE` (as in gymlens metrics)"},
 			&cli.BoolFlag{Name: "costs", Usage: "print the calls, tokens and cost of every judge so far, and stop"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -88,6 +91,33 @@ func judgeCommand(e *env) *cli.Command {
 				return err
 			}
 			defer w.Close()
+			if wh := cmd.StringSlice("where"); len(wh) > 0 {
+				where := map[string][]string{}
+				for _, c := range wh {
+					d, v, ok := strings.Cut(c, "=")
+					if !ok {
+						return usagef("--where: expected DIM=VALUE, found %q", c)
+					}
+					if err := analysis.CheckDimension(d); err != nil {
+						return usageError{fmt.Errorf("--where: %v", err)}
+					}
+					where[d] = append(where[d], v)
+				}
+				runs, err := w.LoadRuns(ctx)
+				if err != nil {
+					return err
+				}
+				groups, _ := analysis.GroupRuns(runs, nil, where)
+				opt.Runs = map[string]bool{}
+				for _, g := range groups {
+					for _, i := range g.Runs {
+						opt.Runs[runs[i].RunID] = true
+					}
+				}
+				if len(opt.Runs) == 0 {
+					return fmt.Errorf("no run matches --where %s", strings.Join(wh, " "))
+				}
+			}
 			var bar *progressbar.ProgressBar
 			if e.terminal && !cmd.Bool("quiet") && !opt.DryRun {
 				opt.Progress = func(p judge.Progress) {

@@ -364,6 +364,10 @@ func TestJudgeEndToEnd(t *testing.T) {
 	if code, _, _ := gymlens(t, "--db", db, "judge", "--metric", "xx", "--judge", judgeArg); code != 2 {
 		t.Errorf("bad metric: exit %d", code)
 	}
+	code, out, _ = gymlens(t, "--db", db, "judge", "--metric", "ta", "--judge", judgeArg, "--where", "persona_group=E", "--dry-run", "--format", "csv")
+	if code != 0 || !strings.Contains(out, "e2e,fake-judge,ta,30,") {
+		t.Errorf("--where: %d %q", code, out)
+	}
 	code, out, _ = gymlens(t, "--db", db, "judge", "--costs", "--format", "csv")
 	if code != 0 || !strings.Contains(out, "e2e,fake-judge,24,1,") || !strings.Contains(out, ",unknown") {
 		t.Errorf("costs: %d %q", code, out)
