@@ -30,7 +30,7 @@ type RunOptions struct {
 	DryRun   bool // count calls, cache hits and tokens; send nothing
 	Force    bool // ask again what is cached
 	Prices   map[string]Price
-	Progress func(Progress) // called after each answer, never concurrently
+	Progress func(Progress)  // called after each answer, never concurrently
 	Runs     map[string]bool // judge only these runs (nil: all)
 }
 
