@@ -92,16 +92,9 @@ func judgeCommand(e *env) *cli.Command {
 			}
 			defer w.Close()
 			if wh := cmd.StringSlice("where"); len(wh) > 0 {
-				where := map[string][]string{}
-				for _, c := range wh {
-					d, v, ok := strings.Cut(c, "=")
-					if !ok {
-						return usagef("--where: expected DIM=VALUE, found %q", c)
-					}
-					if err := analysis.CheckDimension(d); err != nil {
-						return usageError{fmt.Errorf("--where: %v", err)}
-					}
-					where[d] = append(where[d], v)
+				where, err := parseWhere(cmd)
+				if err != nil {
+					return err
 				}
 				runs, err := w.LoadRuns(ctx)
 				if err != nil {

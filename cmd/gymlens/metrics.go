@@ -97,6 +97,22 @@ func splitList(s string) []string {
 	return out
 }
 
+// parseWhere reads --where DIM=VALUE flags: dimension → allowed values.
+func parseWhere(cmd *cli.Command) (map[string][]string, error) {
+	where := map[string][]string{}
+	for _, c := range cmd.StringSlice("where") {
+		d, v, ok := strings.Cut(c, "=")
+		if !ok {
+			return nil, usagef("--where: expected DIM=VALUE, found %q", c)
+		}
+		if err := analysis.CheckDimension(d); err != nil {
+			return nil, usageError{fmt.Errorf("--where: %v", err)}
+		}
+		where[d] = append(where[d], v)
+	}
+	return where, nil
+}
+
 // runValues is what the metric commands share: the runs, their metric
 // values, what they lack, and the runs that --where keeps.
 type runValues struct {
@@ -117,15 +133,8 @@ func loadValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) (*ru
 	if rv.opt, err = bootstrapOptions(cmd); err != nil {
 		return nil, err
 	}
-	for _, c := range cmd.StringSlice("where") {
-		d, v, ok := strings.Cut(c, "=")
-		if !ok {
-			return nil, usagef("--where: expected DIM=VALUE, found %q", c)
-		}
-		if err := analysis.CheckDimension(d); err != nil {
-			return nil, usageError{fmt.Errorf("--where: %v", err)}
-		}
-		rv.where[d] = append(rv.where[d], v)
+	if rv.where, err = parseWhere(cmd); err != nil {
+		return nil, err
 	}
 	names := splitList(cmd.String("metrics"))
 	if len(names) == 1 && names[0] == "all" {
