@@ -32,7 +32,7 @@ func benchJudge(args []string) error {
 	n := fl.Int("judgments", 2000, "judgments to ask for")
 	conc := fl.Int("concurrency", 32, "requests in flight")
 	latency := fl.Duration("latency", 100*time.Millisecond, "simulated latency per request")
-	scale := fl.Int("scale", 2, "sample scale for the cached rerun (scale 2: about 118,000 TC and TR-J items per judge pair)")
+	scale := fl.Int("scale", 2, "sample scale for the cached rerun (two judges × TC and TR-J: about 118,000 judgments per unit of scale)")
 	fl.Parse(args)
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "gymlens-bench-judge-")
