@@ -7,13 +7,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/gymlens/gymlens/ingest"
 	"github.com/gymlens/gymlens/internal/openaitest"
-	"github.com/gymlens/gymlens/internal/sample"
 	"github.com/gymlens/gymlens/judge"
 )
 
@@ -41,15 +39,7 @@ func benchJudge(args []string) error {
 	}
 	defer os.RemoveAll(dir)
 	open := func(name string, sc int) (*ingest.Warehouse, error) {
-		if _, err := sample.Write(filepath.Join(dir, name), sample.Options{Seed: 1, Scale: sc}); err != nil {
-			return nil, err
-		}
-		w, err := ingest.Open(ctx, filepath.Join(dir, name+".duckdb"), ingest.OpenOptions{})
-		if err != nil {
-			return nil, err
-		}
-		_, err = w.Ingest(ctx, []string{filepath.Join(dir, name, "scenarios"), filepath.Join(dir, name, "runs")}, ingest.IngestOptions{})
-		return w, err
+		return sampleWarehouse(ctx, dir, name, sc, "scenarios", "runs")
 	}
 	w, err := open("small", 1)
 	if err != nil {

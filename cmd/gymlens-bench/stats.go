@@ -33,17 +33,11 @@ func benchStats(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 1}); err != nil {
-		return err
-	}
-	w, err := ingest.Open(ctx, filepath.Join(dir, "w.duckdb"), ingest.OpenOptions{})
+	w, err := sampleWarehouse(ctx, dir, "c", 1)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	if _, err := w.Ingest(ctx, []string{filepath.Join(dir, "c")}, ingest.IngestOptions{}); err != nil {
-		return err
-	}
 	runs, err := w.LoadRuns(ctx)
 	if err != nil {
 		return err
@@ -108,4 +102,29 @@ func lastLine(s string) string {
 // script beside it) from the working folder: run it from the repository.
 func mustExecutableSource() string {
 	return filepath.Join("cmd", "gymlens-bench", "main.go")
+}
+
+// sampleWarehouse writes the sample corpus at scale into dir/name and
+// ingests it (only the subfolders named, when any) into dir/name.duckdb.
+func sampleWarehouse(ctx context.Context, dir, name string, scale int, only ...string) (*ingest.Warehouse, error) {
+	corpus := filepath.Join(dir, name)
+	if _, err := sample.Write(corpus, sample.Options{Seed: 1, Scale: scale}); err != nil {
+		return nil, err
+	}
+	w, err := ingest.Open(ctx, filepath.Join(dir, name+".duckdb"), ingest.OpenOptions{})
+	if err != nil {
+		return nil, err
+	}
+	paths := []string{corpus}
+	if len(only) > 0 {
+		paths = paths[:0]
+		for _, sub := range only {
+			paths = append(paths, filepath.Join(corpus, sub))
+		}
+	}
+	if _, err := w.Ingest(ctx, paths, ingest.IngestOptions{}); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w, nil
 }

@@ -372,27 +372,20 @@ func exportCommand(e *env) *cli.Command {
 		Description: "--format parquet (default) or arrow.",
 		Flags:       []cli.Flag{&cli.StringFlag{Name: "out", Required: true, Usage: "output `DIR`"}},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			format, err := outputFormat(cmd, "parquet", "parquet", "arrow")
-			if err != nil {
-				return err
-			}
-			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ""))
-			if err != nil {
-				return err
-			}
-			defer w.Close()
-			res, err := w.Export(ctx, cmd.String("out"), format)
-			if err != nil {
-				return err
-			}
-			r := &reports.Result{Columns: []string{"table", "rows", "path"}}
-			for _, x := range res {
-				r.Rows = append(r.Rows, []any{x.Table, x.Rows, x.Path})
-			}
-			if cmd.Bool("quiet") {
-				return nil
-			}
-			return reports.WriteResult(e.stdout, "table", r)
+			return readingAs(ctx, cmd, "parquet", []string{"parquet", "arrow"}, func(format string, w *ingest.Warehouse) error {
+				res, err := w.Export(ctx, cmd.String("out"), format)
+				if err != nil {
+					return err
+				}
+				r := &reports.Result{Columns: []string{"table", "rows", "path"}}
+				for _, x := range res {
+					r.Rows = append(r.Rows, []any{x.Table, x.Rows, x.Path})
+				}
+				if cmd.Bool("quiet") {
+					return nil
+				}
+				return reports.WriteResult(e.stdout, "table", r)
+			})
 		},
 	}
 }

@@ -19,7 +19,12 @@ import (
 // reading runs fn with the output format and the warehouse opened
 // read-only: what every command that only reads shares.
 func reading(ctx context.Context, cmd *cli.Command, fn func(format string, w *ingest.Warehouse) error) error {
-	format, err := outputFormat(cmd, "table", reports.ResultFormats...)
+	return readingAs(ctx, cmd, "table", reports.ResultFormats, fn)
+}
+
+// readingAs is reading for a command whose --format takes other values.
+func readingAs(ctx context.Context, cmd *cli.Command, def string, formats []string, fn func(format string, w *ingest.Warehouse) error) error {
+	format, err := outputFormat(cmd, def, formats...)
 	if err != nil {
 		return err
 	}
