@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 )
 
@@ -18,6 +19,9 @@ type JudgeRun struct {
 	TAUrgent, TADeferable string
 	Tasks                 []JudgeTask // active tasks
 	Events                []JudgeEvent
+	// What the run's and its scenario's records hash to: a judge input
+	// built from the same content is the same.
+	RunHash, ScenarioHash int64
 }
 
 // JudgeTask is an active task.
@@ -36,28 +40,31 @@ type JudgeEvent struct {
 	Visible                             bool
 }
 
-// ScanJudgeRuns calls fn with each run, its active tasks and its events,
-// one run at a time, in run order.
-func (w *Warehouse) ScanJudgeRuns(ctx context.Context, fn func(*JudgeRun) error) error {
-	runs := map[string]*JudgeRun{}
+// JudgeHeads returns every run with its active tasks and what identifies
+// its content, without its events, in run order.
+func (w *Warehouse) JudgeHeads(ctx context.Context) ([]*JudgeRun, error) {
+	var runs []*JudgeRun
+	byID := map[string]*JudgeRun{}
 	err := w.scan(ctx, `SELECT r.run_id, r.scenario, coalesce(r.domain, ''), coalesce(r.scenario_title, ''), r.persona,
 		coalesce(r.persona_group, ''), coalesce(r.persona_label, ''), s.ta_window_start, s.ta_window_end,
-		coalesce(s.ta_urgent, ''), coalesce(s.ta_deferrable, '')
-		FROM run_view r LEFT JOIN scenarios s USING (scenario)`, func(rows *sql.Rows) error {
+		coalesce(s.ta_urgent, ''), coalesce(s.ta_deferrable, ''), rr.content_hash, coalesce(s.content_hash, 0)
+		FROM run_view r JOIN runs rr USING (run_id) LEFT JOIN scenarios s ON s.scenario = r.scenario
+		ORDER BY r.run_id`, func(rows *sql.Rows) error {
 		r := &JudgeRun{}
 		var ws, we sql.NullTime
 		if err := rows.Scan(&r.RunID, &r.Scenario, &r.Domain, &r.ScenarioTitle, &r.Persona, &r.PersonaGroup, &r.PersonaLabel,
-			&ws, &we, &r.TAUrgent, &r.TADeferable); err != nil {
+			&ws, &we, &r.TAUrgent, &r.TADeferable, &r.RunHash, &r.ScenarioHash); err != nil {
 			return err
 		}
 		if ws.Valid && we.Valid {
 			r.TAStart, r.TAEnd = &ws.Time, &we.Time
 		}
-		runs[r.RunID] = r
+		runs = append(runs, r)
+		byID[r.RunID] = r
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	err = w.scan(ctx, `SELECT o.run_id, o.task, coalesce(sc.effective_chosen, o.chosen_depth, ''), o.final_seq, coalesce(ts.rubric::VARCHAR, '')
 		FROM task_outcomes o JOIN runs r USING (run_id)
@@ -73,46 +80,101 @@ func (w *Warehouse) ScanJudgeRuns(ctx context.Context, fn func(*JudgeRun) error)
 		if fs.Valid {
 			t.FinalSeq = &fs.Int64
 		}
-		if r := runs[id]; r != nil {
+		if r := byID[id]; r != nil {
 			r.Tasks = append(r.Tasks, t)
 		}
 		return nil
 	})
 	if err != nil {
+		return nil, err
+	}
+	return runs, nil
+}
+
+// ScanJudgeEvents fills in the events of each of runs (which must be in run
+// order, as JudgeHeads gives them) and calls fn with it, one run at a time,
+// in that order; a run without events is given too. The events are
+// dropped again after fn returns. all says that runs holds every run of the
+// warehouse, so that no filter is needed.
+func (w *Warehouse) ScanJudgeEvents(ctx context.Context, runs []*JudgeRun, all bool, fn func(*JudgeRun) error) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	q := `SELECT run_id, seq, t, actor, kind, coalesce(task, ''), coalesce(text, ''), coalesce(tool, ''),
+		coalesce(args::VARCHAR, ''), coalesce(CASE WHEN json_type(result) = 'VARCHAR' THEN result->>'$' ELSE result::VARCHAR END, ''), visible
+		FROM events %s ORDER BY run_id, seq`
+	var args []any
+	if all {
+		q = fmt.Sprintf(q, "")
+	} else {
+		ids := make([]string, len(runs))
+		for i, r := range runs {
+			ids[i] = r.RunID
+		}
+		q = fmt.Sprintf(q, "WHERE run_id IN (SELECT unnest(?::VARCHAR[]))")
+		args = append(args, ids)
+	}
+	next := 0 // the next run to give to fn
+	var cur *JudgeRun
+	give := func(r *JudgeRun) error {
+		err := fn(r)
+		r.Events = nil
 		return err
 	}
-	var cur *JudgeRun
-	err = w.scan(ctx, `SELECT run_id, seq, t, actor, kind, coalesce(task, ''), coalesce(text, ''), coalesce(tool, ''),
-		coalesce(args::VARCHAR, ''), coalesce(CASE WHEN json_type(result) = 'VARCHAR' THEN result->>'$' ELSE result::VARCHAR END, ''), visible
-		FROM events ORDER BY run_id, seq`, func(rows *sql.Rows) error {
+	// upTo gives fn every run before id that has no events.
+	upTo := func(id string) error {
+		for next < len(runs) && runs[next].RunID < id {
+			if err := give(runs[next]); err != nil {
+				return err
+			}
+			next++
+		}
+		return nil
+	}
+	skip := ""
+	err := w.scan(ctx, q, func(rows *sql.Rows) error {
 		var id string
 		var e JudgeEvent
 		if err := rows.Scan(&id, &e.Seq, &e.T, &e.Actor, &e.Kind, &e.Task, &e.Text, &e.Tool, &e.Args, &e.Result, &e.Visible); err != nil {
 			return err
 		}
-		if cur == nil || cur.RunID != id {
-			if cur != nil {
-				if err := fn(cur); err != nil {
-					return err
-				}
-				delete(runs, cur.RunID)
-			}
-			cur = runs[id]
-			if cur == nil {
-				cur = &JudgeRun{RunID: id}
-			}
+		if cur != nil && cur.RunID == id {
+			cur.Events = append(cur.Events, e)
+			return nil
 		}
-		cur.Events = append(cur.Events, e)
+		if id == skip {
+			return nil
+		}
+		if cur != nil {
+			if err := give(cur); err != nil {
+				return err
+			}
+			cur = nil
+		}
+		if err := upTo(id); err != nil {
+			return err
+		}
+		if next < len(runs) && runs[next].RunID == id {
+			cur = runs[next]
+			next++
+			cur.Events = append(cur.Events, e)
+		} else {
+			skip = id // not asked for
+		}
 		return nil
-	})
+	}, args...)
 	if err != nil {
 		return err
 	}
 	if cur != nil {
-		if err := fn(cur); err != nil {
+		if err := give(cur); err != nil {
 			return err
 		}
-		delete(runs, cur.RunID)
+	}
+	for ; next < len(runs); next++ {
+		if err := give(runs[next]); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 // JudgeCall is one answered judge request.
 type JudgeCall struct {
 	Model, Params, Prompt, InputHash string
+	SourceKey                        string // what the input was made from ("" unknown)
 	Judge, RunID, Task, Metric       string
 	Valid                            bool
 	Reason, Answer                   string
@@ -33,6 +34,25 @@ type JudgeCall struct {
 func (w *Warehouse) JudgeCacheKeys(ctx context.Context, model, params, prompt string) (map[string]bool, error) {
 	out := map[string]bool{}
 	rows, err := w.db.QueryContext(ctx, `SELECT input_hash FROM judge_calls WHERE model = ? AND params = ? AND prompt = ?`, model, params, prompt)
+	if err != nil {
+		return nil, fmt.Errorf("reading the judge cache: %v", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			return nil, err
+		}
+		out[h] = true
+	}
+	return out, rows.Err()
+}
+
+// JudgeSourceKeys returns the source keys already answered by model with
+// these parameters and prompt version (valid or not).
+func (w *Warehouse) JudgeSourceKeys(ctx context.Context, model, params, prompt string) (map[string]bool, error) {
+	out := map[string]bool{}
+	rows, err := w.db.QueryContext(ctx, `SELECT source_key FROM judge_calls WHERE model = ? AND params = ? AND prompt = ? AND source_key IS NOT NULL`, model, params, prompt)
 	if err != nil {
 		return nil, fmt.Errorf("reading the judge cache: %v", err)
 	}
@@ -130,7 +150,7 @@ func (w *Warehouse) SaveJudgeCalls(ctx context.Context, calls []JudgeCall) error
 			}
 			if err := ac.AppendRow(c.Model, c.Params, c.Prompt, c.InputHash, c.Judge, c.RunID, c.Task, c.Metric, status,
 				nullIfEmpty(c.Reason), nullIfEmpty(c.Answer), c.InputTokens, c.OutputTokens, cost, int32(c.Attempts),
-				float64(c.Latency.Microseconds())/1000, now); err != nil {
+				float64(c.Latency.Microseconds())/1000, now, nullIfEmpty(c.SourceKey)); err != nil {
 				ac.Close()
 				aj.Close()
 				return err

@@ -150,8 +150,8 @@ func (w *Warehouse) LoadRuns(ctx context.Context) ([]RunRow, error) {
 	return runs, nil
 }
 
-func (w *Warehouse) scan(ctx context.Context, q string, fn func(*sql.Rows) error) error {
-	rows, err := w.db.QueryContext(ctx, q)
+func (w *Warehouse) scan(ctx context.Context, q string, fn func(*sql.Rows) error, args ...any) error {
+	rows, err := w.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("reading the warehouse: %v", err)
 	}

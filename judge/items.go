@@ -62,6 +62,7 @@ type Item struct {
 	Records             []Record // the records the judge may cite
 	System, User        string   // the rendered prompt
 	Hash                string   // sha256 of the rendered prompt: the cache key's input part
+	SourceKey           string   // what the input was made from (see sourceKey)
 }
 
 func record(e ingest.JudgeEvent) Record {

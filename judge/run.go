@@ -2,8 +2,9 @@ package judge
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"runtime"
 	"sort"
@@ -76,39 +77,99 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 	}
 	var prog Progress
 	start := time.Now()
-	byMetric, err := buildItems(ctx, w, opt.Metrics, opt.Limit, opt.Runs)
+	heads, err := w.JudgeHeads(ctx)
 	if err != nil {
 		return nil, err
 	}
+	all := opt.Runs == nil
+	if !all {
+		kept := heads[:0:0]
+		for _, r := range heads {
+			if opt.Runs[r.RunID] {
+				kept = append(kept, r)
+			}
+		}
+		heads = kept
+	}
+	// First what the items would be made from, without reading a
+	// trajectory: a rerun finds its answers by these source keys alone.
+	stubs := map[string][]stub{}
+	for _, m := range opt.Metrics {
+		stubs[m] = stubsOf(heads, m, opt.Limit)
+	}
+	type plan struct {
+		ep     Endpoint
+		metric string
+		rep    JudgeReport
+		src    map[string]bool // source keys answered
+	}
+	var plans []*plan
+	render := map[*ingest.JudgeRun]bool{}
 	for _, metric := range opt.Metrics {
-		items := byMetric[metric]
 		for _, ep := range opt.Judges {
-			rep := JudgeReport{Judge: ep.Name, Model: ep.Model, Metric: metric, Items: len(items)}
-			cached, err := w.JudgeCacheKeys(ctx, ep.Model, params, PromptVersion[metric])
-			if err != nil {
+			p := &plan{ep: ep, metric: metric, rep: JudgeReport{Judge: ep.Name, Model: ep.Model, Metric: metric, Items: len(stubs[metric])}}
+			if !opt.Force {
+				if p.src, err = w.JudgeSourceKeys(ctx, ep.Model, params, PromptVersion[metric]); err != nil {
+					return nil, err
+				}
+			}
+			for _, st := range stubs[metric] {
+				if !p.src[st.key] {
+					render[st.run] = true
+				}
+			}
+			plans = append(plans, p)
+		}
+	}
+	// Then render what is not found that way: its answer may still be
+	// cached under the hash of the rendered input.
+	var toRender []*ingest.JudgeRun
+	for _, r := range heads {
+		if render[r] {
+			toRender = append(toRender, r)
+		}
+	}
+	items, err := buildItems(ctx, w, opt.Metrics, toRender, all && len(toRender) == len(heads))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range plans {
+		metric, ep, rep := p.metric, p.ep, &p.rep
+		var inHash map[string]bool
+		if !opt.Force {
+			if inHash, err = w.JudgeCacheKeys(ctx, ep.Model, params, PromptVersion[metric]); err != nil {
 				return nil, err
 			}
-			var todo []*Item
-			for i := range items {
-				if cached[items[i].Hash] && !opt.Force {
-					rep.Cached++
-					continue
-				}
-				todo = append(todo, &items[i])
-				rep.EstInputTokens += int64(estTokens(&items[i]))
-			}
-			atomic.AddInt64(&prog.Total, int64(len(items)))
-			atomic.AddInt64(&prog.Cached, int64(rep.Cached))
-			if opt.DryRun {
-				reports = append(reports, rep)
+		}
+		var todo []*Item
+		for _, st := range stubs[metric] {
+			if p.src[st.key] {
+				rep.Cached++
 				continue
 			}
-			if err := ask(ctx, w, ep, metric, params, todo, opt, prices, &rep, &prog, start); err != nil {
-				reports = append(reports, rep)
-				return reports, err
+			it := items[itemKey{metric, st.run.RunID, st.task}]
+			if it == nil {
+				return nil, fmt.Errorf("internal error: no %s item for run %s task %q", metric, st.run.RunID, st.task)
 			}
-			reports = append(reports, rep)
+			it.SourceKey = st.key
+			if inHash[it.Hash] {
+				rep.Cached++
+				continue
+			}
+			todo = append(todo, it)
+			rep.EstInputTokens += int64(estTokens(it))
 		}
+		atomic.AddInt64(&prog.Total, int64(rep.Items))
+		atomic.AddInt64(&prog.Cached, int64(rep.Cached))
+		if opt.DryRun {
+			reports = append(reports, *rep)
+			continue
+		}
+		if err := ask(ctx, w, ep, metric, params, todo, opt, prices, rep, &prog, start); err != nil {
+			reports = append(reports, *rep)
+			return reports, err
+		}
+		reports = append(reports, *rep)
 	}
 	sort.SliceStable(reports, func(a, b int) bool { return reports[a].Judge < reports[b].Judge })
 	return reports, nil
@@ -212,7 +273,7 @@ feed:
 // judgeOne asks about one item, and once more when the answer does not
 // parse or cites what is not there.
 func judgeOne(ctx context.Context, c *Client, it *Item, metric string, schema map[string]any) (*ingest.JudgeCall, int, error) {
-	call := &ingest.JudgeCall{RunID: it.RunID, Task: it.Task, Metric: metric, InputHash: it.Hash}
+	call := &ingest.JudgeCall{RunID: it.RunID, Task: it.Task, Metric: metric, InputHash: it.Hash, SourceKey: it.SourceKey}
 	attempts := 0
 	for try := 0; try < 2; try++ {
 		r := Request{System: it.System, User: it.User, SchemaName: metric + "_answer", Schema: schema, EstTokens: estTokens(it)}
@@ -261,15 +322,15 @@ func judgeOne(ctx context.Context, c *Client, it *Item, metric string, schema ma
 }
 
 // saver writes answers to the warehouse in batches, from one goroutine:
-// every 256 answers or every 200 ms, and whatever is left when closed.
+// every 512 answers or every second, and whatever is left when closed.
 type saver struct {
 	in   chan ingest.JudgeCall
 	done chan error
 }
 
 const (
-	saveBatch = 256
-	saveEvery = 200 * time.Millisecond
+	saveBatch = 512
+	saveEvery = time.Second
 )
 
 func newSaver(w *ingest.Warehouse) *saver {
@@ -315,98 +376,121 @@ func (s *saver) close() error {
 	return <-s.done
 }
 
-var errEnough = errors.New("enough items")
+// renderVersion names the way Items turns a run into prompts. Change it
+// whenever Items renders the same run differently: source keys made by
+// an older gymlens must then miss.
+const renderVersion = "items/1"
 
-// buildItems renders the items of every metric in one pass over the runs,
-// on every core, in a deterministic order (runs by id, then tasks as the
-// scenario lists them). limit > 0 keeps the first limit items per metric.
-func buildItems(ctx context.Context, w *ingest.Warehouse, metrics []string, limit int, keep map[string]bool) (map[string][]Item, error) {
-	type job struct {
-		n   int
-		run *ingest.JudgeRun
+// stub is an item before rendering: the run and task it is about, and its
+// source key.
+type stub struct {
+	run  *ingest.JudgeRun
+	task string
+	key  string
+}
+
+type itemKey struct{ metric, run, task string }
+
+// stubsOf lists the items of a metric in order (runs by id, then tasks as
+// the scenario lists them), the first limit when limit > 0.
+func stubsOf(runs []*ingest.JudgeRun, metric string, limit int) []stub {
+	var out []stub
+	for _, r := range runs {
+		if metric == TA {
+			if r.TAStart != nil && r.TAEnd != nil {
+				out = append(out, stub{run: r, key: sourceKey(metric, r, nil)})
+			}
+		} else {
+			for i := range r.Tasks {
+				out = append(out, stub{run: r, task: r.Tasks[i].Task, key: sourceKey(metric, r, &r.Tasks[i])})
+			}
+		}
+		if limit > 0 && len(out) >= limit {
+			return out[:limit]
+		}
 	}
-	type result struct {
-		n     int
-		items map[string][]Item
+	return out
+}
+
+// sourceKey hashes what an item's rendered input is made of: the renderer
+// and prompt, the run's and the scenario's content (which include the
+// persona, the rubric, the final turn and the decision window), the task
+// and, for TC, the depth the scores chose.
+func sourceKey(metric string, r *ingest.JudgeRun, t *ingest.JudgeTask) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d\x00%d", renderVersion, PromptVersion[metric], promptDigest(metric), r.RunID, r.RunHash, r.ScenarioHash)
+	if t != nil {
+		fmt.Fprintf(h, "\x00%s", t.Task)
+		if metric == TC {
+			fmt.Fprintf(h, "\x00%s", t.Chosen)
+		}
 	}
-	jobs := make(chan job, 64)
-	results := make(chan result, 64)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+var promptDigests sync.Map
+
+func promptDigest(metric string) string {
+	if d, ok := promptDigests.Load(metric); ok {
+		return d.(string)
+	}
+	sum := sha256.Sum256([]byte(Prompt(metric)))
+	d := hex.EncodeToString(sum[:])
+	promptDigests.Store(metric, d)
+	return d
+}
+
+// buildItems renders the items of every metric for the given runs, on
+// every core, keyed by metric, run and task. all says runs is every run in
+// the warehouse.
+func buildItems(ctx context.Context, w *ingest.Warehouse, metrics []string, runs []*ingest.JudgeRun, all bool) (map[itemKey]*Item, error) {
+	out := map[itemKey]*Item{}
+	if len(runs) == 0 {
+		return out, nil
+	}
+	jobs := make(chan *ingest.JudgeRun, 64)
+	results := make(chan []Item, 64)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range jobs {
-				r := result{n: j.n, items: map[string][]Item{}}
+			for r := range jobs {
+				var its []Item
 				for _, m := range metrics {
-					r.items[m] = Items(j.run, m)
+					its = append(its, Items(r, m)...)
 				}
-				results <- r
+				results <- its
 			}
 		}()
 	}
-	var collected []result
 	var cwg sync.WaitGroup
 	cwg.Add(1)
 	go func() {
 		defer cwg.Done()
-		for r := range results {
-			collected = append(collected, r)
+		for its := range results {
+			for i := range its {
+				out[itemKey{its[i].Metric, its[i].RunID, its[i].Task}] = &its[i]
+			}
 		}
 	}()
-	n := 0
-	// With a limit, stop reading runs once every metric has enough items.
-	counted := map[string]int{}
-	enough := func() bool {
-		for _, m := range metrics {
-			if counted[m] < limit {
-				return false
-			}
-		}
-		return true
-	}
-	err := w.ScanJudgeRuns(ctx, func(r *ingest.JudgeRun) error {
-		if keep != nil && !keep[r.RunID] {
+	err := w.ScanJudgeEvents(ctx, runs, all, func(r *ingest.JudgeRun) error {
+		// A copy: ScanJudgeEvents drops r.Events when this returns, while
+		// the copy keeps them until the items are made.
+		cp := *r
+		select {
+		case jobs <- &cp:
 			return nil
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		jobs <- job{n, r}
-		n++
-		if limit > 0 {
-			for _, m := range metrics {
-				if m == TA {
-					if r.TAStart != nil {
-						counted[m]++
-					}
-				} else {
-					counted[m] += len(r.Tasks)
-				}
-			}
-			if enough() {
-				return errEnough
-			}
-		}
-		return nil
 	})
-	if errors.Is(err, errEnough) {
-		err = nil
-	}
 	close(jobs)
 	wg.Wait()
 	close(results)
 	cwg.Wait()
 	if err != nil {
 		return nil, err
-	}
-	sort.Slice(collected, func(a, b int) bool { return collected[a].n < collected[b].n })
-	out := map[string][]Item{}
-	for _, r := range collected {
-		for _, m := range metrics {
-			for _, it := range r.items[m] {
-				if limit == 0 || len(out[m]) < limit {
-					out[m] = append(out[m], it)
-				}
-			}
-		}
 	}
 	return out, nil
 }

@@ -164,3 +164,62 @@ func TestCacheReasksOnlyWhatChanged(t *testing.T) {
 		t.Errorf("%d calls stored (forced answers replace theirs)", c)
 	}
 }
+
+// A rerun finds answers by their source key without rendering, and by the
+// hash of the rendered input when the source key is unknown (answers saved
+// by an older gymlens) or the source changed without changing the input.
+func TestCacheBySourceKeyAndByInput(t *testing.T) {
+	w := warehouse(t)
+	f := server(t)
+	opt := RunOptions{Metrics: []string{TC, TRJ}, Judges: []Endpoint{endpoint(f, "j")}, Limit: 10, Client: ClientOptions{Concurrency: 2}}
+	if _, err := Run(context.Background(), w, opt); err != nil {
+		t.Fatal(err)
+	}
+	if f.Count() != 20 {
+		t.Fatalf("%d requests for 20 items", f.Count())
+	}
+	if n := count(t, w, `SELECT count(DISTINCT source_key) FROM judge_calls WHERE source_key IS NOT NULL`); n != 20 {
+		t.Fatalf("%d distinct source keys stored, want 20", n)
+	}
+	// Without source keys, the rendered inputs still match.
+	if _, err := w.DB().Exec(`UPDATE judge_calls SET source_key = NULL`); err != nil {
+		t.Fatal(err)
+	}
+	reps, err := Run(context.Background(), w, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Count() != 20 || reps[0].Cached != 10 || reps[1].Cached != 10 {
+		t.Errorf("without source keys: %d requests, %+v", f.Count()-20, reps)
+	}
+	// Rescoring changes TC's input (the chosen depth) but not TR-J's.
+	var run, task, chosen string
+	if err := w.DB().QueryRow(`SELECT run_id, task, coalesce(chosen_depth, '') FROM task_outcomes WHERE active ORDER BY run_id, task LIMIT 1`).Scan(&run, &task, &chosen); err != nil {
+		t.Fatal(err)
+	}
+	other := "execute"
+	if chosen == other {
+		other = "noop"
+	}
+	if err := w.WriteScores(context.Background(), []ingest.TaskScore{{RunID: run, Task: task, DerivedExpected: "noop", DerivedChosen: other,
+		EffectiveExpected: "noop", EffectiveChosen: other, Prefer: "derived"}}); err != nil {
+		t.Fatal(err)
+	}
+	reps, err = Run(context.Background(), w, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Count() != 21 || reps[0].Metric != TC || reps[0].Sent != 1 || reps[1].Sent != 0 {
+		t.Errorf("after rescoring one task: %d requests, %+v", f.Count()-20, reps)
+	}
+	// Only the runs asked for.
+	reps, err = Run(context.Background(), w, RunOptions{Metrics: []string{TRJ}, Judges: []Endpoint{endpoint(f, "j")},
+		Runs: map[string]bool{run: true}, Client: ClientOptions{Concurrency: 2}, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := count(t, w, `SELECT count(*) FROM task_outcomes WHERE active AND run_id = '`+run+`'`)
+	if reps[0].Items != tasks || reps[0].Cached == 0 || reps[0].Cached == tasks || reps[0].EstInputTokens == 0 {
+		t.Errorf("one run of %d active tasks: %+v", tasks, reps[0])
+	}
+}

@@ -31,6 +31,7 @@ func benchJudge(args []string) error {
 	conc := fl.Int("concurrency", 32, "requests in flight")
 	latency := fl.Duration("latency", 100*time.Millisecond, "simulated latency per request")
 	scale := fl.Int("scale", 2, "sample scale for the cached rerun (two judges × TC and TR-J: about 118,000 judgments per unit of scale)")
+	rerun := fl.Bool("rerun", true, "also measure the cached rerun")
 	fl.Parse(args)
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "gymlens-bench-judge-")
@@ -74,6 +75,9 @@ func benchJudge(args []string) error {
 		reps[0].Sent, *conc, *latency, wall.Seconds(), ideal.Seconds(), wall.Seconds()/ideal.Seconds())
 	fmt.Printf("client CPU per request (building items, sending, checking, saving answers): %.3f ms\n",
 		float64(cpu.Microseconds())/1000/float64(reps[0].Requests))
+	if !*rerun {
+		return nil
+	}
 	srv := openaitest.New()
 	defer srv.Close()
 
