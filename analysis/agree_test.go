@@ -1,0 +1,219 @@
+package analysis
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+type agreeRefs struct {
+	K2011 struct {
+		Data      [][]*float64       `json:"data"`
+		Published map[string]float64 `json:"published"`
+		Alpha     map[string]float64 `json:"alpha"`
+	} `json:"krippendorff_2011"`
+	Ordinal5   alphaRef `json:"alpha_ordinal5"`
+	Continuous alphaRef `json:"alpha_continuous"`
+	Cohen      struct {
+		A, B                     []float64
+		Kappa, Linear, Quadratic float64
+	} `json:"cohen"`
+	CohenBinary struct {
+		A, B  []float64
+		Kappa float64
+	} `json:"cohen_binary"`
+	Fleiss struct {
+		Ratings [][]float64
+		Kappa   float64
+	} `json:"fleiss"`
+	Kendall struct {
+		X, Y     []float64
+		TauB     float64 `json:"tau_b"`
+		Spearman float64
+	} `json:"kendall"`
+	KendallNoTies struct {
+		X, Y []float64
+		TauB float64 `json:"tau_b"`
+	} `json:"kendall_noties"`
+}
+
+type alphaRef struct {
+	Data  [][]*float64       `json:"data"`
+	Alpha map[string]float64 `json:"alpha"`
+}
+
+// units turns raters × units data with nulls into the values of each unit.
+func units(data [][]*float64) [][]float64 {
+	out := make([][]float64, len(data[0]))
+	for _, row := range data {
+		for u, v := range row {
+			if v != nil {
+				out[u] = append(out[u], *v)
+			}
+		}
+	}
+	return out
+}
+
+func closeTo(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.IsNaN(got) || math.Abs(got-want) > tol {
+		t.Errorf("%s = %.10g, want %.10g", what, got, want)
+	}
+}
+
+func TestKrippendorffAlphaPublishedExample(t *testing.T) {
+	var r agreeRefs
+	load(t, "testdata/agree_refs.json", &r)
+	u := units(r.K2011.Data)
+	for _, lv := range Levels {
+		got, reason, err := KrippendorffAlpha(u, lv)
+		if err != nil || reason != "" {
+			t.Fatal(err, reason)
+		}
+		// Krippendorff (2011) prints three decimals.
+		closeTo(t, lv+" vs the paper", got, r.K2011.Published[lv], 0.0005)
+		closeTo(t, lv+" vs the reference implementation", got, r.K2011.Alpha[lv], 1e-12)
+	}
+}
+
+func TestKrippendorffAlphaReferences(t *testing.T) {
+	var r agreeRefs
+	load(t, "testdata/agree_refs.json", &r)
+	for name, ref := range map[string]alphaRef{"ordinal 1-5": r.Ordinal5, "continuous": r.Continuous} {
+		u := units(ref.Data)
+		for lv, want := range ref.Alpha {
+			got, _, err := KrippendorffAlpha(u, lv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			closeTo(t, name+" "+lv, got, want, 1e-10)
+		}
+	}
+}
+
+// Weights are multiplicities: α of the data with one unit counted twice
+// is α of the data with that unit repeated.
+func TestAlphaWeightsAreMultiplicities(t *testing.T) {
+	var r agreeRefs
+	load(t, "testdata/agree_refs.json", &r)
+	u := units(r.Ordinal5.Data)
+	var pairable [][]float64
+	for _, x := range u {
+		if len(x) >= 2 {
+			pairable = append(pairable, x)
+		}
+	}
+	for _, lv := range Levels {
+		a, err := NewAlphaData(pairable, lv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := make([]float64, len(pairable))
+		for i := range w {
+			w[i] = float64(i % 3)
+		}
+		var rep [][]float64
+		for i, x := range pairable {
+			for k := 0; k < i%3; k++ {
+				rep = append(rep, x)
+			}
+		}
+		want, _, _ := KrippendorffAlpha(rep, lv)
+		closeTo(t, lv+" weighted", a.Alpha(w), want, 1e-10)
+	}
+}
+
+func TestAlphaDegenerate(t *testing.T) {
+	for _, c := range []struct {
+		units [][]float64
+		why   string
+	}{
+		{[][]float64{{1}, {2}, {3}}, "no unit was rated by two"},
+		{[][]float64{{2, 2}, {2, 2, 2}}, "every value is the same"},
+		{nil, "no unit"},
+	} {
+		a, reason, err := KrippendorffAlpha(c.units, Interval)
+		if err != nil || !math.IsNaN(a) || !strings.Contains(reason, c.why) {
+			t.Errorf("%v: α %v, reason %q, err %v", c.units, a, reason, err)
+		}
+	}
+	if _, _, err := KrippendorffAlpha([][]float64{{1, -1}}, Ratio); err == nil {
+		t.Error("negative values accepted at the ratio level")
+	}
+	if _, _, err := KrippendorffAlpha([][]float64{{1, 2}}, "cardinal"); err == nil {
+		t.Error("unknown level accepted")
+	}
+	// Perfect agreement with variation between units.
+	if a, _, _ := KrippendorffAlpha([][]float64{{1, 1}, {2, 2, 2}, {5, 5}}, Nominal); a != 1 {
+		t.Errorf("perfect agreement: α = %v", a)
+	}
+}
+
+func TestCohenKappaAgainstSklearn(t *testing.T) {
+	var r agreeRefs
+	load(t, "testdata/agree_refs.json", &r)
+	c := r.Cohen
+	k, _ := CohenKappa(c.A, c.B, Unweighted)
+	closeTo(t, "kappa", k, c.Kappa, 1e-12)
+	// sklearn weighs category positions; with the full 1-5 scale given as
+	// labels, positions and values are equally spaced.
+	k, _ = CohenKappa(c.A, c.B, Linear)
+	closeTo(t, "linear kappa", k, c.Linear, 1e-12)
+	k, _ = CohenKappa(c.A, c.B, Quadratic)
+	closeTo(t, "quadratic kappa", k, c.Quadratic, 1e-12)
+	k, _ = CohenKappa(r.CohenBinary.A, r.CohenBinary.B, Unweighted)
+	closeTo(t, "binary kappa", k, r.CohenBinary.Kappa, 1e-12)
+	if k, why := CohenKappa([]float64{1, 1, 1}, []float64{1, 1, 1}, Unweighted); !math.IsNaN(k) || why == "" {
+		t.Errorf("one category: %v %q", k, why)
+	}
+	if k, why := CohenKappa(nil, nil, Unweighted); !math.IsNaN(k) || why == "" {
+		t.Errorf("no items: %v %q", k, why)
+	}
+}
+
+func TestFleissKappaAgainstStatsmodels(t *testing.T) {
+	var r agreeRefs
+	load(t, "testdata/agree_refs.json", &r)
+	f := NewFleissData(r.Fleiss.Ratings)
+	closeTo(t, "Fleiss kappa", f.Kappa(nil), r.Fleiss.Kappa, 1e-12)
+	// Two raters, no missing: the pairwise agreement is the share of
+	// identical pairs.
+	g := NewFleissData([][]float64{{1, 1}, {1, 2}, {2, 2}, {3, 1}})
+	closeTo(t, "agreement", g.Agreement(nil), 0.5, 0)
+	if k := NewFleissData([][]float64{{1, 1}, {1, 1}}).Kappa(nil); !math.IsNaN(k) {
+		t.Errorf("one category: %v", k)
+	}
+}
+
+func TestKendallTauBAgainstScipy(t *testing.T) {
+	var r agreeRefs
+	load(t, "testdata/agree_refs.json", &r)
+	closeTo(t, "tau-b with ties", KendallTauB(r.Kendall.X, r.Kendall.Y), r.Kendall.TauB, 1e-12)
+	closeTo(t, "Spearman with ties", Spearman(r.Kendall.X, r.Kendall.Y), r.Kendall.Spearman, 1e-12)
+	closeTo(t, "tau-b without ties", KendallTauB(r.KendallNoTies.X, r.KendallNoTies.Y), r.KendallNoTies.TauB, 1e-12)
+	// The O(n²) definition, on the data with ties.
+	x, y := r.Kendall.X, r.Kendall.Y
+	var con, dis, tx, ty float64
+	for i := range x {
+		for j := i + 1; j < len(x); j++ {
+			s := (x[i] - x[j]) * (y[i] - y[j])
+			switch {
+			case s > 0:
+				con++
+			case s < 0:
+				dis++
+			}
+			if x[i] != x[j] && y[i] == y[j] {
+				ty++
+			}
+			if x[i] == x[j] && y[i] != y[j] {
+				tx++
+			}
+		}
+	}
+	closeTo(t, "tau-b vs the definition", KendallTauB(x, y), (con-dis)/math.Sqrt((con+dis+tx)*(con+dis+ty)), 1e-12)
+	if v := KendallTauB([]float64{1, 1, 1}, []float64{1, 2, 3}); !math.IsNaN(v) {
+		t.Errorf("constant x: %v", v)
+	}
+}
