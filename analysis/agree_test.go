@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -216,4 +217,81 @@ func TestKendallTauBAgainstScipy(t *testing.T) {
 	if v := KendallTauB([]float64{1, 1, 1}, []float64{1, 2, 3}); !math.IsNaN(v) {
 		t.Errorf("constant x: %v", v)
 	}
+}
+
+// The polynomial Spearman of few clusters equals ranking the reweighted
+// sample, with ties, for any weights.
+func TestSpearmanByClusterPolynomials(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	n, C := 500, 7
+	x, y := make([]float64, n), make([]float64, n)
+	cl := make([]int, n)
+	for i := range x {
+		x[i] = float64(rng.IntN(9))
+		y[i] = x[i] + float64(rng.IntN(5))
+		cl[i] = rng.IntN(C)
+	}
+	fast := newSpearman(x, y, cl, C)
+	slow := *fast
+	slow.fast = false
+	for k := 0; k < 20; k++ {
+		w := make([]float64, C)
+		for c := range w {
+			w[c] = float64(rng.IntN(3))
+		}
+		closeTo(t, "rho", fast.rho(w), slow.rho(w), 1e-10)
+	}
+}
+
+// With every cluster drawn once, the statistics are the plain ones.
+func TestContinuousAgreementPointValues(t *testing.T) {
+	var r agreeRefs
+	load(t, "testdata/agree_refs.json", &r)
+	a, b := r.Kendall.X, r.Kendall.Y
+	cl := make([]int, len(a))
+	for i := range cl {
+		cl[i] = i % 5
+	}
+	p := Paired{Score: "s", A: a, B: b, Cluster: cl, Clusters: 5}
+	res := ContinuousAgreement(p, AgreementOptions{Kendall: true}, BootstrapOptions{Resamples: 200, Seed: 1})
+	got := map[string]float64{}
+	for _, s := range res {
+		got[s.Stat] = s.Value
+		if math.IsNaN(s.Lo) || s.Lo > s.Value || s.Hi < s.Value {
+			t.Errorf("%s: %v outside [%v, %v]", s.Stat, s.Value, s.Lo, s.Hi)
+		}
+	}
+	var mae float64
+	for i := range a {
+		mae += math.Abs(b[i] - a[i])
+	}
+	closeTo(t, "mean a", got[StatMeanA], Mean(a), 1e-12)
+	closeTo(t, "delta", got[StatDelta], Mean(b)-Mean(a), 1e-12)
+	closeTo(t, "mae", got[StatMAE], mae/float64(len(a)), 1e-12)
+	closeTo(t, "pearson", got[StatPearson], Pearson(a, b), 1e-12)
+	closeTo(t, "spearman", got[StatSpearman], r.Kendall.Spearman, 1e-12)
+	closeTo(t, "kendall", got[StatKendall], r.Kendall.TauB, 1e-12)
+	bin := BinaryAgreement(Paired{Score: "b", A: r.CohenBinary.A, B: r.CohenBinary.B, Cluster: make([]int, len(r.CohenBinary.A)), Clusters: 1},
+		BootstrapOptions{Resamples: 10})
+	closeTo(t, "binary kappa", bin[4].Value, r.CohenBinary.Kappa, 1e-12)
+	if !math.IsNaN(bin[4].Lo) || len(bin[4].Warnings) == 0 {
+		t.Errorf("one cluster: want no interval and a warning, got %+v", bin[4].Estimate)
+	}
+}
+
+func TestPPIMean(t *testing.T) {
+	var r struct {
+		PPI struct {
+			F, Y, FL                          []float64
+			Corrected, Lo, Hi, Judge, Rectify float64
+		} `json:"ppi"`
+	}
+	load(t, "testdata/agree_refs.json", &r)
+	p := r.PPI
+	got := PPIMean(p.F, p.Y, p.FL, 0.95)
+	closeTo(t, "judge mean", got.JudgeMean, p.Judge, 1e-12)
+	closeTo(t, "rectifier", got.Rectifier, p.Rectify, 1e-12)
+	closeTo(t, "corrected", got.Corrected, p.Corrected, 1e-12)
+	closeTo(t, "lower", got.CorrectedLo, p.Lo, 1e-9)
+	closeTo(t, "upper", got.CorrectedHi, p.Hi, 1e-9)
 }

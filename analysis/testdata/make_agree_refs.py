@@ -138,4 +138,17 @@ xs = rng.normal(size=200)
 ys = xs + rng.normal(size=200)
 out["kendall_noties"] = {"x": xs.tolist(), "y": ys.tolist(), "tau_b": float(stats.kendalltau(xs, ys).statistic)}
 
+# Prediction-powered mean (Angelopoulos et al. 2023, the mean estimator):
+# judge scores f on N items, human labels y on n of them (judge scores fl).
+N, n = 300, 40
+f = np.clip(rng.normal(0.6, 0.15, size=N), 0, 1)
+lab = rng.choice(N, size=n, replace=False)
+fl = f[lab]
+y = np.clip(fl - 0.08 + rng.normal(0, 0.1, size=n), 0, 1)
+theta = f.mean() + (y - fl).mean()
+se = math.sqrt(f.var(ddof=1) / N + (y - fl).var(ddof=1) / n)
+z = stats.norm.ppf(0.975)
+out["ppi"] = {"f": f.tolist(), "y": y.tolist(), "fl": fl.tolist(), "judge": f.mean(), "rectify": (y - fl).mean(),
+              "corrected": theta, "lo": theta - z * se, "hi": theta + z * se}
+
 print(json.dumps(out, indent=1, sort_keys=True))

@@ -1,0 +1,436 @@
+package analysis
+
+import (
+	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Paired holds two sources' scores of the same items (judge A and judge
+// B, or a judge and the humans), with each item's cluster (its scenario,
+// the resampling unit) and configuration.
+type Paired struct {
+	Score    string
+	A, B     []float64
+	Cluster  []int
+	Clusters int
+	Config   []int // -1: none; configuration-level statistics need it
+	Configs  int
+}
+
+// Agreement statistics.
+const (
+	StatMeanA          = "mean_a"
+	StatMeanB          = "mean_b"
+	StatDelta          = "delta" // B − A
+	StatMAE            = "mae"
+	StatPearson        = "pearson"
+	StatSpearman       = "spearman"
+	StatKendall        = "kendall_tau_b"
+	StatWeightedKappa  = "weighted_kappa"
+	StatConfigPearson  = "config_pearson"
+	StatConfigSpearman = "config_spearman"
+	StatRateA          = "rate_a"
+	StatRateB          = "rate_b"
+	StatAgreement      = "percent_agreement"
+	StatKappa          = "cohen_kappa"
+)
+
+// AgreementStat is one statistic of a pair of sources on one score.
+type AgreementStat struct {
+	Score, Stat string
+	N           int // items (configurations for the configuration level)
+	Estimate
+}
+
+// AgreementOptions chooses the optional statistics.
+type AgreementOptions struct {
+	Kendall       bool // Kendall's τ-b (costs a sort per resample)
+	WeightedKappa bool // quadratic-weighted κ of A against B rounded to the nearest integer
+	ConfigLevel   bool // correlations of the configurations' means
+}
+
+// ContinuousAgreement compares two sources' continuous scores: both
+// means, their difference, the mean absolute difference, Pearson's r and
+// Spearman's ρ, and as asked Kendall's τ-b, weighted κ and the
+// configuration-level correlations, each with a cluster-bootstrap
+// interval from the same draws.
+func ContinuousAgreement(p Paired, ao AgreementOptions, opt BootstrapOptions) []AgreementStat {
+	opt = opt.withDefaults()
+	stats := []string{StatMeanA, StatMeanB, StatDelta, StatMAE, StatPearson, StatSpearman}
+	if ao.Kendall {
+		stats = append(stats, StatKendall)
+	}
+	if ao.WeightedKappa {
+		stats = append(stats, StatWeightedKappa)
+	}
+	if ao.ConfigLevel {
+		stats = append(stats, StatConfigPearson, StatConfigSpearman)
+	}
+	n := len(p.A)
+	ns := p.Clusters
+	// Means, MAE and Pearson's r from per-cluster sums (of values centred
+	// on the overall means): O(clusters) per resample.
+	ma, mb := Mean(p.A), Mean(p.B)
+	cs := make([][7]float64, ns) // n, Σa, Σb, Σ|b−a|, Σa², Σb², Σab
+	for i := range p.A {
+		a, b := p.A[i]-ma, p.B[i]-mb
+		c := &cs[p.Cluster[i]]
+		c[0]++
+		c[1] += a
+		c[2] += b
+		c[3] += math.Abs(p.B[i] - p.A[i])
+		c[4] += a * a
+		c[5] += b * b
+		c[6] += a * b
+	}
+	sp := newSpearman(p.A, p.B, p.Cluster, ns)
+	rb := make([]float64, n)
+	for i, v := range p.B {
+		rb[i] = math.Max(1, math.Min(5, math.Round(v)))
+	}
+	var sumA, sumB, cnt []float64
+	if ao.ConfigLevel {
+		sumA, sumB, cnt = make([]float64, p.Configs*ns), make([]float64, p.Configs*ns), make([]float64, p.Configs*ns)
+		for i := range p.A {
+			if c := p.Config[i]; c >= 0 {
+				sumA[c*ns+p.Cluster[i]] += p.A[i]
+				sumB[c*ns+p.Cluster[i]] += p.B[i]
+				cnt[c*ns+p.Cluster[i]]++
+			}
+		}
+	}
+	stat := func(wc, out []float64) {
+		var t [7]float64
+		for c, w := range wc {
+			for k := range t {
+				t[k] += w * cs[c][k]
+			}
+		}
+		for k := range out {
+			out[k] = math.NaN()
+		}
+		if t[0] == 0 {
+			return
+		}
+		out[0], out[1], out[2], out[3] = ma+t[1]/t[0], mb+t[2]/t[0], mb-ma+(t[2]-t[1])/t[0], t[3]/t[0]
+		vxx, vyy := t[0]*t[4]-t[1]*t[1], t[0]*t[5]-t[2]*t[2]
+		if vxx > 1e-12*t[0]*t[4] && vyy > 1e-12*t[0]*t[5] {
+			out[4] = math.Max(-1, math.Min(1, (t[0]*t[6]-t[1]*t[2])/math.Sqrt(vxx*vyy)))
+		}
+		out[5] = sp.rho(wc)
+		k := 6
+		var w []float64
+		if ao.Kendall || ao.WeightedKappa {
+			w = make([]float64, n)
+			for i, c := range p.Cluster {
+				w[i] = wc[c]
+			}
+		}
+		if ao.Kendall {
+			var x, y []float64
+			for i := range p.A {
+				for r := 0; r < int(w[i]); r++ {
+					x, y = append(x, p.A[i]), append(y, p.B[i])
+				}
+			}
+			out[k] = KendallTauB(x, y)
+			k++
+		}
+		if ao.WeightedKappa {
+			out[k] = ConfusionMatrix(p.A, rb, w).Kappa(Quadratic)
+			k++
+		}
+		if ao.ConfigLevel {
+			var cx, cy []float64
+			for c := 0; c < p.Configs; c++ {
+				var a, b, m float64
+				for s, ws := range wc {
+					a += ws * sumA[c*ns+s]
+					b += ws * sumB[c*ns+s]
+					m += ws * cnt[c*ns+s]
+				}
+				if m > 0 {
+					cx, cy = append(cx, a/m), append(cy, b/m)
+				}
+			}
+			out[k] = Pearson(cx, cy)
+			out[k+1] = Spearman(cx, cy)
+		}
+	}
+	est := ClusterBootstrap(p.Clusters, len(stats), stat, opt)
+	out := make([]AgreementStat, len(stats))
+	configs := 0
+	if ao.ConfigLevel {
+		for c := 0; c < p.Configs; c++ {
+			var m float64
+			for s := 0; s < ns; s++ {
+				m += cnt[c*ns+s]
+			}
+			if m > 0 {
+				configs++
+			}
+		}
+	}
+	for j, s := range stats {
+		out[j] = AgreementStat{Score: p.Score, Stat: s, N: n, Estimate: est[j]}
+		if s == StatConfigPearson || s == StatConfigSpearman {
+			out[j].N = configs
+		}
+	}
+	return out
+}
+
+// BinaryAgreement compares two sources' 0/1 labels: both positive rates,
+// their difference, the percent agreement and Cohen's κ, with
+// cluster-bootstrap intervals.
+func BinaryAgreement(p Paired, opt BootstrapOptions) []AgreementStat {
+	stats := []string{StatRateA, StatRateB, StatDelta, StatAgreement, StatKappa}
+	stat := func(wc, out []float64) {
+		var sw, sa, sb, agree float64
+		var both, none float64
+		for i := range p.A {
+			wi := wc[p.Cluster[i]]
+			sw += wi
+			sa += wi * p.A[i]
+			sb += wi * p.B[i]
+			if p.A[i] == p.B[i] {
+				agree += wi
+			}
+			if p.A[i] == 1 && p.B[i] == 1 {
+				both += wi
+			}
+			if p.A[i] == 0 && p.B[i] == 0 {
+				none += wi
+			}
+		}
+		for k := range out {
+			out[k] = math.NaN()
+		}
+		if sw == 0 {
+			return
+		}
+		ra, rb := sa/sw, sb/sw
+		po := agree / sw
+		pe := ra*rb + (1-ra)*(1-rb)
+		out[0], out[1], out[2], out[3] = 100*ra, 100*rb, 100*(rb-ra), 100*po
+		if pe < 1-1e-12 {
+			out[4] = (po - pe) / (1 - pe)
+		}
+	}
+	est := ClusterBootstrap(p.Clusters, len(stats), stat, opt)
+	out := make([]AgreementStat, len(stats))
+	for j, s := range stats {
+		out[j] = AgreementStat{Score: p.Score, Stat: s, N: len(p.A), Estimate: est[j]}
+	}
+	return out
+}
+
+// spearman computes Spearman's ρ of (x, y) when every item of cluster c
+// counts w[c] times. With few clusters it needs no pass over the items:
+// an item's mid-rank in the reweighted sample is Σ_d w_d G_id (+ ½, which
+// ρ ignores), where G_id counts the items of cluster d below it plus half
+// those tied with it; so the sums Pearson's r needs are polynomials in w
+// whose coefficients are computed once: O(clusters³) per resample. With
+// many clusters it ranks the reweighted sample directly.
+type spearman struct {
+	x, y, w  []float64
+	cluster  []int
+	ox, oy   []int
+	C        int
+	fast     bool
+	nc       []float64
+	px, py   []float64 // C×C: Σ_{i∈c} G_id
+	qxx, qyy []float64 // C×C×C: Σ_{i∈c} G_id G_ie
+	qxy      []float64
+}
+
+const spearmanFastClusters = 24
+
+func newSpearman(x, y []float64, cluster []int, C int) *spearman {
+	s := &spearman{x: x, y: y, cluster: cluster, C: C, ox: sortedOrder(x), oy: sortedOrder(y)}
+	if C > spearmanFastClusters {
+		return s
+	}
+	s.fast = true
+	n := len(x)
+	gx, gy := s.g(x, s.ox), s.g(y, s.oy)
+	s.nc = make([]float64, C)
+	s.px, s.py = make([]float64, C*C), make([]float64, C*C)
+	s.qxx, s.qyy, s.qxy = make([]float64, C*C*C), make([]float64, C*C*C), make([]float64, C*C*C)
+	for i := 0; i < n; i++ {
+		c := cluster[i]
+		s.nc[c]++
+		a, b := gx[i*C:(i+1)*C], gy[i*C:(i+1)*C]
+		for d := 0; d < C; d++ {
+			s.px[c*C+d] += a[d]
+			s.py[c*C+d] += b[d]
+			base := (c*C + d) * C
+			for e := 0; e < C; e++ {
+				s.qxx[base+e] += a[d] * a[e]
+				s.qyy[base+e] += b[d] * b[e]
+				s.qxy[base+e] += a[d] * b[e]
+			}
+		}
+	}
+	return s
+}
+
+// g returns G (n×C): for item i and cluster d, the items of d below x_i
+// plus half of those equal to it.
+func (s *spearman) g(x []float64, order []int) []float64 {
+	C := s.C
+	g := make([]float64, len(x)*C)
+	below := make([]float64, C)
+	eq := make([]float64, C)
+	for a := 0; a < len(order); {
+		b := a
+		for b < len(order) && x[order[b]] == x[order[a]] {
+			eq[s.cluster[order[b]]]++
+			b++
+		}
+		for k := a; k < b; k++ {
+			i := order[k]
+			for d := 0; d < C; d++ {
+				g[i*C+d] = below[d] + eq[d]/2
+			}
+		}
+		for d := 0; d < C; d++ {
+			below[d] += eq[d]
+			eq[d] = 0
+		}
+		a = b
+	}
+	return g
+}
+
+func (s *spearman) rho(wc []float64) float64 {
+	if !s.fast {
+		n := len(s.x)
+		w, rx, ry := make([]float64, n), make([]float64, n), make([]float64, n)
+		for i, c := range s.cluster {
+			w[i] = wc[c]
+		}
+		weightedRanks(s.x, w, s.ox, rx)
+		weightedRanks(s.y, w, s.oy, ry)
+		return WeightedPearson(rx, ry, w)
+	}
+	C := s.C
+	var S, sx, sy, sxx, syy, sxy float64
+	for c, w := range wc {
+		if w == 0 {
+			continue
+		}
+		S += w * s.nc[c]
+		for d, wd := range wc {
+			if wd == 0 {
+				continue
+			}
+			ww := w * wd
+			sx += ww * s.px[c*C+d]
+			sy += ww * s.py[c*C+d]
+			base := (c*C + d) * C
+			for e, we := range wc {
+				if we == 0 {
+					continue
+				}
+				www := ww * we
+				sxx += www * s.qxx[base+e]
+				syy += www * s.qyy[base+e]
+				sxy += www * s.qxy[base+e]
+			}
+		}
+	}
+	vx, vy := S*sxx-sx*sx, S*syy-sy*sy
+	if vx <= 1e-12*S*sxx || vy <= 1e-12*S*syy {
+		return math.NaN()
+	}
+	return math.Max(-1, math.Min(1, (S*sxy-sx*sy)/math.Sqrt(vx*vy)))
+}
+
+func sortedOrder(x []float64) []int {
+	o := make([]int, len(x))
+	for i := range o {
+		o[i] = i
+	}
+	sort.SliceStable(o, func(a, b int) bool { return x[o[a]] < x[o[b]] })
+	return o
+}
+
+// CorrDifference estimates Pearson's r between x and y for source A and
+// for source B on the same items, and their difference (B − A), with
+// cluster-bootstrap intervals from the same draws: the conflation check
+// compares how strongly judged trust tracks capability for a judge and
+// for humans.
+func CorrDifference(xa, ya, xb, yb []float64, cluster []int, clusters int, opt BootstrapOptions) []Estimate {
+	stat := func(wc, out []float64) {
+		w := make([]float64, len(xa))
+		for i, c := range cluster {
+			w[i] = wc[c]
+		}
+		out[0] = WeightedPearson(xa, ya, w)
+		out[1] = WeightedPearson(xb, yb, w)
+		out[2] = out[1] - out[0]
+	}
+	return ClusterBootstrap(clusters, 3, stat, opt)
+}
+
+// PPIResult is a mean corrected with human labels by prediction-powered
+// inference (Angelopoulos et al., Science 2023).
+type PPIResult struct {
+	N, Labelled              int     // items with a judge score; of them, with human labels
+	JudgeMean                float64 // the judge-based mean over all N
+	JudgeLo, JudgeHi         float64 // its normal interval
+	HumanMean                float64 // the mean of the labels alone
+	HumanLo, HumanHi         float64
+	Rectifier                float64 // mean of human − judge on the labelled items
+	Corrected                float64 // JudgeMean + Rectifier
+	CorrectedLo, CorrectedHi float64
+	Level                    float64
+}
+
+// PPIMean corrects the mean of judge scores f (all items) by the mean
+// residual of human labels y against the judge's scores fl on the labelled
+// items: θ = mean(f) + mean(y − fl), with variance var(f)/N +
+// var(y − fl)/n and a normal interval. It treats the labelled items as a
+// random sample of all the items.
+func PPIMean(f, y, fl []float64, level float64) PPIResult {
+	if level <= 0 || level >= 1 {
+		level = 0.95
+	}
+	z := distuv.UnitNormal.Quantile(1 - (1-level)/2)
+	r := PPIResult{N: len(f), Labelled: len(y), Level: level}
+	mf, vf := meanVar(f)
+	res := make([]float64, len(y))
+	for i := range y {
+		res[i] = y[i] - fl[i]
+	}
+	mr, vr := meanVar(res)
+	my, vy := meanVar(y)
+	N, n := float64(len(f)), float64(len(y))
+	r.JudgeMean, r.Rectifier, r.Corrected, r.HumanMean = mf, mr, mf+mr, my
+	se := math.Sqrt(vf / N)
+	r.JudgeLo, r.JudgeHi = mf-z*se, mf+z*se
+	se = math.Sqrt(vy / n)
+	r.HumanLo, r.HumanHi = my-z*se, my+z*se
+	se = math.Sqrt(vf/N + vr/n)
+	r.CorrectedLo, r.CorrectedHi = r.Corrected-z*se, r.Corrected+z*se
+	return r
+}
+
+// meanVar is the mean and the unbiased variance (NaN below two values).
+func meanVar(x []float64) (float64, float64) {
+	if len(x) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	m := Mean(x)
+	if len(x) < 2 {
+		return m, math.NaN()
+	}
+	var s float64
+	for _, v := range x {
+		s += (v - m) * (v - m)
+	}
+	return m, s / float64(len(x)-1)
+}
