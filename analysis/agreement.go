@@ -46,9 +46,8 @@ type AgreementStat struct {
 
 // AgreementOptions chooses the optional statistics.
 type AgreementOptions struct {
-	Kendall       bool // Kendall's τ-b (costs a sort per resample)
-	WeightedKappa bool // quadratic-weighted κ of A against B rounded to the nearest integer
-	ConfigLevel   bool // correlations of the configurations' means
+	Kendall     bool // Kendall's τ-b (costs a sort per resample)
+	ConfigLevel bool // correlations of the configurations' means
 }
 
 // ContinuousAgreement compares two sources' continuous scores: both
@@ -61,9 +60,6 @@ func ContinuousAgreement(p Paired, ao AgreementOptions, opt BootstrapOptions) []
 	stats := []string{StatMeanA, StatMeanB, StatDelta, StatMAE, StatPearson, StatSpearman}
 	if ao.Kendall {
 		stats = append(stats, StatKendall)
-	}
-	if ao.WeightedKappa {
-		stats = append(stats, StatWeightedKappa)
 	}
 	if ao.ConfigLevel {
 		stats = append(stats, StatConfigPearson, StatConfigSpearman)
@@ -86,10 +82,6 @@ func ContinuousAgreement(p Paired, ao AgreementOptions, opt BootstrapOptions) []
 		c[6] += a * b
 	}
 	sp := newSpearman(p.A, p.B, p.Cluster, ns)
-	rb := make([]float64, n)
-	for i, v := range p.B {
-		rb[i] = math.Max(1, math.Min(5, math.Round(v)))
-	}
 	var sumA, sumB, cnt []float64
 	if ao.ConfigLevel {
 		sumA, sumB, cnt = make([]float64, p.Configs*ns), make([]float64, p.Configs*ns), make([]float64, p.Configs*ns)
@@ -122,7 +114,7 @@ func ContinuousAgreement(p Paired, ao AgreementOptions, opt BootstrapOptions) []
 		out[5] = sp.rho(wc)
 		k := 6
 		var w []float64
-		if ao.Kendall || ao.WeightedKappa {
+		if ao.Kendall {
 			w = make([]float64, n)
 			for i, c := range p.Cluster {
 				w[i] = wc[c]
@@ -136,10 +128,6 @@ func ContinuousAgreement(p Paired, ao AgreementOptions, opt BootstrapOptions) []
 				}
 			}
 			out[k] = KendallTauB(x, y)
-			k++
-		}
-		if ao.WeightedKappa {
-			out[k] = ConfusionMatrix(p.A, rb, w).Kappa(Quadratic)
 			k++
 		}
 		if ao.ConfigLevel {
@@ -347,6 +335,24 @@ func (s *spearman) rho(wc []float64) float64 {
 		return math.NaN()
 	}
 	return math.Max(-1, math.Min(1, (S*sxy-sx*sy)/math.Sqrt(vx*vy)))
+}
+
+// KappaAgreement is the (weighted) κ of two sources' categorical values,
+// with its cluster-bootstrap interval, and the confusion matrix.
+func KappaAgreement(p Paired, weighting string, opt BootstrapOptions) (AgreementStat, Confusion) {
+	stat := func(wc, out []float64) {
+		w := make([]float64, len(p.A))
+		for i, c := range p.Cluster {
+			w[i] = wc[c]
+		}
+		out[0] = ConfusionMatrix(p.A, p.B, w).Kappa(weighting)
+	}
+	name := StatKappa
+	if weighting != Unweighted {
+		name = StatWeightedKappa
+	}
+	est := ClusterBootstrap(p.Clusters, 1, stat, opt)
+	return AgreementStat{Score: p.Score, Stat: name, N: len(p.A), Estimate: est[0]}, ConfusionMatrix(p.A, p.B, nil)
 }
 
 func sortedOrder(x []float64) []int {

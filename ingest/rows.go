@@ -169,3 +169,35 @@ func ConfigID(model, harness, effort string) string { return runlog.ConfigID(mod
 
 // ConfigKey names a configuration as a path-safe slug.
 func ConfigKey(model, harness, effort string) string { return runlog.ConfigKey(model, harness, effort) }
+
+// RatingRow is one human rating, with the scenario and configuration of
+// the run it rates (empty when it rates a study item).
+type RatingRow struct {
+	Rater, Question    string
+	Value              float64
+	RunID, Task, Item  string
+	Day                int // 0 when not given
+	Condition          string
+	Scenario, ConfigID string
+	File               string
+	Line               int
+}
+
+// LoadRatings reads every human rating, in file and line order.
+func (w *Warehouse) LoadRatings(ctx context.Context) ([]RatingRow, error) {
+	var out []RatingRow
+	err := w.scan(ctx, `SELECT g.rater, g.question, g.value, coalesce(g.run_id, ''), coalesce(g.task, ''), coalesce(g.item, ''),
+		coalesce(g.day, 0), coalesce(g.condition, ''), coalesce(r.scenario, ''), coalesce(r.config_id, ''),
+		coalesce(f.path, ''), coalesce(g.src_line, 0)
+		FROM ratings g LEFT JOIN runs r USING (run_id) LEFT JOIN ingested_files f ON f.file_id = g.file_id
+		ORDER BY g.file_id, g.src_line`, func(rows *sql.Rows) error {
+		var g RatingRow
+		if err := rows.Scan(&g.Rater, &g.Question, &g.Value, &g.RunID, &g.Task, &g.Item, &g.Day, &g.Condition,
+			&g.Scenario, &g.ConfigID, &g.File, &g.Line); err != nil {
+			return err
+		}
+		out = append(out, g)
+		return nil
+	})
+	return out, err
+}

@@ -196,3 +196,63 @@ func writeCSV(w io.Writer, r *Result) error {
 	cw.Flush()
 	return cw.Error()
 }
+
+// Section is a named table of a result made of several.
+type Section struct {
+	Name, Title string
+	Table       *Result
+}
+
+// WriteSections writes several tables: as text, each under its title; as
+// CSV, one table whose first column names the section (the sections must
+// share their columns); as JSON, one object with a member per section.
+func WriteSections(w io.Writer, format string, secs []Section) error {
+	switch format {
+	case "", "table":
+		for i, s := range secs {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintf(w, "%s\n", s.Title)
+			if err := writeText(w, s.Table); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "csv":
+		all := &Result{}
+		for _, s := range secs {
+			if all.Columns == nil {
+				all.Columns = append([]string{"table"}, s.Table.Columns...)
+			}
+			for _, row := range s.Table.Rows {
+				all.Rows = append(all.Rows, append([]any{s.Name}, row...))
+			}
+		}
+		return writeCSV(w, all)
+	case "json":
+		var b bytes.Buffer
+		b.WriteString("{")
+		for i, s := range secs {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			k, _ := json.Marshal(s.Name)
+			b.WriteString("\n")
+			b.Write(k)
+			b.WriteString(": ")
+			var t bytes.Buffer
+			if err := writeJSON(&t, s.Table); err != nil {
+				return err
+			}
+			b.Write(bytes.TrimRight(t.Bytes(), "\n"))
+		}
+		b.WriteString("\n}\n")
+		_, err := w.Write(b.Bytes())
+		return err
+	}
+	return fmt.Errorf("format: expected one of %s, found %q", strings.Join(ResultFormats, ", "), format)
+}
+
+// JSONValue encodes v as JSON, NaN and infinities as null.
+func JSONValue(v any) string { return string(jsonValue(v)) }

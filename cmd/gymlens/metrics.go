@@ -57,16 +57,46 @@ func selectionFlags() []cli.Flag {
 func bootstrapOptions(cmd *cli.Command) (analysis.BootstrapOptions, error) {
 	o := analysis.BootstrapOptions{Resamples: int(cmd.Int("resamples")), Seed: cmd.Uint64("seed"), Level: cmd.Float("level"),
 		Method: cmd.String("ci"), Workers: runtime.GOMAXPROCS(0)}
+	levelFlag := "level"
+	if hasFlag(cmd, "confidence") {
+		levelFlag = "confidence"
+		o.Level = cmd.Float("confidence")
+	}
 	if o.Resamples < 100 {
 		return o, usagef("--resamples: expected at least 100, found %d", o.Resamples)
 	}
 	if o.Level <= 0 || o.Level >= 1 {
-		return o, usagef("--level: expected a number between 0 and 1, found %g", o.Level)
+		return o, usagef("--%s: expected a number between 0 and 1, found %g", levelFlag, o.Level)
 	}
 	if !slices.Contains(analysis.Methods, o.Method) {
 		return o, usagef("--ci: expected one of %s, found %q", strings.Join(analysis.Methods, ", "), o.Method)
 	}
 	return o, nil
+}
+
+func hasFlag(cmd *cli.Command, name string) bool {
+	for _, f := range cmd.Flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// confidenceFlags are the bootstrap flags with the confidence level named
+// --confidence, for commands whose --level is something else.
+func confidenceFlags() []cli.Flag {
+	flags := bootstrapFlags()
+	for i, f := range flags {
+		if f, ok := f.(*cli.FloatFlag); ok && f.Name == "level" {
+			c := *f
+			c.Name = "confidence"
+			flags[i] = &c
+		}
+	}
+	return flags
 }
 
 func metricsCommand(e *env) *cli.Command {

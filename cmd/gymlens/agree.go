@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/reports"
+)
+
+func agreeCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "agree",
+		Usage: "agreement: judge vs judge (--judges A,B), judge vs humans (--human), or any ratings file (--input)",
+		Description: "--judges A,B: for every continuous score both judges' means, Δ (B − A), MAE, Pearson r and Spearman ρ;\n" +
+			"for the TA labels both positive rates, Δ, percent agreement and Cohen's κ; and the configuration-level\n" +
+			"correlations (the paper's Tables 4, 5 and 6). Intervals: cluster bootstrap, scenarios resampled.\n" +
+			"--human: human ratings against the judges (or --judge) on the same run, task and question, with Kendall τ-b,\n" +
+			"quadratic-weighted κ and the confusion matrix on 1–5 scales; the humans' own reliability (Krippendorff's α,\n" +
+			"pairwise κ); the conflation check (r between TR-J and TC for the judge and for the humans); and the judge mean\n" +
+			"corrected by the human labels (prediction-powered inference).\n" +
+			"--input FILE.csv: columns item, rater, value (and optional question); Krippendorff's α at --level, Fleiss' κ,\n" +
+			"Cohen's κ and quadratic-weighted κ for two raters, percent agreement. An empty value is a missing rating.",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "judges", Usage: "compare judge `A,B`"},
+			&cli.BoolFlag{Name: "human", Usage: "compare the human ratings with the judges"},
+			&cli.StringFlag{Name: "judge", Usage: "with --human: this `JUDGE` alone instead of the judges' average"},
+			&cli.StringFlag{Name: "input", Usage: "agreement of the ratings in `FILE.csv`"},
+			&cli.StringFlag{Name: "level", Value: analysis.Interval, Usage: "with --input: Krippendorff's α `LEVEL`: nominal, ordinal, interval or ratio"},
+			&cli.StringSliceFlag{Name: "where", Usage: "keep runs with `DIM=VALUE` (repeat)"},
+		}, confidenceFlags()...),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			modes := 0
+			for _, f := range []string{"judges", "human", "input"} {
+				if cmd.IsSet(f) {
+					modes++
+				}
+			}
+			if modes != 1 {
+				return usagef("agree: give one of --judges A,B, --human or --input FILE.csv")
+			}
+			if cmd.IsSet("input") {
+				format, err := outputFormat(cmd, "table", reports.ResultFormats...)
+				if err != nil {
+					return err
+				}
+				return agreeInput(e, cmd, format)
+			}
+			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error {
+				if cmd.IsSet("judges") {
+					return agreeJudges(ctx, e, cmd, format, w)
+				}
+				return agreeHuman(ctx, e, cmd, format, w)
+			})
+		},
+	}
+}
+
+// statTable turns agreement statistics into a section: wide (one row per
+// score, "value [lo, hi]" cells) for text, long otherwise.
+func statTable(name, title, format string, stats []analysis.AgreementStat) reports.Section {
+	if format == "table" {
+		var scores, cols []string
+		cells := map[[2]string]string{}
+		ns := map[string]int{}
+		for _, s := range stats {
+			if _, ok := ns[s.Score]; !ok {
+				scores = append(scores, s.Score)
+				ns[s.Score] = s.N
+			}
+			if !contains(cols, s.Stat) {
+				cols = append(cols, s.Stat)
+			}
+			cells[[2]string{s.Score, s.Stat}] = fmtEst(s.Estimate)
+		}
+		t := &reports.Result{Columns: append([]string{"score", "n"}, cols...)}
+		for _, sc := range scores {
+			row := []any{sc, ns[sc]}
+			for _, c := range cols {
+				row = append(row, cells[[2]string{sc, c}])
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		return reports.Section{Name: name, Title: title, Table: t}
+	}
+	return reports.Section{Name: name, Title: title, Table: longStats(format, stats)}
+}
+
+var longColumns = []string{"score", "statistic", "value", "ci_low", "ci_high", "n", "n_clusters", "ci_method", "level", "resamples", "seed", "warnings"}
+
+func longStats(format string, stats []analysis.AgreementStat) *reports.Result {
+	t := &reports.Result{Columns: longColumns}
+	for _, s := range stats {
+		t.Rows = append(t.Rows, []any{s.Score, s.Stat, s.Value, s.Lo, s.Hi, s.N, s.Clusters, "bootstrap-" + s.Method, s.Level,
+			s.Resamples, s.Seed, warnings(format, s.Warnings)})
+	}
+	return t
+}
+
+func warnings(format string, w []string) any {
+	if format == "csv" {
+		return strings.Join(w, "; ")
+	}
+	if w == nil {
+		return []string{}
+	}
+	return w
+}
+
+func fmtEst(e analysis.Estimate) string {
+	if math.IsNaN(e.Value) {
+		return "NaN"
+	}
+	if math.IsNaN(e.Lo) {
+		return fmt.Sprintf("%.3f", e.Value)
+	}
+	return fmt.Sprintf("%.3f [%.3f, %.3f]", e.Value, e.Lo, e.Hi)
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// index numbers strings in order of first sight.
+type index map[string]int
+
+func (ix index) of(s string) int {
+	if i, ok := ix[s]; ok {
+		return i
+	}
+	ix[s] = len(ix)
+	return ix[s]
+}
+
+// selectedRuns loads the runs --where keeps.
+func selectedRuns(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) ([]ingest.RunRow, error) {
+	where, err := parseWhere(cmd)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := w.LoadRuns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("warehouse %s holds no runs: ingest some first", w.Path)
+	}
+	groups, err := analysis.GroupRuns(runs, nil, where)
+	if err != nil {
+		return nil, err
+	}
+	var out []ingest.RunRow
+	if len(groups) > 0 {
+		for _, i := range groups[0].Runs {
+			out = append(out, runs[i])
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no run matches --where %s", strings.Join(cmd.StringSlice("where"), " "))
+	}
+	return out, nil
+}
+
+func judgesOf(runs []ingest.RunRow) []string {
+	seen := map[string]bool{}
+	for i := range runs {
+		for _, j := range runs[i].TA {
+			seen[j.Judge] = true
+		}
+		for _, t := range runs[i].Tasks {
+			for _, j := range t.TC {
+				seen[j.Judge] = true
+			}
+			for _, j := range t.TRJ {
+				seen[j.Judge] = true
+			}
+		}
+	}
+	var out []string
+	for j := range seen {
+		out = append(out, j)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func agreeJudges(ctx context.Context, e *env, cmd *cli.Command, format string, w *ingest.Warehouse) error {
+	names := splitList(cmd.String("judges"))
+	if len(names) != 2 || names[0] == names[1] {
+		return usagef("--judges: expected two different judges A,B, found %q", cmd.String("judges"))
+	}
+	opt, err := bootstrapOptions(cmd)
+	if err != nil {
+		return err
+	}
+	runs, err := selectedRuns(ctx, cmd, w)
+	if err != nil {
+		return err
+	}
+	have := judgesOf(runs)
+	for _, n := range names {
+		if !contains(have, n) {
+			return fmt.Errorf("--judges: no judgment by %q in the runs selected; judges found: %s", n, strings.Join(have, ", "))
+		}
+	}
+	A, B := names[0], names[1]
+	scen, conf := index{}, index{}
+	var cont, bin, cfg []analysis.AgreementStat
+	for _, score := range analysis.TaskScores {
+		p := analysis.Paired{Score: score}
+		for i := range runs {
+			r := &runs[i]
+			for k := range r.Tasks {
+				a, okA := analysis.TaskScore(&r.Tasks[k], score, A)
+				b, okB := analysis.TaskScore(&r.Tasks[k], score, B)
+				if okA && okB {
+					p.A, p.B = append(p.A, a), append(p.B, b)
+					p.Cluster, p.Config = append(p.Cluster, scen.of(r.Scenario)), append(p.Config, conf.of(r.ConfigID))
+				}
+			}
+		}
+		if len(p.A) == 0 {
+			continue
+		}
+		p.Clusters, p.Configs = len(scen), len(conf)
+		for _, s := range analysis.ContinuousAgreement(p, analysis.AgreementOptions{ConfigLevel: true}, opt) {
+			if s.Stat == analysis.StatConfigPearson || s.Stat == analysis.StatConfigSpearman {
+				cfg = append(cfg, s)
+			} else {
+				cont = append(cont, s)
+			}
+		}
+	}
+	for _, label := range analysis.TALabels {
+		p := analysis.Paired{Score: label}
+		for i := range runs {
+			r := &runs[i]
+			a, okA := analysis.RunLabel(r, label, A)
+			b, okB := analysis.RunLabel(r, label, B)
+			if okA && okB {
+				p.A, p.B = append(p.A, a), append(p.B, b)
+				p.Cluster, p.Config = append(p.Cluster, scen.of(r.Scenario)), append(p.Config, conf.of(r.ConfigID))
+			}
+		}
+		if len(p.A) == 0 {
+			continue
+		}
+		p.Clusters, p.Configs = len(scen), len(conf)
+		bin = append(bin, analysis.BinaryAgreement(p, opt)...)
+		if label == "TA" {
+			for _, s := range analysis.ContinuousAgreement(p, analysis.AgreementOptions{ConfigLevel: true}, opt) {
+				if s.Stat == analysis.StatConfigPearson || s.Stat == analysis.StatConfigSpearman {
+					cfg = append(cfg, s)
+				}
+			}
+		}
+	}
+	if len(cont)+len(bin) == 0 {
+		return fmt.Errorf("judges %s and %s judged no item in common", A, B)
+	}
+	secs := []reports.Section{
+		statTable("continuous", fmt.Sprintf("Continuous scores, A = %s, B = %s (tasks; TC on 0–100, TR-J on 1–5)", A, B), format, cont),
+		statTable("binary", fmt.Sprintf("TA labels, A = %s, B = %s (runs; rates and agreement in percent)", A, B), format, bin),
+		statTable("configuration", "Configuration level: correlation of the configurations' means", format, cfg),
+	}
+	if err := reports.WriteSections(e.stdout, format, secs); err != nil {
+		return err
+	}
+	if format == "table" && !cmd.Bool("quiet") {
+		fmt.Fprintf(e.stdout, "%g%% intervals; bootstrap: %s, clusters = scenarios, %d resamples, seed %d\n",
+			100*opt.Level, opt.Method, opt.Resamples, opt.Seed)
+	}
+	return nil
+}

@@ -1,0 +1,369 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/reports"
+)
+
+// ratedItem is one run or task rated by humans on one question.
+type ratedItem struct {
+	run     *ingest.RunRow
+	task    *ingest.TaskRow // nil for run-level questions
+	byRater map[string][]float64
+}
+
+func (it *ratedItem) raters() []string {
+	var out []string
+	for r := range it.byRater {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// rating is each rater's value (the mean of repeated ratings).
+func (it *ratedItem) rating(r string) float64 { return analysis.Mean(it.byRater[r]) }
+
+func (it *ratedItem) humanMean() float64 {
+	var s float64
+	for _, r := range it.raters() {
+		s += it.rating(r)
+	}
+	return s / float64(len(it.byRater))
+}
+
+func agreeHuman(ctx context.Context, e *env, cmd *cli.Command, format string, w *ingest.Warehouse) error {
+	opt, err := bootstrapOptions(cmd)
+	if err != nil {
+		return err
+	}
+	runs, err := selectedRuns(ctx, cmd, w)
+	if err != nil {
+		return err
+	}
+	judge := cmd.String("judge")
+	if judge != "" && !contains(judgesOf(runs), judge) {
+		return fmt.Errorf("--judge: no judgment by %q in the runs selected; judges found: %s", judge, strings.Join(judgesOf(runs), ", "))
+	}
+	ratings, err := w.LoadRatings(ctx)
+	if err != nil {
+		return err
+	}
+	runByID := map[string]*ingest.RunRow{}
+	for i := range runs {
+		runByID[runs[i].RunID] = &runs[i]
+	}
+	// Ratings of runs and tasks, by question and item, in a stable order.
+	items := map[string]map[string]*ratedItem{}
+	var notes []string
+	inactive, repeated := 0, 0
+	seen := map[[4]string]bool{}
+	for _, g := range ratings {
+		score, scale, isTask := analysis.QuestionScore(g.Question)
+		if g.RunID == "" || score == "" {
+			continue // a study rating, or a question no judge answers: see `gymlens human`
+		}
+		r := runByID[g.RunID]
+		if r == nil {
+			continue // a run --where leaves out
+		}
+		it := &ratedItem{run: r, byRater: map[string][]float64{}}
+		key := g.RunID
+		if isTask {
+			for k := range r.Tasks {
+				if r.Tasks[k].Task == g.Task {
+					it.task = &r.Tasks[k]
+				}
+			}
+			if it.task == nil {
+				inactive++
+				continue
+			}
+			key += "\x00" + g.Task
+		}
+		if items[g.Question] == nil {
+			items[g.Question] = map[string]*ratedItem{}
+		}
+		if old := items[g.Question][key]; old != nil {
+			it = old
+		} else {
+			items[g.Question][key] = it
+		}
+		k4 := [4]string{g.Question, key, g.Rater}
+		if seen[k4] {
+			repeated++
+		}
+		seen[k4] = true
+		it.byRater[g.Rater] = append(it.byRater[g.Rater], g.Value*scale)
+	}
+	if len(items) == 0 {
+		return fmt.Errorf("no human rating of a run or task in the runs selected has a judge counterpart (questions: tc, tc.<diagnostic>, trust, trj.<construct>, ta, ta.now, ta.later)")
+	}
+	if inactive > 0 {
+		notes = append(notes, fmt.Sprintf("%d ratings of tasks that are not active in their run are left out", inactive))
+	}
+	if repeated > 0 {
+		notes = append(notes, fmt.Sprintf("%d ratings repeat a rater's rating of the same item and question: each rater's ratings of an item are averaged", repeated))
+	}
+	var questions []string
+	for q := range items {
+		questions = append(questions, q)
+	}
+	sort.Strings(questions)
+	scen, conf := index{}, index{}
+	for i := range runs {
+		scen.of(runs[i].Scenario)
+		conf.of(runs[i].ConfigID)
+	}
+	judgeValue := func(it *ratedItem, score string) (float64, bool) {
+		if it.task != nil {
+			return analysis.TaskScore(it.task, score, judge)
+		}
+		return analysis.RunLabel(it.run, score, judge)
+	}
+	var vsStats []analysis.AgreementStat
+	confusion := &reports.Result{Columns: []string{"question", "human", "judge_1", "judge_2", "judge_3", "judge_4", "judge_5"}}
+	reliab := &reports.Result{Columns: []string{"question", "level", "krippendorff_alpha", "alpha_ci_low", "alpha_ci_high",
+		"fleiss_kappa", "percent_agreement", "n_items", "n_raters", "note"}}
+	pairs := &reports.Result{Columns: []string{"question", "rater_a", "rater_b", "n", "weighted_kappa"}}
+	ppi := &reports.Result{Columns: []string{"question", "score", "n", "labelled", "judge_mean", "judge_ci_low", "judge_ci_high",
+		"human_mean", "human_ci_low", "human_ci_high", "rectifier", "corrected", "corrected_ci_low", "corrected_ci_high"}}
+	for _, q := range questions {
+		score, _, _ := analysis.QuestionScore(q)
+		keys := sortedKeys(items[q])
+		p := analysis.Paired{Score: q + " ~ " + score, Clusters: len(scen), Configs: len(conf)}
+		kp := analysis.Paired{Score: q + " ~ " + score, Clusters: len(scen)}
+		integer := true
+		var units [][]float64
+		var labelled, labelledJudge []float64
+		for _, k := range keys {
+			it := items[q][k]
+			var unit []float64
+			for _, r := range it.raters() {
+				unit = append(unit, it.rating(r))
+				for _, v := range it.byRater[r] {
+					if v != math.Round(v) || v < 1 || v > 5 {
+						integer = false
+					}
+				}
+			}
+			units = append(units, unit)
+			jv, ok := judgeValue(it, score)
+			if !ok {
+				continue
+			}
+			h := it.humanMean()
+			p.A, p.B = append(p.A, jv), append(p.B, h)
+			p.Cluster, p.Config = append(p.Cluster, scen.of(it.run.Scenario)), append(p.Config, conf.of(it.run.ConfigID))
+			labelled, labelledJudge = append(labelled, h), append(labelledJudge, jv)
+			for _, r := range it.raters() {
+				for _, v := range it.byRater[r] {
+					kp.A = append(kp.A, v)
+					kp.B = append(kp.B, math.Max(1, math.Min(5, math.Round(jv))))
+					kp.Cluster = append(kp.Cluster, scen.of(it.run.Scenario))
+				}
+			}
+		}
+		if len(p.A) > 0 {
+			vsStats = append(vsStats, analysis.ContinuousAgreement(p, analysis.AgreementOptions{Kendall: true}, opt)...)
+			if integer {
+				s, c := analysis.KappaAgreement(kp, analysis.Quadratic, opt)
+				vsStats = append(vsStats, s)
+				// A 5×5 matrix: human rating (rows) by judge score (columns).
+				m := [6][6]float64{}
+				for i, h := range c.Categories {
+					for j, jv := range c.Categories {
+						m[int(h)][int(jv)] += c.Counts[i][j]
+					}
+				}
+				for h := 1; h <= 5; h++ {
+					row := []any{q, h}
+					for j := 1; j <= 5; j++ {
+						row = append(row, m[h][j])
+					}
+					confusion.Rows = append(confusion.Rows, row)
+				}
+			}
+			// The judge mean over every item the judge scored, corrected by
+			// the human labels.
+			var all []float64
+			for i := range runs {
+				r := &runs[i]
+				if _, _, isTask := analysis.QuestionScore(q); isTask {
+					for k := range r.Tasks {
+						if v, ok := analysis.TaskScore(&r.Tasks[k], score, judge); ok {
+							all = append(all, v)
+						}
+					}
+				} else if v, ok := analysis.RunLabel(r, score, judge); ok {
+					all = append(all, v)
+				}
+			}
+			pp := analysis.PPIMean(all, labelled, labelledJudge, opt.Level)
+			ppi.Rows = append(ppi.Rows, []any{q, score, pp.N, pp.Labelled, pp.JudgeMean, pp.JudgeLo, pp.JudgeHi,
+				pp.HumanMean, pp.HumanLo, pp.HumanHi, pp.Rectifier, pp.Corrected, pp.CorrectedLo, pp.CorrectedHi})
+		}
+		// The humans' own reliability.
+		levels := []string{analysis.Interval}
+		if integer {
+			levels = append(levels, analysis.Ordinal)
+		}
+		for _, lv := range levels {
+			est, raters, n, reason := alphaEstimate(units, lv, items[q], opt)
+			f := analysis.NewFleissData(units)
+			reliab.Rows = append(reliab.Rows, []any{q, lv, est.Value, est.Lo, est.Hi, f.Kappa(nil), 100 * f.Agreement(nil), n, raters, reason})
+		}
+		for _, pr := range raterPairs(items[q], keys) {
+			pairs.Rows = append(pairs.Rows, []any{q, pr.a, pr.b, len(pr.x), pr.kappa})
+		}
+	}
+	secs := []reports.Section{
+		statTable("judge_human", judgeLabel(judge)+" (A) against the humans' mean rating (B), per question", format, vsStats),
+		{Name: "confusion", Title: "Confusion of each human rating (rows) with the judge's score rounded to the scale (1–5 questions)", Table: confusion},
+		{Name: "human_reliability", Title: "Human–human reliability (α interval: bootstrap over items)", Table: reliab},
+		{Name: "human_pairs", Title: "Pairwise quadratic-weighted κ between raters (pairs with 5 shared items or more)", Table: pairs},
+	}
+	if c := conflation(items, judge, opt, format, scen); c != nil {
+		secs = append(secs, *c)
+	}
+	secs = append(secs, reports.Section{Name: "ppi", Title: "Judge mean corrected by the human labels (prediction-powered inference, normal intervals)", Table: ppi})
+	if err := reports.WriteSections(e.stdout, format, secs); err != nil {
+		return err
+	}
+	if !cmd.Bool("quiet") {
+		for _, n := range notes {
+			fmt.Fprintln(e.stderr, "note:", n)
+		}
+		if format == "table" {
+			fmt.Fprintf(e.stdout, "%g%% intervals; bootstrap: %s, clusters = scenarios, %d resamples, seed %d\n",
+				100*opt.Level, opt.Method, opt.Resamples, opt.Seed)
+		}
+	}
+	return nil
+}
+
+func judgeLabel(j string) string {
+	if j == "" {
+		return "The judges' average"
+	}
+	return "Judge " + j
+}
+
+func sortedKeys[T any](m map[string]T) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// alphaEstimate is Krippendorff's α with an interval from resampling the
+// pairable units, the number of raters and units, and the reason when NaN.
+func alphaEstimate(units [][]float64, level string, items map[string]*ratedItem, opt analysis.BootstrapOptions) (analysis.Estimate, int, int, string) {
+	raters := map[string]bool{}
+	for _, it := range items {
+		for r := range it.byRater {
+			raters[r] = true
+		}
+	}
+	est, reason := alphaWithInterval(units, level, opt)
+	return est, len(raters), len(units), reason
+}
+
+func alphaWithInterval(units [][]float64, level string, opt analysis.BootstrapOptions) (analysis.Estimate, string) {
+	a, err := analysis.NewAlphaData(units, level)
+	if err != nil {
+		return analysis.Estimate{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, err.Error()
+	}
+	if r := a.Reason(); r != "" {
+		return analysis.Estimate{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, r
+	}
+	est := analysis.ClusterBootstrap(a.Pairable, 1, func(w, out []float64) { out[0] = a.Alpha(w) }, opt)
+	return est[0], strings.Join(est[0].Warnings, "; ")
+}
+
+type raterPair struct {
+	a, b  string
+	x, y  []float64
+	kappa float64
+}
+
+func raterPairs(items map[string]*ratedItem, keys []string) []raterPair {
+	m := map[[2]string]*raterPair{}
+	for _, k := range keys {
+		it := items[k]
+		rs := it.raters()
+		for i := range rs {
+			for j := i + 1; j < len(rs); j++ {
+				key := [2]string{rs[i], rs[j]}
+				p := m[key]
+				if p == nil {
+					p = &raterPair{a: rs[i], b: rs[j]}
+					m[key] = p
+				}
+				p.x, p.y = append(p.x, it.rating(rs[i])), append(p.y, it.rating(rs[j]))
+			}
+		}
+	}
+	var out []raterPair
+	for _, p := range m {
+		if len(p.x) < 5 {
+			continue
+		}
+		p.kappa, _ = analysis.CohenKappa(p.x, p.y, analysis.Quadratic)
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].a != out[j].a {
+			return out[i].a < out[j].a
+		}
+		return out[i].b < out[j].b
+	})
+	return out
+}
+
+// conflation compares how strongly trust tracks capability for the judge
+// (r between its TR-J and TC) and for the humans (r between their trust
+// and tc ratings), on the tasks rated on both.
+func conflation(items map[string]map[string]*ratedItem, judge string, opt analysis.BootstrapOptions, format string, scen index) *reports.Section {
+	trust, tc := items["trust"], items["tc"]
+	if trust == nil || tc == nil {
+		return nil
+	}
+	var jx, jy, hx, hy []float64
+	var cl []int
+	for _, k := range sortedKeys(trust) {
+		a, b := trust[k], tc[k]
+		if b == nil || a.task == nil {
+			continue
+		}
+		jt, ok1 := analysis.TaskScore(a.task, "TRJ", judge)
+		jc, ok2 := analysis.TaskScore(a.task, "TC.diagnostics", judge)
+		if !ok1 || !ok2 {
+			continue
+		}
+		jx, jy = append(jx, jc), append(jy, jt)
+		hx, hy = append(hx, b.humanMean()), append(hy, a.humanMean())
+		cl = append(cl, scen.of(a.run.Scenario))
+	}
+	if len(jx) < 3 {
+		return nil
+	}
+	est := analysis.CorrDifference(jx, jy, hx, hy, cl, len(scen), opt)
+	var stats []analysis.AgreementStat
+	for i, name := range []string{"r_judge", "r_human", "difference"} {
+		stats = append(stats, analysis.AgreementStat{Score: "r(TR-J, TC)", Stat: name, N: len(jx), Estimate: est[i]})
+	}
+	s := statTable("conflation", "Conflation check: r between trust and task capability, judge vs humans (difference = human − judge)", format, stats)
+	return &s
+}

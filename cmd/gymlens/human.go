@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/reports"
+)
+
+func humanCommand(e *env) *cli.Command {
+	flags := bootstrapFlags()
+	for i, f := range flags {
+		if f, ok := f.(*cli.IntFlag); ok && f.Name == "resamples" {
+			c := *f
+			c.Value = 20000 // as the paper's human study
+			flags[i] = &c
+		}
+	}
+	return &cli.Command{
+		Name:  "human",
+		Usage: "the human-study analyses: ratings over checkpoint days by condition, transitions, acceptance",
+		Description: "Reads the ratings that have a day and a condition (e.g. AAA, AMA: one letter per phase, A appropriate,\n" +
+			"M misaligned). Per question, the mean by condition and day; the mean change from one checkpoint to the\n" +
+			"next by transition type (A→A, A→M, M→A, M→M); the acceptance rate by condition and the paired difference\n" +
+			"between every two conditions. Participants (raters) are resampled: 20,000 resamples by default.",
+		Flags: append(flags, &cli.StringFlag{Name: "acceptance", Value: "acceptance", Usage: "the `QUESTION` that records acceptance (0/1)"}),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error {
+				opt, err := bootstrapOptions(cmd)
+				if err != nil {
+					return err
+				}
+				ratings, err := w.LoadRatings(ctx)
+				if err != nil {
+					return err
+				}
+				var study []analysis.StudyRating
+				for _, g := range ratings {
+					if g.Condition != "" && g.Day != 0 {
+						study = append(study, analysis.StudyRating{Participant: g.Rater, Question: g.Question, Condition: g.Condition, Day: g.Day, Value: g.Value})
+					}
+				}
+				stats, notes, err := analysis.Study(study, cmd.String("acceptance"), opt)
+				if err != nil {
+					return err
+				}
+				var secs []reports.Section
+				for _, kind := range []struct{ name, title string }{
+					{"over_days", "Mean rating by condition and checkpoint day"},
+					{"transition", "Mean change from one checkpoint to the next, by transition"},
+					{"acceptance", "Acceptance rate by condition (percent)"},
+					{"acceptance_difference", "Paired difference in acceptance rate between conditions (percentage points)"},
+				} {
+					t := &reports.Result{Columns: []string{"question", "condition", "day", "n", "value", "ci_low", "ci_high", "ci_method", "level", "resamples", "seed", "warnings"}}
+					if format == "table" {
+						t.Columns = []string{"question", "condition", "day", "n", "estimate"}
+					}
+					for _, s := range stats {
+						if s.Kind != kind.name {
+							continue
+						}
+						var day any = s.Day
+						if s.Day == 0 {
+							day = nil
+						}
+						if format == "table" {
+							t.Rows = append(t.Rows, []any{s.Question, s.Condition, day, s.N, fmtEst(s.Estimate)})
+						} else {
+							t.Rows = append(t.Rows, []any{s.Question, s.Condition, day, s.N, s.Value, s.Lo, s.Hi, "bootstrap-" + s.Method,
+								s.Level, s.Resamples, s.Seed, warnings(format, s.Warnings)})
+						}
+					}
+					secs = append(secs, reports.Section{Name: kind.name, Title: kind.title, Table: t})
+				}
+				if err := reports.WriteSections(e.stdout, format, secs); err != nil {
+					return err
+				}
+				if !cmd.Bool("quiet") {
+					for _, n := range notes {
+						fmt.Fprintln(e.stderr, "note:", n)
+					}
+					if format == "table" {
+						fmt.Fprintf(e.stdout, "%g%% intervals; bootstrap: %s, clusters = participants, %d resamples, seed %d\n",
+							100*opt.Level, opt.Method, opt.Resamples, opt.Seed)
+					}
+				}
+				return nil
+			})
+		},
+	}
+}
