@@ -1,0 +1,236 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The whole sample corpus, judgments and ratings included, in one
+// warehouse for the agreement commands.
+func TestAgreeAndHumanOnTheSample(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.duckdb")
+	if code, _, stderr := gymlens(t, "sample", "--out", filepath.Join(dir, "c")); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := gymlens(t, "--db", db, "ingest", filepath.Join(dir, "c")); code != 0 {
+		t.Fatal(stderr)
+	}
+	type row struct {
+		Score, Statistic string
+		Value, Lo, Hi    *float64
+		N                int
+	}
+	t.Run("judges", func(t *testing.T) {
+		code, out, stderr := gymlens(t, "--db", db, "agree", "--judges", "judge-gpt-5.6-luna,judge-qwen3.5-397b", "--resamples", "200", "-f", "json")
+		if code != 0 {
+			t.Fatal(stderr)
+		}
+		var res map[string][]struct {
+			Score     string   `json:"score"`
+			Statistic string   `json:"statistic"`
+			Value     *float64 `json:"value"`
+			Lo        *float64 `json:"ci_low"`
+			Hi        *float64 `json:"ci_high"`
+			N         int      `json:"n"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err, out)
+		}
+		stat := map[string]float64{}
+		for sec, rows := range res {
+			for _, r := range rows {
+				// Near r = 1 the configuration-level replicates all fall
+				// below the estimate: only the interval's order is checked.
+				if r.Value == nil || r.Lo == nil || *r.Lo > *r.Hi || (sec != "configuration" && (*r.Lo > *r.Value || *r.Hi < *r.Value)) {
+					t.Errorf("%s %s %s: %v not within its interval", sec, r.Score, r.Statistic, r.Value)
+					continue
+				}
+				stat[sec+"/"+r.Score+"/"+r.Statistic] = *r.Value
+			}
+		}
+		// The sample plants a second judge that is more lenient on TC and on
+		// TR-J; both agree closely on TC.
+		if d := stat["continuous/TC.semantics/delta"]; d <= 0 {
+			t.Errorf("TC.semantics Δ = %v, want > 0", d)
+		}
+		if r := stat["continuous/TC.semantics/pearson"]; r < 0.8 {
+			t.Errorf("TC.semantics r = %v", r)
+		}
+		if k := stat["binary/TA/cohen_kappa"]; k <= 0 || k >= 1 {
+			t.Errorf("TA κ = %v", k)
+		}
+		if r := stat["configuration/TRJ/config_pearson"]; r <= stat["continuous/TRJ/pearson"] {
+			t.Errorf("configuration-level r %v should exceed the task-level r %v", r, stat["continuous/TRJ/pearson"])
+		}
+		if len(res["continuous"]) != 12*6 || len(res["binary"]) != 3*5 || len(res["configuration"]) != 13*2 {
+			t.Errorf("sections: %d continuous, %d binary, %d configuration rows", len(res["continuous"]), len(res["binary"]), len(res["configuration"]))
+		}
+	})
+	t.Run("human", func(t *testing.T) {
+		code, out, stderr := gymlens(t, "--db", db, "agree", "--human", "--resamples", "200", "-f", "json")
+		if code != 0 {
+			t.Fatal(stderr)
+		}
+		var res map[string][]map[string]any
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err, out)
+		}
+		for _, sec := range []string{"judge_human", "confusion", "human_reliability", "human_pairs", "conflation", "ppi"} {
+			if len(res[sec]) == 0 {
+				t.Errorf("no %s rows", sec)
+			}
+		}
+		found := map[string]bool{}
+		for _, r := range res["judge_human"] {
+			found[r["statistic"].(string)] = true
+		}
+		for _, s := range []string{"kendall_tau_b", "weighted_kappa", "pearson", "mae"} {
+			if !found[s] {
+				t.Errorf("judge vs human lacks %s", s)
+			}
+		}
+		// The sample's humans tie trust to capability more than the judges do.
+		for _, r := range res["conflation"] {
+			if r["statistic"] == "difference" && r["value"].(float64) <= 0 {
+				t.Errorf("conflation difference %v", r["value"])
+			}
+		}
+		if !strings.Contains(stderr, "repeat a rater's rating") {
+			t.Errorf("no note on repeated ratings: %q", stderr)
+		}
+	})
+	t.Run("study", func(t *testing.T) {
+		code, out, stderr := gymlens(t, "--db", db, "human", "--resamples", "500", "-f", "json")
+		if code != 0 {
+			t.Fatal(stderr)
+		}
+		var res map[string][]struct {
+			Question, Condition string
+			N                   int
+			Value               float64
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		tr := map[string]float64{}
+		for _, r := range res["transition"] {
+			if r.Question == "trust" {
+				tr[r.Condition] = r.Value
+			}
+			if r.N != 24 {
+				t.Errorf("%+v: want 24 participants", r)
+			}
+		}
+		if !(tr["A→A"] > 0 && tr["M→A"] > 0 && tr["A→M"] < 0 && tr["M→M"] < 0) {
+			t.Errorf("trust transitions %v", tr)
+		}
+		if len(res["over_days"]) != 2*4*3 || len(res["acceptance"]) != 4 || len(res["acceptance_difference"]) != 6 {
+			t.Errorf("rows: %d over days, %d acceptance, %d differences", len(res["over_days"]), len(res["acceptance"]), len(res["acceptance_difference"]))
+		}
+	})
+	t.Run("bad", func(t *testing.T) {
+		if code, _, stderr := gymlens(t, "--db", db, "agree", "--judges", "a,b", "--human"); code != 2 || !strings.Contains(stderr, "give one of") {
+			t.Errorf("two modes: exit %d, %q", code, stderr)
+		}
+		if code, _, stderr := gymlens(t, "--db", db, "agree", "--judges", "judge-gpt-5.6-luna,nobody"); code != 1 || !strings.Contains(stderr, `"nobody"`) {
+			t.Errorf("unknown judge: exit %d, %q", code, stderr)
+		}
+		if code, _, stderr := gymlens(t, "--db", db, "agree", "--judges", "judge-gpt-5.6-luna"); code != 2 {
+			t.Errorf("one judge: exit %d, %q", code, stderr)
+		}
+	})
+}
+
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// agree --input on the worked example of Krippendorff (2011), and on bad
+// and degenerate files.
+func TestAgreeInput(t *testing.T) {
+	dir := t.TempDir()
+	data := [][]string{
+		{"1", "2", "3", "3", "2", "1", "4", "1", "2", "", "", ""},
+		{"1", "2", "3", "3", "2", "2", "4", "1", "2", "5", "", "3"},
+		{"", "3", "3", "3", "2", "3", "4", "2", "2", "5", "1", ""},
+		{"1", "2", "3", "3", "2", "4", "4", "1", "2", "5", "1", ""},
+	}
+	var b strings.Builder
+	b.WriteString("item,rater,value\n")
+	for r, row := range data {
+		for u, v := range row {
+			fmt.Fprintf(&b, "u%02d,%c,%s\n", u+1, 'A'+r, v)
+		}
+	}
+	path := writeFile(t, dir, "k2011.csv", b.String())
+	for level, want := range map[string]float64{"nominal": 0.743, "ordinal": 0.815, "interval": 0.849, "ratio": 0.797} {
+		code, out, stderr := gymlens(t, "agree", "--input", path, "--level", level, "--resamples", "200", "-f", "json")
+		if code != 0 {
+			t.Fatal(stderr)
+		}
+		var res map[string]any
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err, out)
+		}
+		if a, _ := res["krippendorff_alpha"].(float64); math.Abs(a-want) > 0.0005 {
+			t.Errorf("%s: α = %v, want %v", level, a, want)
+		}
+		for _, k := range []string{"fleiss_kappa", "percent_agreement", "n_items", "n_raters", "cohen_kappa", "weighted_kappa"} {
+			if _, ok := res[k]; !ok {
+				t.Errorf("no %s in %s", k, out)
+			}
+		}
+		if res["n_items"].(float64) != 12 || res["n_raters"].(float64) != 4 || res["cohen_kappa"] != nil {
+			t.Errorf("%s", out)
+		}
+	}
+	// Two raters: Cohen's κ; per question.
+	two := writeFile(t, dir, "two.csv", "item,rater,value,question\n1,a,1,q\n1,b,1,q\n2,a,2,q\n2,b,3,q\n3,a,3,q\n3,b,3,q\n1,a,0,z\n2,a,1,z\n")
+	code, out, stderr := gymlens(t, "agree", "--input", two, "--level", "ordinal", "--resamples", "200", "-f", "json")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	var byQ struct {
+		ByQuestion map[string]map[string]any `json:"by_question"`
+	}
+	if err := json.Unmarshal([]byte(out), &byQ); err != nil {
+		t.Fatal(err)
+	}
+	if k, _ := byQ.ByQuestion["q"]["cohen_kappa"].(float64); math.Abs(k-0.5) > 1e-12 {
+		t.Errorf("q: κ = %v, want 0.5 (po 2/3, pe 1/3)", byQ.ByQuestion["q"]["cohen_kappa"])
+	}
+	// One rater: nothing to agree on, and every figure says why.
+	z := byQ.ByQuestion["z"]
+	for _, k := range []string{"krippendorff_alpha", "fleiss_kappa", "cohen_kappa"} {
+		if z[k] != nil || !strings.Contains(fmt.Sprint(z["reasons"]), k+":") {
+			t.Errorf("one rater: %s = %v, reasons %v", k, z[k], z["reasons"])
+		}
+	}
+	for name, c := range map[string]struct{ text, want string }{
+		"nocol.csv":  {"item,value\n1,2\n", "nocol.csv:1: field rater"},
+		"nan.csv":    {"item,rater,value\n1,a,2\n1,b,high\n", `nan.csv:3:5: field value: expected a number, found "high"`},
+		"dup.csv":    {"item,rater,value\n1,a,2\n1,a,3\n", "dup.csv:3: rater \"a\" rated item \"1\" twice (first on line 2)"},
+		"empty.csv":  {"", "empty file"},
+		"quote.csv":  {"item,rater,value\n1,\"a,2\n", "malformed CSV"},
+		"noitem.csv": {"item,rater,value\n,a,2\n", "noitem.csv:2: field item: empty"},
+	} {
+		code, _, stderr := gymlens(t, "agree", "--input", writeFile(t, dir, name, c.text))
+		if code != 1 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, %q; want %q", name, code, stderr, c.want)
+		}
+	}
+	if code, _, stderr := gymlens(t, "agree", "--input", path, "--level", "cardinal"); code != 2 {
+		t.Errorf("bad level: exit %d %q", code, stderr)
+	}
+}
