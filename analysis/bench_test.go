@@ -32,3 +32,39 @@ func BenchmarkSummarize(b *testing.B) {
 		Summarize(groups, values, missing, scen, []int{mTC, mTA, mTRD, mTRJ}, opt)
 	}
 }
+
+// BenchmarkAlphaBootstrap: Krippendorff's α (interval) of 10,000 items × 5
+// raters with 20% missing, and a 1,000-resample interval over items.
+func BenchmarkAlphaBootstrap(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 7))
+	units := make([][]float64, 10000)
+	for i := range units {
+		t := 3 + r.NormFloat64()
+		for k := 0; k < 5; k++ {
+			if r.Float64() >= 0.2 {
+				units[i] = append(units[i], t+0.6*r.NormFloat64())
+			}
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		a, _ := NewAlphaData(units, Interval)
+		ClusterBootstrap(a.Pairable, 1, func(w, out []float64) { out[0] = a.Alpha(w) }, BootstrapOptions{Resamples: 1000, Seed: 1})
+	}
+}
+
+// BenchmarkContinuousAgreement: two judges on 30,000 tasks of 10
+// scenarios and 26 configurations, 10,000 resamples.
+func BenchmarkContinuousAgreement(b *testing.B) {
+	r := rand.New(rand.NewPCG(8, 8))
+	p := Paired{Clusters: 10, Configs: 26}
+	for i := 0; i < 30000; i++ {
+		a := r.Float64() * 100
+		p.A, p.B = append(p.A, a), append(p.B, a+10*r.NormFloat64())
+		p.Cluster, p.Config = append(p.Cluster, i%10), append(p.Config, i%26)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ContinuousAgreement(p, AgreementOptions{ConfigLevel: true}, BootstrapOptions{Resamples: 10000, Seed: 1})
+	}
+}

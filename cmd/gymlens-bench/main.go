@@ -71,6 +71,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) >= 2 && os.Args[1] == "agree" {
+		if err := benchAgree(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) >= 2 && os.Args[1] == "coverage" {
 		if err := benchCoverage(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
@@ -82,7 +89,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: gymlens-bench ingest [--scale K] [--big-scale K] [--dir DIR] [--keep]\n"+
 			"       gymlens-bench coverage [--datasets N] [--clusters K] [--runs N] [--resamples B] [--seed S]\n"+
 			"       gymlens-bench stats [--resamples B] [--python PATH]   (run from the repository's root)\n"+
-			"       gymlens-bench judge [--judgments N] [--concurrency C] [--latency D] [--scale K]")
+			"       gymlens-bench judge [--judgments N] [--concurrency C] [--latency D] [--scale K]\n"+
+			"       gymlens-bench agree [--items N] [--raters R] [--missing P] [--resamples B] [--python PATH]   (from the root)")
 		os.Exit(2)
 	}
 	fl := flag.NewFlagSet("ingest", flag.ExitOnError)
