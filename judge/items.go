@@ -336,3 +336,35 @@ func shorten(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// VisibleHistory is what the user saw of a run up to a task's final turn
+// (task "" : the whole run), as text for a human rater: one record a line,
+// "#seq time actor kind [tool]: text". It shows the records a TR-J judge
+// sees.
+func VisibleHistory(run *ingest.JudgeRun, task string) string {
+	upTo := int64(math.MaxInt64)
+	for _, t := range run.Tasks {
+		if t.Task == task && t.FinalSeq != nil {
+			upTo = *t.FinalSeq
+		}
+	}
+	var b strings.Builder
+	for _, e := range run.Events {
+		if e.Seq > upTo {
+			break
+		}
+		if !(e.Visible || e.Actor == "user" || (e.Actor == "env" && e.Kind == "notification")) {
+			continue
+		}
+		fmt.Fprintf(&b, "#%d %s %s %s", e.Seq, e.T.UTC().Format("2006-01-02 15:04"), e.Actor, e.Kind)
+		if e.Tool != "" {
+			fmt.Fprintf(&b, " [%s]", e.Tool)
+		}
+		text := e.Text
+		if text == "" {
+			text = e.Result
+		}
+		fmt.Fprintf(&b, ": %s\n", strings.Join(strings.Fields(text), " "))
+	}
+	return b.String()
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -132,6 +133,54 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 		}
 		if len(res["over_days"]) != 2*4*3 || len(res["acceptance"]) != 4 || len(res["acceptance_difference"]) != 6 {
 			t.Errorf("rows: %d over days, %d acceptance, %d differences", len(res["over_days"]), len(res["acceptance"]), len(res["acceptance_difference"]))
+		}
+	})
+	t.Run("annotate", func(t *testing.T) {
+		sheet := filepath.Join(dir, "sheet.csv")
+		if code, _, stderr := gymlens(t, "--db", db, "annotate", "sample", "-n", "23", "--by", "scenario", "--seed", "3", "--out", sheet); code != 0 {
+			t.Fatal(stderr)
+		}
+		again := filepath.Join(dir, "again.csv")
+		gymlens(t, "--db", db, "annotate", "sample", "-n", "23", "--by", "scenario", "--seed", "3", "--out", again)
+		a, _ := os.ReadFile(sheet)
+		b, _ := os.ReadFile(again)
+		if string(a) != string(b) {
+			t.Error("the same seed drew a different sample")
+		}
+		rows, err := csv.NewReader(strings.NewReader(string(a))).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		strata := map[string]int{}
+		for _, r := range rows[1:] {
+			if r[0] != "" || r[2] != "" || r[3] == "" || r[4] == "" || r[6] == "" {
+				t.Fatalf("row %v: want empty rater and value, ids and context", r)
+			}
+			strata[r[5]]++
+		}
+		// 23 tasks over 10 scenarios of nearly equal size: 2 or 3 each,
+		// two questions per task.
+		if len(rows) != 1+46 || len(strata) != 10 {
+			t.Errorf("%d rows, %d strata", len(rows)-1, len(strata))
+		}
+		for s, c := range strata {
+			if c != 4 && c != 6 {
+				t.Errorf("stratum %s: %d rows", s, c)
+			}
+		}
+		// Unfilled, it is refused; filled, it ingests as ratings.
+		if code, _, stderr := gymlens(t, "--db", db, "ingest", sheet); code != 1 || !strings.Contains(stderr, `field "rater"`) {
+			t.Errorf("unfilled sheet: exit %d, %q", code, stderr)
+		}
+		for _, r := range rows[1:] {
+			r[0], r[2] = "rater-x", "3"
+		}
+		var buf strings.Builder
+		cw := csv.NewWriter(&buf)
+		cw.WriteAll(rows)
+		filled := writeFile(t, dir, "filled.csv", buf.String())
+		if code, out, stderr := gymlens(t, "--db", db, "ingest", filled); code != 0 || !strings.Contains(out+stderr, "46 ratings") {
+			t.Errorf("filled sheet: exit %d, %q %q", code, out, stderr)
 		}
 	})
 	t.Run("bad", func(t *testing.T) {
