@@ -295,3 +295,29 @@ func TestPPIMean(t *testing.T) {
 	closeTo(t, "lower", got.CorrectedLo, p.Lo, 1e-9)
 	closeTo(t, "upper", got.CorrectedHi, p.Hi, 1e-9)
 }
+
+// Constant scores give NaN with the reason, never a panic.
+func TestAgreementDegenerate(t *testing.T) {
+	p := Paired{Score: "s", A: []float64{3, 3, 3, 3}, B: []float64{1, 2, 3, 4}, Cluster: []int{0, 1, 0, 1}, Clusters: 2}
+	for _, s := range ContinuousAgreement(p, AgreementOptions{Kendall: true}, BootstrapOptions{Resamples: 100}) {
+		if s.Stat == StatPearson || s.Stat == StatSpearman || s.Stat == StatKendall {
+			if !math.IsNaN(s.Value) || !strings.Contains(strings.Join(s.Warnings, ";"), "constant") {
+				t.Errorf("%s: %v %v", s.Stat, s.Value, s.Warnings)
+			}
+		}
+	}
+	p.B = []float64{1, 1, 1, 1}
+	p.A = []float64{1, 1, 1, 1}
+	for _, s := range BinaryAgreement(p, BootstrapOptions{Resamples: 100}) {
+		if s.Stat == StatKappa && (!math.IsNaN(s.Value) || !strings.Contains(strings.Join(s.Warnings, ";"), "one category")) {
+			t.Errorf("κ: %v %v", s.Value, s.Warnings)
+		}
+	}
+	s, _ := KappaAgreement(p, Quadratic, BootstrapOptions{Resamples: 100})
+	if !math.IsNaN(s.Value) || len(s.Warnings) == 0 {
+		t.Errorf("weighted κ: %v %v", s.Value, s.Warnings)
+	}
+	if s := ContinuousAgreement(Paired{Score: "e", Clusters: 0}, AgreementOptions{}, BootstrapOptions{Resamples: 100}); len(s) == 0 || !math.IsNaN(s[0].Value) {
+		t.Errorf("no items: %+v", s)
+	}
+}

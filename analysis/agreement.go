@@ -166,8 +166,26 @@ func ContinuousAgreement(p Paired, ao AgreementOptions, opt BootstrapOptions) []
 		if s == StatConfigPearson || s == StatConfigSpearman {
 			out[j].N = configs
 		}
+		explainNaN(&out[j])
 	}
 	return out
+}
+
+// explainNaN adds the reason a statistic could not be had.
+func explainNaN(s *AgreementStat) {
+	if !math.IsNaN(s.Value) {
+		return
+	}
+	why := "undefined"
+	switch {
+	case s.N == 0:
+		why = "no item scored by both"
+	case s.Stat == StatPearson || s.Stat == StatSpearman || s.Stat == StatKendall || s.Stat == StatConfigPearson || s.Stat == StatConfigSpearman:
+		why = "fewer than two items, or one source's scores are constant: the correlation is undefined"
+	case s.Stat == StatKappa || s.Stat == StatWeightedKappa:
+		why = "both sources used one category only: κ is undefined"
+	}
+	s.Warnings = append(s.Warnings, why)
 }
 
 // BinaryAgreement compares two sources' 0/1 labels: both positive rates,
@@ -211,6 +229,7 @@ func BinaryAgreement(p Paired, opt BootstrapOptions) []AgreementStat {
 	out := make([]AgreementStat, len(stats))
 	for j, s := range stats {
 		out[j] = AgreementStat{Score: p.Score, Stat: s, N: len(p.A), Estimate: est[j]}
+		explainNaN(&out[j])
 	}
 	return out
 }
@@ -352,7 +371,9 @@ func KappaAgreement(p Paired, weighting string, opt BootstrapOptions) (Agreement
 		name = StatWeightedKappa
 	}
 	est := ClusterBootstrap(p.Clusters, 1, stat, opt)
-	return AgreementStat{Score: p.Score, Stat: name, N: len(p.A), Estimate: est[0]}, ConfusionMatrix(p.A, p.B, nil)
+	s := AgreementStat{Score: p.Score, Stat: name, N: len(p.A), Estimate: est[0]}
+	explainNaN(&s)
+	return s, ConfusionMatrix(p.A, p.B, nil)
 }
 
 func sortedOrder(x []float64) []int {

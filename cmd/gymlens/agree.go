@@ -115,6 +115,9 @@ func warnings(format string, w []string) any {
 
 func fmtEst(e analysis.Estimate) string {
 	if math.IsNaN(e.Value) {
+		if len(e.Warnings) > 0 {
+			return "NaN (" + e.Warnings[len(e.Warnings)-1] + ")"
+		}
 		return "NaN"
 	}
 	if math.IsNaN(e.Lo) {
