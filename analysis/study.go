@@ -35,7 +35,7 @@ func Study(ratings []StudyRating, acceptance string, opt BootstrapOptions) ([]St
 	if len(ratings) == 0 {
 		return nil, nil, fmt.Errorf("no study rating (a rating with a day and a condition) in the warehouse")
 	}
-	parts := index2{}
+	parts := Index{}
 	type cellKey struct {
 		q, c string
 		day  int
@@ -46,7 +46,7 @@ func Study(ratings []StudyRating, acceptance string, opt BootstrapOptions) ([]St
 		if cells[k] == nil {
 			cells[k] = map[int][]float64{}
 		}
-		p := parts.of(r.Participant)
+		p := parts.Of(r.Participant)
 		cells[k][p] = append(cells[k][p], r.Value)
 	}
 	P := len(parts)
@@ -208,10 +208,11 @@ func Study(ratings []StudyRating, acceptance string, opt BootstrapOptions) ([]St
 	return out, notes, nil
 }
 
-// index2 numbers strings in order of first sight.
-type index2 map[string]int
+// Index numbers strings in order of first sight.
+type Index map[string]int
 
-func (ix index2) of(s string) int {
+// Of is the number of s, given it now if it has none.
+func (ix Index) Of(s string) int {
 	if i, ok := ix[s]; ok {
 		return i
 	}

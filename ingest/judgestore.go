@@ -32,39 +32,32 @@ type JudgeCall struct {
 // JudgeCacheKeys returns the input hashes already answered by model with
 // these parameters and prompt version (valid or not).
 func (w *Warehouse) JudgeCacheKeys(ctx context.Context, model, params, prompt string) (map[string]bool, error) {
-	out := map[string]bool{}
-	rows, err := w.db.QueryContext(ctx, `SELECT input_hash FROM judge_calls WHERE model = ? AND params = ? AND prompt = ?`, model, params, prompt)
-	if err != nil {
-		return nil, fmt.Errorf("reading the judge cache: %v", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var h string
-		if err := rows.Scan(&h); err != nil {
-			return nil, err
-		}
-		out[h] = true
-	}
-	return out, rows.Err()
+	return w.judgeKeys(ctx, "input_hash", model, params, prompt)
 }
 
 // JudgeSourceKeys returns the source keys already answered by model with
 // these parameters and prompt version (valid or not).
 func (w *Warehouse) JudgeSourceKeys(ctx context.Context, model, params, prompt string) (map[string]bool, error) {
+	return w.judgeKeys(ctx, "source_key", model, params, prompt)
+}
+
+// judgeKeys reads one key column (a constant, never user input) of the
+// calls made by model with these parameters and prompt version.
+func (w *Warehouse) judgeKeys(ctx context.Context, column, model, params, prompt string) (map[string]bool, error) {
 	out := map[string]bool{}
-	rows, err := w.db.QueryContext(ctx, `SELECT source_key FROM judge_calls WHERE model = ? AND params = ? AND prompt = ? AND source_key IS NOT NULL`, model, params, prompt)
+	err := w.scan(ctx, `SELECT `+column+` FROM judge_calls WHERE model = ? AND params = ? AND prompt = ? AND `+column+` IS NOT NULL`,
+		func(rows *sql.Rows) error {
+			var h string
+			if err := rows.Scan(&h); err != nil {
+				return err
+			}
+			out[h] = true
+			return nil
+		}, model, params, prompt)
 	if err != nil {
-		return nil, fmt.Errorf("reading the judge cache: %v", err)
+		return nil, fmt.Errorf("the judge cache: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var h string
-		if err := rows.Scan(&h); err != nil {
-			return nil, err
-		}
-		out[h] = true
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 var scoreColumns = []string{"correctness", "grounding", "completeness", "artifact_quality", "ta_now", "ta_later", "ta_cq",

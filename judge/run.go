@@ -135,8 +135,17 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 	}
 	for _, p := range plans {
 		metric, ep, rep := p.metric, p.ep, &p.rep
+		// The input hashes are read only when a source key missed: a rerun
+		// with nothing changed reads none.
+		missed := false
+		for _, st := range stubs[metric] {
+			if !p.src[st.key] {
+				missed = true
+				break
+			}
+		}
 		var inHash map[string]bool
-		if !opt.Force {
+		if !opt.Force && missed {
 			if inHash, err = w.JudgeCacheKeys(ctx, ep.Model, params, PromptVersion[metric]); err != nil {
 				return nil, err
 			}

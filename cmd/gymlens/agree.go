@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -74,7 +75,7 @@ func statTable(name, title, format string, stats []analysis.AgreementStat) repor
 				scores = append(scores, s.Score)
 				ns[s.Score] = s.N
 			}
-			if !contains(cols, s.Stat) {
+			if !slices.Contains(cols, s.Stat) {
 				cols = append(cols, s.Stat)
 			}
 			cells[[2]string{s.Score, s.Stat}] = fmtEst(s.Estimate)
@@ -126,24 +127,19 @@ func fmtEst(e analysis.Estimate) string {
 	return fmt.Sprintf("%.3f [%.3f, %.3f]", e.Value, e.Lo, e.Hi)
 }
 
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
+// footer prints the notes to stderr and, under a text table, how the
+// intervals were made; --quiet prints neither.
+func footer(e *env, cmd *cli.Command, format string, notes []string, opt analysis.BootstrapOptions, clusters string) {
+	if cmd.Bool("quiet") {
+		return
 	}
-	return false
-}
-
-// index numbers strings in order of first sight.
-type index map[string]int
-
-func (ix index) of(s string) int {
-	if i, ok := ix[s]; ok {
-		return i
+	for _, n := range notes {
+		fmt.Fprintln(e.stderr, "note:", n)
 	}
-	ix[s] = len(ix)
-	return ix[s]
+	if format == "table" {
+		fmt.Fprintf(e.stdout, "%g%% intervals; bootstrap: %s, clusters = %s, %d resamples, seed %d\n",
+			100*opt.Level, opt.Method, clusters, opt.Resamples, opt.Seed)
+	}
 }
 
 // selectedRuns loads the runs --where keeps.
@@ -213,12 +209,12 @@ func agreeJudges(ctx context.Context, e *env, cmd *cli.Command, format string, w
 	}
 	have := judgesOf(runs)
 	for _, n := range names {
-		if !contains(have, n) {
+		if !slices.Contains(have, n) {
 			return fmt.Errorf("--judges: no judgment by %q in the runs selected; judges found: %s", n, strings.Join(have, ", "))
 		}
 	}
 	A, B := names[0], names[1]
-	scen, conf := index{}, index{}
+	scen, conf := analysis.Index{}, analysis.Index{}
 	var cont, bin, cfg []analysis.AgreementStat
 	for _, score := range analysis.TaskScores {
 		p := analysis.Paired{Score: score}
@@ -229,7 +225,7 @@ func agreeJudges(ctx context.Context, e *env, cmd *cli.Command, format string, w
 				b, okB := analysis.TaskScore(&r.Tasks[k], score, B)
 				if okA && okB {
 					p.A, p.B = append(p.A, a), append(p.B, b)
-					p.Cluster, p.Config = append(p.Cluster, scen.of(r.Scenario)), append(p.Config, conf.of(r.ConfigID))
+					p.Cluster, p.Config = append(p.Cluster, scen.Of(r.Scenario)), append(p.Config, conf.Of(r.ConfigID))
 				}
 			}
 		}
@@ -253,7 +249,7 @@ func agreeJudges(ctx context.Context, e *env, cmd *cli.Command, format string, w
 			b, okB := analysis.RunLabel(r, label, B)
 			if okA && okB {
 				p.A, p.B = append(p.A, a), append(p.B, b)
-				p.Cluster, p.Config = append(p.Cluster, scen.of(r.Scenario)), append(p.Config, conf.of(r.ConfigID))
+				p.Cluster, p.Config = append(p.Cluster, scen.Of(r.Scenario)), append(p.Config, conf.Of(r.ConfigID))
 			}
 		}
 		if len(p.A) == 0 {
@@ -280,9 +276,6 @@ func agreeJudges(ctx context.Context, e *env, cmd *cli.Command, format string, w
 	if err := reports.WriteSections(e.stdout, format, secs); err != nil {
 		return err
 	}
-	if format == "table" && !cmd.Bool("quiet") {
-		fmt.Fprintf(e.stdout, "%g%% intervals; bootstrap: %s, clusters = scenarios, %d resamples, seed %d\n",
-			100*opt.Level, opt.Method, opt.Resamples, opt.Seed)
-	}
+	footer(e, cmd, format, nil, opt, "scenarios")
 	return nil
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,14 +23,7 @@ type ratedItem struct {
 	byRater map[string][]float64
 }
 
-func (it *ratedItem) raters() []string {
-	var out []string
-	for r := range it.byRater {
-		out = append(out, r)
-	}
-	sort.Strings(out)
-	return out
-}
+func (it *ratedItem) raters() []string { return sortedKeys(it.byRater) }
 
 // rating is each rater's value (the mean of repeated ratings).
 func (it *ratedItem) rating(r string) float64 { return analysis.Mean(it.byRater[r]) }
@@ -51,7 +46,7 @@ func agreeHuman(ctx context.Context, e *env, cmd *cli.Command, format string, w 
 		return err
 	}
 	judge := cmd.String("judge")
-	if judge != "" && !contains(judgesOf(runs), judge) {
+	if judge != "" && !slices.Contains(judgesOf(runs), judge) {
 		return fmt.Errorf("--judge: no judgment by %q in the runs selected; judges found: %s", judge, strings.Join(judgesOf(runs), ", "))
 	}
 	ratings, err := w.LoadRatings(ctx)
@@ -119,10 +114,10 @@ func agreeHuman(ctx context.Context, e *env, cmd *cli.Command, format string, w 
 		questions = append(questions, q)
 	}
 	sort.Strings(questions)
-	scen, conf := index{}, index{}
+	scen, conf := analysis.Index{}, analysis.Index{}
 	for i := range runs {
-		scen.of(runs[i].Scenario)
-		conf.of(runs[i].ConfigID)
+		scen.Of(runs[i].Scenario)
+		conf.Of(runs[i].ConfigID)
 	}
 	judgeValue := func(it *ratedItem, score string) (float64, bool) {
 		if it.task != nil {
@@ -163,13 +158,13 @@ func agreeHuman(ctx context.Context, e *env, cmd *cli.Command, format string, w 
 			}
 			h := it.humanMean()
 			p.A, p.B = append(p.A, jv), append(p.B, h)
-			p.Cluster, p.Config = append(p.Cluster, scen.of(it.run.Scenario)), append(p.Config, conf.of(it.run.ConfigID))
+			p.Cluster, p.Config = append(p.Cluster, scen.Of(it.run.Scenario)), append(p.Config, conf.Of(it.run.ConfigID))
 			labelled, labelledJudge = append(labelled, h), append(labelledJudge, jv)
 			for _, r := range it.raters() {
 				for _, v := range it.byRater[r] {
 					kp.A = append(kp.A, v)
 					kp.B = append(kp.B, math.Max(1, math.Min(5, math.Round(jv))))
-					kp.Cluster = append(kp.Cluster, scen.of(it.run.Scenario))
+					kp.Cluster = append(kp.Cluster, scen.Of(it.run.Scenario))
 				}
 			}
 		}
@@ -239,15 +234,7 @@ func agreeHuman(ctx context.Context, e *env, cmd *cli.Command, format string, w 
 	if err := reports.WriteSections(e.stdout, format, secs); err != nil {
 		return err
 	}
-	if !cmd.Bool("quiet") {
-		for _, n := range notes {
-			fmt.Fprintln(e.stderr, "note:", n)
-		}
-		if format == "table" {
-			fmt.Fprintf(e.stdout, "%g%% intervals; bootstrap: %s, clusters = scenarios, %d resamples, seed %d\n",
-				100*opt.Level, opt.Method, opt.Resamples, opt.Seed)
-		}
-	}
+	footer(e, cmd, format, notes, opt, "scenarios")
 	return nil
 }
 
@@ -258,14 +245,7 @@ func judgeLabel(j string) string {
 	return "Judge " + j
 }
 
-func sortedKeys[T any](m map[string]T) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeys[T any](m map[string]T) []string { return slices.Sorted(maps.Keys(m)) }
 
 // alphaEstimate is Krippendorff's α with an interval from resampling the
 // pairable units, the number of raters and units, and the reason when NaN.
@@ -335,7 +315,7 @@ func raterPairs(items map[string]*ratedItem, keys []string) []raterPair {
 // conflation compares how strongly trust tracks capability for the judge
 // (r between its TR-J and TC) and for the humans (r between their trust
 // and tc ratings), on the tasks rated on both.
-func conflation(items map[string]map[string]*ratedItem, judge string, opt analysis.BootstrapOptions, format string, scen index) *reports.Section {
+func conflation(items map[string]map[string]*ratedItem, judge string, opt analysis.BootstrapOptions, format string, scen analysis.Index) *reports.Section {
 	trust, tc := items["trust"], items["tc"]
 	if trust == nil || tc == nil {
 		return nil
@@ -354,7 +334,7 @@ func conflation(items map[string]map[string]*ratedItem, judge string, opt analys
 		}
 		jx, jy = append(jx, jc), append(jy, jt)
 		hx, hy = append(hx, b.humanMean()), append(hy, a.humanMean())
-		cl = append(cl, scen.of(a.run.Scenario))
+		cl = append(cl, scen.Of(a.run.Scenario))
 	}
 	if len(jx) < 3 {
 		return nil

@@ -126,9 +126,9 @@ func annotateSample(ctx context.Context, e *env, cmd *cli.Command, w *ingest.War
 		}
 	}
 	// What the user saw, for the chosen runs.
-	need := map[string]bool{}
+	need := map[string][]string{} // run → chosen tasks
 	for _, it := range chosen {
-		need[it.run.RunID] = true
+		need[it.run.RunID] = append(need[it.run.RunID], it.task)
 	}
 	heads, err := w.JudgeHeads(ctx)
 	if err != nil {
@@ -136,16 +136,14 @@ func annotateSample(ctx context.Context, e *env, cmd *cli.Command, w *ingest.War
 	}
 	var sel []*ingest.JudgeRun
 	for _, h := range heads {
-		if need[h.RunID] {
+		if need[h.RunID] != nil {
 			sel = append(sel, h)
 		}
 	}
 	history := map[[2]string]string{}
 	err = w.ScanJudgeEvents(ctx, sel, false, func(r *ingest.JudgeRun) error {
-		for _, it := range chosen {
-			if it.run.RunID == r.RunID {
-				history[[2]string{it.run.RunID, it.task}] = judge.VisibleHistory(r, it.task)
-			}
+		for _, task := range need[r.RunID] {
+			history[[2]string{r.RunID, task}] = judge.VisibleHistory(r, task)
 		}
 		return nil
 	})

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/urfave/cli/v3"
 
@@ -79,15 +78,7 @@ func humanCommand(e *env) *cli.Command {
 				if err := reports.WriteSections(e.stdout, format, secs); err != nil {
 					return err
 				}
-				if !cmd.Bool("quiet") {
-					for _, n := range notes {
-						fmt.Fprintln(e.stderr, "note:", n)
-					}
-					if format == "table" {
-						fmt.Fprintf(e.stdout, "%g%% intervals; bootstrap: %s, clusters = participants, %d resamples, seed %d\n",
-							100*opt.Level, opt.Method, opt.Resamples, opt.Seed)
-					}
-				}
+				footer(e, cmd, format, notes, opt, "participants")
 				return nil
 			})
 		},
