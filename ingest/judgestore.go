@@ -29,23 +29,32 @@ type JudgeCall struct {
 	Evidence any
 }
 
-// JudgeCacheKeys returns the input hashes already answered by model with
-// these parameters and prompt version (valid or not).
-func (w *Warehouse) JudgeCacheKeys(ctx context.Context, model, params, prompt string) (map[string]bool, error) {
-	return w.judgeKeys(ctx, "input_hash", model, params, prompt)
+// JudgeCachedInputs returns, for each input hash already answered by
+// model with these parameters and prompt version (valid or not), the
+// items (run id and task) it was answered for: the same input may belong
+// to several items.
+func (w *Warehouse) JudgeCachedInputs(ctx context.Context, model, params, prompt string) (map[string][][2]string, error) {
+	out := map[string][][2]string{}
+	err := w.scan(ctx, `SELECT input_hash, run_id, task FROM judge_calls WHERE model = ? AND params = ? AND prompt = ?`,
+		func(rows *sql.Rows) error {
+			var h, run, task string
+			if err := rows.Scan(&h, &run, &task); err != nil {
+				return err
+			}
+			out[h] = append(out[h], [2]string{run, task})
+			return nil
+		}, model, params, prompt)
+	if err != nil {
+		return nil, fmt.Errorf("the judge cache: %w", err)
+	}
+	return out, nil
 }
 
 // JudgeSourceKeys returns the source keys already answered by model with
 // these parameters and prompt version (valid or not).
 func (w *Warehouse) JudgeSourceKeys(ctx context.Context, model, params, prompt string) (map[string]bool, error) {
-	return w.judgeKeys(ctx, "source_key", model, params, prompt)
-}
-
-// judgeKeys reads one key column (a constant, never user input) of the
-// calls made by model with these parameters and prompt version.
-func (w *Warehouse) judgeKeys(ctx context.Context, column, model, params, prompt string) (map[string]bool, error) {
 	out := map[string]bool{}
-	err := w.scan(ctx, `SELECT `+column+` FROM judge_calls WHERE model = ? AND params = ? AND prompt = ? AND `+column+` IS NOT NULL`,
+	err := w.scan(ctx, `SELECT source_key FROM judge_calls WHERE model = ? AND params = ? AND prompt = ? AND source_key IS NOT NULL`,
 		func(rows *sql.Rows) error {
 			var h string
 			if err := rows.Scan(&h); err != nil {
@@ -54,6 +63,32 @@ func (w *Warehouse) judgeKeys(ctx context.Context, column, model, params, prompt
 			out[h] = true
 			return nil
 		}, model, params, prompt)
+	if err != nil {
+		return nil, fmt.Errorf("the judge cache: %w", err)
+	}
+	return out, nil
+}
+
+// JudgeAnswers returns one stored answer (the reply as received) for each
+// of the input hashes
+// (model, parameters and prompt version as given): a valid one where
+// there is one, else the earliest.
+func (w *Warehouse) JudgeAnswers(ctx context.Context, model, params, prompt string, hashes []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(hashes) == 0 {
+		return out, nil
+	}
+	err := w.scan(ctx, `SELECT input_hash, coalesce(answer, '') FROM (
+			SELECT *, row_number() OVER (PARTITION BY input_hash ORDER BY status = 'valid' DESC, created_at, run_id, task) AS k
+			FROM judge_calls WHERE model = ? AND params = ? AND prompt = ? AND input_hash IN (SELECT unnest(?::VARCHAR[])))
+		WHERE k = 1`, func(rows *sql.Rows) error {
+		var h, a string
+		if err := rows.Scan(&h, &a); err != nil {
+			return err
+		}
+		out[h] = a
+		return nil
+	}, model, params, prompt, hashes)
 	if err != nil {
 		return nil, fmt.Errorf("the judge cache: %w", err)
 	}
@@ -100,9 +135,11 @@ func (w *Warehouse) JudgeCosts(ctx context.Context) ([]string, [][]any, error) {
 	return cols, out, rows.Err()
 }
 
-// SaveJudgeCalls stores a batch of answers in one transaction: calls with
-// the same key and judge are replaced, and valid answers replace the
-// judgments with their key.
+// SaveJudgeCalls stores a batch of answers in one transaction: a call
+// replaces the one of the same judge, model, parameters and prompt version
+// about the same item (run, task, metric) and input (asked again with
+// --force); answers to an earlier input of the item stay, as cache. Valid
+// answers replace the judgments with their key.
 func (w *Warehouse) SaveJudgeCalls(ctx context.Context, calls []JudgeCall) error {
 	if w.ReadOnly {
 		return ErrReadOnly
@@ -178,7 +215,7 @@ func (w *Warehouse) SaveJudgeCalls(ctx context.Context, calls []JudgeCall) error
 	}
 	tx := []string{
 		"BEGIN TRANSACTION",
-		`DELETE FROM judge_calls WHERE (model, params, prompt, input_hash, judge) IN (SELECT (model, params, prompt, input_hash, judge) FROM _jc)`,
+		`DELETE FROM judge_calls WHERE (model, params, prompt, judge, run_id, task, metric, input_hash) IN (SELECT (model, params, prompt, judge, run_id, task, metric, input_hash) FROM _jc)`,
 		`INSERT INTO judge_calls SELECT * FROM _jc`,
 		`DELETE FROM judgments WHERE (run_id, task, metric, judge, prompt) IN (SELECT (run_id, task, metric, judge, prompt) FROM _jj)`,
 		`INSERT INTO judgments SELECT * FROM _jj`,

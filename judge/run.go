@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -144,13 +145,18 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 				break
 			}
 		}
-		var inHash map[string]bool
+		var inputs map[string][][2]string
 		if !opt.Force && missed {
-			if inHash, err = w.JudgeCacheKeys(ctx, ep.Model, params, PromptVersion[metric]); err != nil {
+			if inputs, err = w.JudgeCachedInputs(ctx, ep.Model, params, PromptVersion[metric]); err != nil {
 				return nil, err
 			}
 		}
-		var todo []*Item
+		// Each distinct input is asked once. An item whose input was
+		// answered for another item (identical records) gets a copy of
+		// that answer; so do the items sharing an input asked now.
+		var todo, reuse []*Item
+		leaders := map[string]*Item{}
+		followers := map[*Item][]*Item{}
 		for _, st := range stubs[metric] {
 			if p.src[st.key] {
 				rep.Cached++
@@ -161,10 +167,19 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 				return nil, fmt.Errorf("internal error: no %s item for run %s task %q", metric, st.run.RunID, st.task)
 			}
 			it.SourceKey = st.key
-			if inHash[it.Hash] {
+			if owners, ok := inputs[it.Hash]; ok {
+				rep.Cached++
+				if !slices.Contains(owners, [2]string{it.RunID, it.Task}) {
+					reuse = append(reuse, it)
+				}
+				continue
+			}
+			if l := leaders[it.Hash]; l != nil {
+				followers[l] = append(followers[l], it)
 				rep.Cached++
 				continue
 			}
+			leaders[it.Hash] = it
 			todo = append(todo, it)
 			rep.EstInputTokens += int64(estTokens(it))
 		}
@@ -174,7 +189,23 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 			reports = append(reports, *rep)
 			continue
 		}
-		if err := ask(ctx, w, ep, metric, params, todo, opt, prices, rep, &prog, start); err != nil {
+		var copies []ingest.JudgeCall
+		if len(reuse) > 0 {
+			hashes := make([]string, len(reuse))
+			for i, it := range reuse {
+				hashes[i] = it.Hash
+			}
+			stored, err := w.JudgeAnswers(ctx, ep.Model, params, PromptVersion[metric], hashes)
+			if err != nil {
+				return nil, err
+			}
+			for _, it := range reuse {
+				c := &ingest.JudgeCall{RunID: it.RunID, Task: it.Task, Metric: metric, InputHash: it.Hash, SourceKey: it.SourceKey}
+				applyAnswer(c, it, metric, stored[it.Hash])
+				copies = append(copies, *c)
+			}
+		}
+		if err := ask(ctx, w, ep, metric, params, todo, followers, copies, opt, prices, rep, &prog, start); err != nil {
 			reports = append(reports, *rep)
 			return reports, err
 		}
@@ -184,14 +215,34 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 	return reports, nil
 }
 
-func ask(ctx context.Context, w *ingest.Warehouse, ep Endpoint, metric, params string, todo []*Item, opt RunOptions,
-	prices map[string]Price, rep *JudgeReport, prog *Progress, start time.Time) error {
+// ask sends todo to the judge and saves each answer, with a copy for each
+// of the item's followers (items with the same input); copies, answers
+// already had, are saved first. Copies cost nothing and use no tokens.
+func ask(ctx context.Context, w *ingest.Warehouse, ep Endpoint, metric, params string, todo []*Item, followers map[*Item][]*Item,
+	copies []ingest.JudgeCall, opt RunOptions, prices map[string]Price, rep *JudgeReport, prog *Progress, start time.Time) error {
 	c := NewClient(ep, opt.Client)
 	schema := Schema(metric)
 	price, known := prices[ep.Model]
 	var mu sync.Mutex
 	var firstErr error
 	sv := newSaver(w)
+	stamp := func(call *ingest.JudgeCall) {
+		call.Model, call.Params, call.Prompt, call.Judge = ep.Model, params, PromptVersion[metric], ep.Name
+		if known {
+			cost := (float64(call.InputTokens)*price.Input + float64(call.OutputTokens)*price.Output) / 1e6
+			call.CostUSD = &cost
+		}
+	}
+	copyFor := func(call ingest.JudgeCall, f *Item) ingest.JudgeCall {
+		call.RunID, call.Task, call.SourceKey = f.RunID, f.Task, f.SourceKey
+		call.InputTokens, call.OutputTokens, call.Attempts, call.Latency, call.CostUSD = 0, 0, 0, 0, nil
+		stamp(&call)
+		return call
+	}
+	for i := range copies {
+		stamp(&copies[i])
+		sv.save(copies[i])
+	}
 	jobs := make(chan *Item)
 	var wg sync.WaitGroup
 	for range c.opt.Concurrency {
@@ -216,12 +267,11 @@ func ask(ctx context.Context, w *ingest.Warehouse, ep Endpoint, metric, params s
 					mu.Unlock()
 					continue
 				}
-				call.Model, call.Params, call.Prompt, call.Judge = ep.Model, params, PromptVersion[metric], ep.Name
-				if known {
-					cost := (float64(call.InputTokens)*price.Input + float64(call.OutputTokens)*price.Output) / 1e6
-					call.CostUSD = &cost
-				}
+				stamp(call)
 				sv.save(*call)
+				for _, f := range followers[it] {
+					sv.save(copyFor(*call, f))
+				}
 				mu.Lock()
 				rep.Sent++
 				rep.InputTokens += call.InputTokens
@@ -305,29 +355,39 @@ func judgeOne(ctx context.Context, c *Client, it *Item, metric string, schema ma
 		call.InputTokens += resp.InputTokens
 		call.OutputTokens += resp.OutputTokens
 		call.Latency += resp.Latency
-		call.Answer = resp.Content
-		a, err := ParseAnswer(metric, resp.Content)
-		if err == nil {
-			err = CheckEvidence(it, a)
+		if applyAnswer(call, it, metric, resp.Content) {
+			break
 		}
-		if err != nil {
-			call.Valid, call.Reason = false, err.Error()
-			continue
-		}
-		call.Valid, call.Reason = true, ""
-		call.Reasons, call.Evidence = a.Reasons, a.Evidence
-		call.Scores = map[string]float64{}
-		for k, v := range a.Scores {
-			switch k {
-			case "now", "later", "cq":
-				call.Scores["ta_"+k] = v
-			default:
-				call.Scores[k] = v
-			}
-		}
-		break
 	}
 	return call, attempts, nil
+}
+
+// applyAnswer parses an answer to an item and checks its evidence: a valid
+// one sets the call's scores, reasons and evidence; an invalid one its
+// reason. It says whether the answer is valid.
+func applyAnswer(call *ingest.JudgeCall, it *Item, metric, content string) bool {
+	call.Answer = content
+	a, err := ParseAnswer(metric, content)
+	if err == nil {
+		err = CheckEvidence(it, a)
+	}
+	if err != nil {
+		call.Valid, call.Reason = false, err.Error()
+		call.Scores, call.Reasons, call.Evidence = nil, "", nil
+		return false
+	}
+	call.Valid, call.Reason = true, ""
+	call.Reasons, call.Evidence = a.Reasons, a.Evidence
+	call.Scores = map[string]float64{}
+	for k, v := range a.Scores {
+		switch k {
+		case "now", "later", "cq":
+			call.Scores["ta_"+k] = v
+		default:
+			call.Scores[k] = v
+		}
+	}
+	return true
 }
 
 // saver writes answers to the warehouse in batches, from one goroutine:

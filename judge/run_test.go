@@ -223,3 +223,50 @@ func TestCacheBySourceKeyAndByInput(t *testing.T) {
 		t.Errorf("one run of %d active tasks: %+v", tasks, reps[0])
 	}
 }
+
+// Items with identical inputs (a task with the same records in two runs)
+// are asked once and each gets its answer; an item whose input was
+// answered for another item gets a copy, without a request.
+func TestIdenticalInputsAskedOnce(t *testing.T) {
+	w := warehouse(t)
+	f := server(t)
+	opt := RunOptions{Metrics: []string{TC, TRJ}, Judges: []Endpoint{endpoint(f, "j")}, Client: ClientOptions{Concurrency: 8}}
+	reps, err := Run(context.Background(), w, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := reps[0].Items + reps[1].Items
+	distinct := count(t, w, `SELECT count(DISTINCT (metric, input_hash)) FROM judge_calls`)
+	if distinct >= items {
+		t.Fatalf("the sample has no identical inputs (%d distinct of %d): the test needs some", distinct, items)
+	}
+	if f.Count() != distinct || reps[0].Sent+reps[1].Sent != distinct || reps[0].Cached+reps[1].Cached != items-distinct {
+		t.Errorf("%d requests for %d distinct inputs; %+v", f.Count(), distinct, reps)
+	}
+	for _, q := range []string{`SELECT count(*) FROM judge_calls`, `SELECT count(DISTINCT source_key) FROM judge_calls`,
+		`SELECT count(*) FROM judgments WHERE file_id = 0`} {
+		if n := count(t, w, q); n != items {
+			t.Errorf("%s: %d, want one per item (%d)", q, n, items)
+		}
+	}
+	if n := count(t, w, `SELECT count(*) FROM judge_calls WHERE attempts = 0 AND input_tokens = 0`); n != items-distinct {
+		t.Errorf("%d copies cost nothing, want %d", n, items-distinct)
+	}
+	// Lose one item of a shared input: the rerun copies the answer back.
+	if _, err := w.DB().Exec(`CREATE TEMP TABLE gone AS SELECT run_id, task, metric FROM judge_calls
+		WHERE (metric, input_hash) IN (SELECT (metric, input_hash) FROM judge_calls GROUP BY ALL HAVING count(*) > 1) ORDER BY ALL LIMIT 1;
+		DELETE FROM judge_calls WHERE (run_id, task, metric) IN (SELECT (run_id, task, metric) FROM gone);
+		DELETE FROM judgments WHERE (run_id, task, metric) IN (SELECT (run_id, task, metric) FROM gone)`); err != nil {
+		t.Fatal(err)
+	}
+	n := f.Count()
+	if _, err := Run(context.Background(), w, opt); err != nil {
+		t.Fatal(err)
+	}
+	if f.Count() != n {
+		t.Errorf("%d requests to restore a copy", f.Count()-n)
+	}
+	if c := count(t, w, `SELECT count(*) FROM judgments WHERE file_id = 0 AND (run_id, task, metric) IN (SELECT (run_id, task, metric) FROM gone)`); c != 1 {
+		t.Errorf("the lost item has %d judgments after the rerun", c)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -101,6 +102,14 @@ func benchJudge(args []string) error {
 	}
 	fmt.Printf("filled the cache with %d judgments in %.1f s\n", total, time.Since(t0).Seconds())
 	before := srv.Count()
+	if path := os.Getenv("GYMLENS_RERUN_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	t0 = time.Now()
 	reps, err = judge.Run(ctx, big, fill)
 	if err != nil {
