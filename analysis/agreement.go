@@ -19,6 +19,12 @@ type Paired struct {
 	Configs  int
 }
 
+// Add appends an item scored a by one source and b by the other.
+func (p *Paired) Add(a, b float64, cluster, config int) {
+	p.A, p.B = append(p.A, a), append(p.B, b)
+	p.Cluster, p.Config = append(p.Cluster, cluster), append(p.Config, config)
+}
+
 // Agreement statistics.
 const (
 	StatMeanA          = "mean_a"

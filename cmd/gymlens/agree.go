@@ -224,8 +224,7 @@ func agreeJudges(ctx context.Context, e *env, cmd *cli.Command, format string, w
 				a, okA := analysis.TaskScore(&r.Tasks[k], score, A)
 				b, okB := analysis.TaskScore(&r.Tasks[k], score, B)
 				if okA && okB {
-					p.A, p.B = append(p.A, a), append(p.B, b)
-					p.Cluster, p.Config = append(p.Cluster, scen.Of(r.Scenario)), append(p.Config, conf.Of(r.ConfigID))
+					p.Add(a, b, scen.Of(r.Scenario), conf.Of(r.ConfigID))
 				}
 			}
 		}
@@ -248,8 +247,7 @@ func agreeJudges(ctx context.Context, e *env, cmd *cli.Command, format string, w
 			a, okA := analysis.RunLabel(r, label, A)
 			b, okB := analysis.RunLabel(r, label, B)
 			if okA && okB {
-				p.A, p.B = append(p.A, a), append(p.B, b)
-				p.Cluster, p.Config = append(p.Cluster, scen.Of(r.Scenario)), append(p.Config, conf.Of(r.ConfigID))
+				p.Add(a, b, scen.Of(r.Scenario), conf.Of(r.ConfigID))
 			}
 		}
 		if len(p.A) == 0 {

@@ -157,8 +157,7 @@ func agreeHuman(ctx context.Context, e *env, cmd *cli.Command, format string, w 
 				continue
 			}
 			h := it.humanMean()
-			p.A, p.B = append(p.A, jv), append(p.B, h)
-			p.Cluster, p.Config = append(p.Cluster, scen.Of(it.run.Scenario)), append(p.Config, conf.Of(it.run.ConfigID))
+			p.Add(jv, h, scen.Of(it.run.Scenario), conf.Of(it.run.ConfigID))
 			labelled, labelledJudge = append(labelled, h), append(labelledJudge, jv)
 			for _, r := range it.raters() {
 				for _, v := range it.byRater[r] {
