@@ -1,0 +1,312 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Table is the one model every paper table is written from: leading text
+// columns (Keys: model, harness, …) and numeric columns, each cell a value
+// with an optional interval.
+type Table struct {
+	Name    string // file stem and LaTeX label, e.g. "main"
+	Caption string
+	Keys    []string // headers of the text columns
+	Columns []Column
+	Rows    []Row
+	Notes   []string // what every number rests on: n, interval method, resamples, seed
+}
+
+// Column is a numeric column.
+type Column struct {
+	Header string
+	Digits int  // decimals shown
+	Higher bool // higher is better: the best value is bold, the second underlined
+}
+
+// Row is a row: its text cells, then one cell per column. Rows whose first
+// key repeats the previous row's form a group: the key is written once and
+// groups are ruled apart.
+type Row struct {
+	Keys  []string
+	Cells []Value
+}
+
+// Value is a value (NaN: none) with its interval when CI is set.
+type Value struct {
+	V, Lo, Hi float64
+	CI        bool
+}
+
+// TableFormats are the formats WriteTable writes.
+var TableFormats = []string{"latex", "md", "csv", "html"}
+
+// TableOptions tune the writers.
+type TableOptions struct {
+	Intervals bool // show intervals where cells have them
+}
+
+// WriteTable writes t in format.
+func WriteTable(w io.Writer, format string, t *Table, opt TableOptions) error {
+	var b bytes.Buffer
+	switch format {
+	case "latex":
+		writeLaTeX(&b, t, opt)
+	case "md":
+		writeMarkdown(&b, t, opt)
+	case "csv":
+		if err := writeTableCSV(&b, t); err != nil {
+			return err
+		}
+	case "html":
+		writeHTML(&b, t, opt)
+	default:
+		return fmt.Errorf("format: expected one of %s, found %q", strings.Join(TableFormats, ", "), format)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// marks ranks each Higher column's shown values: 1 for the best, 2 for the
+// second best (ties share a rank), 0 otherwise.
+func (t *Table) marks() [][]int {
+	m := make([][]int, len(t.Rows))
+	for i := range m {
+		m[i] = make([]int, len(t.Columns))
+	}
+	for j, c := range t.Columns {
+		if !c.Higher {
+			continue
+		}
+		var best, second = math.Inf(-1), math.Inf(-1)
+		shown := func(v float64) float64 {
+			p := math.Pow(10, float64(c.Digits))
+			return math.Round(v*p) / p
+		}
+		for _, r := range t.Rows {
+			v := shown(r.Cells[j].V)
+			if math.IsNaN(v) {
+				continue
+			}
+			if v > best {
+				best, second = v, best
+			} else if v < best && v > second {
+				second = v
+			}
+		}
+		for i, r := range t.Rows {
+			v := shown(r.Cells[j].V)
+			switch {
+			case v == best:
+				m[i][j] = 1
+			case v == second && !math.IsInf(second, -1):
+				m[i][j] = 2
+			}
+		}
+	}
+	return m
+}
+
+func (c Column) format(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	return strconv.FormatFloat(v, 'f', c.Digits, 64)
+}
+
+// groupStart says whether row i starts a group (its first key differs from
+// the previous row's).
+func (t *Table) groupStart(i int) bool {
+	if i == 0 || len(t.Keys) == 0 {
+		return true
+	}
+	return t.Rows[i].Keys[0] != t.Rows[i-1].Keys[0]
+}
+
+var latexEscaper = strings.NewReplacer(`\`, `\textbackslash{}`, `&`, `\&`, `%`, `\%`, `$`, `\$`, `#`, `\#`, `_`, `\_`,
+	`{`, `\{`, `}`, `\}`, `~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`, `<`, `\textless{}`, `>`, `\textgreater{}`, `|`, `\textbar{}`)
+
+func latex(s string) string { return latexEscaper.Replace(s) }
+
+func writeLaTeX(b *bytes.Buffer, t *Table, opt TableOptions) {
+	marks := t.marks()
+	b.WriteString("\\begin{table}[t]\n\\centering\n\\small\n")
+	fmt.Fprintf(b, "\\caption{%s}\n\\label{tab:%s}\n", latex(t.Caption), latex(t.Name))
+	fmt.Fprintf(b, "\\begin{tabular}{%s%s}\n\\toprule\n", strings.Repeat("l", len(t.Keys)), strings.Repeat("r", len(t.Columns)))
+	var head []string
+	for _, k := range t.Keys {
+		head = append(head, latex(k))
+	}
+	for _, c := range t.Columns {
+		head = append(head, latex(c.Header))
+	}
+	b.WriteString(strings.Join(head, " & ") + " \\\\\n\\midrule\n")
+	for i, r := range t.Rows {
+		if i > 0 && t.groupStart(i) {
+			b.WriteString("\\midrule\n")
+		}
+		var cells []string
+		for k, key := range r.Keys {
+			if k == 0 && !t.groupStart(i) {
+				key = ""
+			}
+			cells = append(cells, latex(key))
+		}
+		for j, c := range r.Cells {
+			s := t.Columns[j].format(c.V)
+			switch marks[i][j] {
+			case 1:
+				s = "\\textbf{" + s + "}"
+			case 2:
+				s = "\\underline{" + s + "}"
+			}
+			if opt.Intervals && c.CI && !math.IsNaN(c.Lo) {
+				s += fmt.Sprintf(" {\\scriptsize[%s, %s]}", t.Columns[j].format(c.Lo), t.Columns[j].format(c.Hi))
+			}
+			cells = append(cells, s)
+		}
+		b.WriteString(strings.Join(cells, " & ") + " \\\\\n")
+	}
+	b.WriteString("\\bottomrule\n\\end{tabular}\n")
+	for _, n := range t.Notes {
+		fmt.Fprintf(b, "\\par\\smallskip{\\footnotesize %s}\n", latex(n))
+	}
+	b.WriteString("\\end{table}\n")
+}
+
+var mdEscaper = strings.NewReplacer(`|`, `\|`, `<`, `&lt;`, `>`, `&gt;`, `&`, `&amp;`, "*", `\*`, "_", `\_`, "`", "\\`", "\n", " ")
+
+func writeMarkdown(b *bytes.Buffer, t *Table, opt TableOptions) {
+	marks := t.marks()
+	fmt.Fprintf(b, "**%s**\n\n", mdEscaper.Replace(t.Caption))
+	var head, rule []string
+	for _, k := range t.Keys {
+		head, rule = append(head, mdEscaper.Replace(k)), append(rule, ":--")
+	}
+	for _, c := range t.Columns {
+		head, rule = append(head, mdEscaper.Replace(c.Header)), append(rule, "--:")
+	}
+	b.WriteString("| " + strings.Join(head, " | ") + " |\n| " + strings.Join(rule, " | ") + " |\n")
+	for i, r := range t.Rows {
+		var cells []string
+		for k, key := range r.Keys {
+			if k == 0 && !t.groupStart(i) {
+				key = ""
+			}
+			cells = append(cells, mdEscaper.Replace(key))
+		}
+		for j, c := range r.Cells {
+			s := t.Columns[j].format(c.V)
+			switch marks[i][j] {
+			case 1:
+				s = "**" + s + "**"
+			case 2:
+				s = "<u>" + s + "</u>"
+			}
+			if opt.Intervals && c.CI && !math.IsNaN(c.Lo) {
+				s += fmt.Sprintf(" [%s, %s]", t.Columns[j].format(c.Lo), t.Columns[j].format(c.Hi))
+			}
+			cells = append(cells, s)
+		}
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	if len(t.Notes) > 0 {
+		b.WriteString("\n")
+		for _, n := range t.Notes {
+			b.WriteString(mdEscaper.Replace(n) + "\n")
+		}
+	}
+}
+
+// writeTableCSV writes every value at full precision: a column per value
+// and, for columns with intervals, its bounds.
+func writeTableCSV(b *bytes.Buffer, t *Table) error {
+	cw := csv.NewWriter(b)
+	hasCI := make([]bool, len(t.Columns))
+	for _, r := range t.Rows {
+		for j, c := range r.Cells {
+			hasCI[j] = hasCI[j] || c.CI
+		}
+	}
+	head := append([]string(nil), t.Keys...)
+	for j, c := range t.Columns {
+		head = append(head, c.Header)
+		if hasCI[j] {
+			head = append(head, c.Header+" ci_low", c.Header+" ci_high")
+		}
+	}
+	cw.Write(head)
+	num := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	for _, r := range t.Rows {
+		rec := append([]string(nil), r.Keys...)
+		for j, c := range r.Cells {
+			rec = append(rec, num(c.V))
+			if hasCI[j] {
+				lo, hi := math.NaN(), math.NaN()
+				if c.CI {
+					lo, hi = c.Lo, c.Hi
+				}
+				rec = append(rec, num(lo), num(hi))
+			}
+		}
+		cw.Write(rec)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeHTML writes the table as an HTML fragment; every text is escaped.
+func writeHTML(b *bytes.Buffer, t *Table, opt TableOptions) {
+	marks := t.marks()
+	e := html.EscapeString
+	fmt.Fprintf(b, "<table class=\"gl-table\" id=\"table-%s\">\n<caption>%s</caption>\n<thead><tr>", e(t.Name), e(t.Caption))
+	for _, k := range t.Keys {
+		fmt.Fprintf(b, "<th scope=\"col\">%s</th>", e(k))
+	}
+	for _, c := range t.Columns {
+		fmt.Fprintf(b, "<th scope=\"col\" class=\"num\">%s</th>", e(c.Header))
+	}
+	b.WriteString("</tr></thead>\n<tbody>\n")
+	for i, r := range t.Rows {
+		cls := ""
+		if i > 0 && t.groupStart(i) {
+			cls = " class=\"group\""
+		}
+		fmt.Fprintf(b, "<tr%s>", cls)
+		for k, key := range r.Keys {
+			if k == 0 && !t.groupStart(i) {
+				key = ""
+			}
+			fmt.Fprintf(b, "<td>%s</td>", e(key))
+		}
+		for j, c := range r.Cells {
+			s := e(t.Columns[j].format(c.V))
+			switch marks[i][j] {
+			case 1:
+				s = "<strong>" + s + "</strong>"
+			case 2:
+				s = "<u>" + s + "</u>"
+			}
+			if opt.Intervals && c.CI && !math.IsNaN(c.Lo) {
+				s += fmt.Sprintf(" <span class=\"ci\">[%s, %s]</span>", e(t.Columns[j].format(c.Lo)), e(t.Columns[j].format(c.Hi)))
+			}
+			fmt.Fprintf(b, "<td class=\"num\">%s</td>", s)
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</tbody>\n</table>\n")
+	for _, n := range t.Notes {
+		fmt.Fprintf(b, "<p class=\"note\">%s</p>\n", e(n))
+	}
+}
