@@ -194,23 +194,31 @@ func judgesOf(runs []ingest.RunRow) []string {
 	return out
 }
 
-func agreeJudges(ctx context.Context, e *env, cmd *cli.Command, format string, w *ingest.Warehouse) error {
-	names := splitList(cmd.String("judges"))
-	if len(names) != 2 || names[0] == names[1] {
-		return usagef("--judges: expected two different judges A,B, found %q", cmd.String("judges"))
-	}
-	opt, err := bootstrapOptions(cmd)
-	if err != nil {
-		return err
-	}
+// judgeAgreement holds the paper's Tables 4–6 for two judges.
+type judgeAgreement struct {
+	A, B           string
+	cont, bin, cfg []analysis.AgreementStat
+}
+
+// compareJudges computes the agreement of the judges --judges names (or,
+// when it is not given, of the only two judges there are) on the runs
+// --where keeps.
+func compareJudges(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, opt analysis.BootstrapOptions) (*judgeAgreement, error) {
 	runs, err := selectedRuns(ctx, cmd, w)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	have := judgesOf(runs)
+	names := splitList(cmd.String("judges"))
+	if !cmd.IsSet("judges") && len(have) == 2 {
+		names = have
+	}
+	if len(names) != 2 || names[0] == names[1] {
+		return nil, usagef("--judges: expected two different judges A,B, found %q (judges: %s)", cmd.String("judges"), strings.Join(have, ", "))
+	}
 	for _, n := range names {
 		if !slices.Contains(have, n) {
-			return fmt.Errorf("--judges: no judgment by %q in the runs selected; judges found: %s", n, strings.Join(have, ", "))
+			return nil, fmt.Errorf("--judges: no judgment by %q in the runs selected; judges found: %s", n, strings.Join(have, ", "))
 		}
 	}
 	A, B := names[0], names[1]
@@ -264,8 +272,21 @@ func agreeJudges(ctx context.Context, e *env, cmd *cli.Command, format string, w
 		}
 	}
 	if len(cont)+len(bin) == 0 {
-		return fmt.Errorf("judges %s and %s judged no item in common", A, B)
+		return nil, fmt.Errorf("judges %s and %s judged no item in common", A, B)
 	}
+	return &judgeAgreement{A: A, B: B, cont: cont, bin: bin, cfg: cfg}, nil
+}
+
+func agreeJudges(ctx context.Context, e *env, cmd *cli.Command, format string, w *ingest.Warehouse) error {
+	opt, err := bootstrapOptions(cmd)
+	if err != nil {
+		return err
+	}
+	ja, err := compareJudges(ctx, cmd, w, opt)
+	if err != nil {
+		return err
+	}
+	A, B, cont, bin, cfg := ja.A, ja.B, ja.cont, ja.bin, ja.cfg
 	secs := []reports.Section{
 		statTable("continuous", fmt.Sprintf("Continuous scores, A = %s, B = %s (tasks; TC on 0–100, TR-J on 1–5)", A, B), format, cont),
 		statTable("binary", fmt.Sprintf("TA labels, A = %s, B = %s (runs; rates and agreement in percent)", A, B), format, bin),

@@ -36,22 +36,28 @@ func (it *ratedItem) humanMean() float64 {
 	return s / float64(len(it.byRater))
 }
 
-func agreeHuman(ctx context.Context, e *env, cmd *cli.Command, format string, w *ingest.Warehouse) error {
-	opt, err := bootstrapOptions(cmd)
-	if err != nil {
-		return err
-	}
+// humanAgreement is what `agree --human` reports.
+type humanAgreement struct {
+	judge                         string
+	vsStats, conflation           []analysis.AgreementStat
+	confusion, reliab, pairs, ppi *reports.Result
+	notes                         []string
+}
+
+// compareHumans pairs the human ratings with the judges (or --judge) on the
+// runs --where keeps.
+func compareHumans(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, opt analysis.BootstrapOptions) (*humanAgreement, error) {
 	runs, err := selectedRuns(ctx, cmd, w)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	judge := cmd.String("judge")
 	if judge != "" && !slices.Contains(judgesOf(runs), judge) {
-		return fmt.Errorf("--judge: no judgment by %q in the runs selected; judges found: %s", judge, strings.Join(judgesOf(runs), ", "))
+		return nil, fmt.Errorf("--judge: no judgment by %q in the runs selected; judges found: %s", judge, strings.Join(judgesOf(runs), ", "))
 	}
 	ratings, err := w.LoadRatings(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	runByID := map[string]*ingest.RunRow{}
 	for i := range runs {
@@ -101,7 +107,7 @@ func agreeHuman(ctx context.Context, e *env, cmd *cli.Command, format string, w 
 		it.byRater[g.Rater] = append(it.byRater[g.Rater], g.Value*scale)
 	}
 	if len(items) == 0 {
-		return fmt.Errorf("no human rating of a run or task in the runs selected has a judge counterpart (questions: tc, tc.<diagnostic>, trust, trj.<construct>, ta, ta.now, ta.later)")
+		return nil, fmt.Errorf("no human rating of a run or task in the runs selected has a judge counterpart (questions: tc, tc.<diagnostic>, trust, trj.<construct>, ta, ta.now, ta.later)")
 	}
 	if inactive > 0 {
 		notes = append(notes, fmt.Sprintf("%d ratings of tasks that are not active in their run are left out", inactive))
@@ -220,20 +226,33 @@ func agreeHuman(ctx context.Context, e *env, cmd *cli.Command, format string, w 
 			pairs.Rows = append(pairs.Rows, []any{q, pr.a, pr.b, len(pr.x), pr.kappa})
 		}
 	}
+	return &humanAgreement{judge: judge, vsStats: vsStats, conflation: conflation(items, judge, opt, scen),
+		confusion: confusion, reliab: reliab, pairs: pairs, ppi: ppi, notes: notes}, nil
+}
+
+func agreeHuman(ctx context.Context, e *env, cmd *cli.Command, format string, w *ingest.Warehouse) error {
+	opt, err := bootstrapOptions(cmd)
+	if err != nil {
+		return err
+	}
+	h, err := compareHumans(ctx, cmd, w, opt)
+	if err != nil {
+		return err
+	}
 	secs := []reports.Section{
-		statTable("judge_human", judgeLabel(judge)+" (A) against the humans' mean rating (B), per question", format, vsStats),
-		{Name: "confusion", Title: "Confusion of each human rating (rows) with the judge's score rounded to the scale (1–5 questions)", Table: confusion},
-		{Name: "human_reliability", Title: "Human–human reliability (α interval: bootstrap over items)", Table: reliab},
-		{Name: "human_pairs", Title: "Pairwise quadratic-weighted κ between raters (pairs with 5 shared items or more)", Table: pairs},
+		statTable("judge_human", judgeLabel(h.judge)+" (A) against the humans' mean rating (B), per question", format, h.vsStats),
+		{Name: "confusion", Title: "Confusion of each human rating (rows) with the judge's score rounded to the scale (1–5 questions)", Table: h.confusion},
+		{Name: "human_reliability", Title: "Human–human reliability (α interval: bootstrap over items)", Table: h.reliab},
+		{Name: "human_pairs", Title: "Pairwise quadratic-weighted κ between raters (pairs with 5 shared items or more)", Table: h.pairs},
 	}
-	if c := conflation(items, judge, opt, format, scen); c != nil {
-		secs = append(secs, *c)
+	if h.conflation != nil {
+		secs = append(secs, statTable("conflation", "Conflation check: r between trust and task capability, judge vs humans (difference = human − judge)", format, h.conflation))
 	}
-	secs = append(secs, reports.Section{Name: "ppi", Title: "Judge mean corrected by the human labels (prediction-powered inference, normal intervals)", Table: ppi})
+	secs = append(secs, reports.Section{Name: "ppi", Title: "Judge mean corrected by the human labels (prediction-powered inference, normal intervals)", Table: h.ppi})
 	if err := reports.WriteSections(e.stdout, format, secs); err != nil {
 		return err
 	}
-	footer(e, cmd, format, notes, opt, "scenarios")
+	footer(e, cmd, format, h.notes, opt, "scenarios")
 	return nil
 }
 
@@ -314,7 +333,7 @@ func raterPairs(items map[string]*ratedItem, keys []string) []raterPair {
 // conflation compares how strongly trust tracks capability for the judge
 // (r between its TR-J and TC) and for the humans (r between their trust
 // and tc ratings), on the tasks rated on both.
-func conflation(items map[string]map[string]*ratedItem, judge string, opt analysis.BootstrapOptions, format string, scen analysis.Index) *reports.Section {
+func conflation(items map[string]map[string]*ratedItem, judge string, opt analysis.BootstrapOptions, scen analysis.Index) []analysis.AgreementStat {
 	trust, tc := items["trust"], items["tc"]
 	if trust == nil || tc == nil {
 		return nil
@@ -343,6 +362,5 @@ func conflation(items map[string]map[string]*ratedItem, judge string, opt analys
 	for i, name := range []string{"r_judge", "r_human", "difference"} {
 		stats = append(stats, analysis.AgreementStat{Score: "r(TR-J, TC)", Stat: name, N: len(jx), Estimate: est[i]})
 	}
-	s := statTable("conflation", "Conflation check: r between trust and task capability, judge vs humans (difference = human − judge)", format, stats)
-	return &s
+	return stats
 }
