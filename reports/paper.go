@@ -116,7 +116,8 @@ func CorrelationTable(res []analysis.CorrResult) *Table {
 	cols := [][2]string{{analysis.RunLevel, analysis.PearsonR}, {analysis.RunLevel, analysis.SpearmanR},
 		{analysis.ConfigLevel, analysis.PearsonR}, {analysis.ConfigLevel, analysis.SpearmanR}}
 	for _, c := range cols {
-		t.Columns = append(t.Columns, Column{Header: c[1] + " (" + c[0] + ")", Digits: 2})
+		h := map[string]string{analysis.PearsonR: "r", analysis.SpearmanR: "ρ"}[c[1]]
+		t.Columns = append(t.Columns, Column{Header: h + " (" + c[0] + ")", Digits: 2})
 	}
 	idx := map[[2]string]int{}
 	for _, r := range res {
@@ -173,7 +174,9 @@ func AgreementTable(name, caption string, stats []analysis.AgreementStat, unit s
 			t.Rows = append(t.Rows, r)
 		}
 		t.Rows[i].Cells[col[s.Stat]] = Value{V: s.Value, Lo: s.Lo, Hi: s.Hi, CI: true}
-		t.Rows[i].Cells[len(t.Columns)-1] = Value{V: float64(s.N)}
+		if !ok { // n: the items of the score's first statistic
+			t.Rows[i].Cells[len(t.Columns)-1] = Value{V: float64(s.N)}
+		}
 	}
 	if len(stats) > 0 {
 		t.Notes = append(t.Notes, BootstrapNote(stats[0].Estimate, unit))

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -183,6 +184,24 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 			t.Errorf("filled sheet: exit %d, %q %q", code, out, stderr)
 		}
 	})
+	// Every table in every format, against its golden file.
+	t.Run("tables", func(t *testing.T) {
+		for _, name := range TableNames {
+			for _, f := range []string{"latex", "md", "csv", "html"} {
+				code, out, stderr := gymlens(t, "--db", db, "table", name, "-f", f, "--resamples", "200")
+				if code != 0 {
+					t.Fatalf("%s %s: %s", name, f, stderr)
+				}
+				goldenFile(t, filepath.Join("testdata", "tables", name+"."+f), []byte(out))
+			}
+		}
+		if code, _, stderr := gymlens(t, "--db", db, "table", "nope"); code != 2 || !strings.Contains(stderr, "unknown table") {
+			t.Errorf("unknown table: exit %d, %q", code, stderr)
+		}
+		if code, _, stderr := gymlens(t, "--db", db, "table", "main", "-f", "json"); code != 2 {
+			t.Errorf("json table: exit %d, %q", code, stderr)
+		}
+	})
 	t.Run("bad", func(t *testing.T) {
 		if code, _, stderr := gymlens(t, "--db", db, "agree", "--judges", "a,b", "--human"); code != 2 || !strings.Contains(stderr, "give one of") {
 			t.Errorf("two modes: exit %d, %q", code, stderr)
@@ -194,6 +213,27 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 			t.Errorf("one judge: exit %d, %q", code, stderr)
 		}
 	})
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// goldenFile compares got with the file at path, or writes it with -update.
+func goldenFile(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./cmd/gymlens -run Sample -update writes it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s: output differs from the golden file; got:\n%s", path, got)
+	}
 }
 
 func writeFile(t *testing.T, dir, name, text string) string {
