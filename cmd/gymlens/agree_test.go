@@ -202,6 +202,32 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 			t.Errorf("json table: exit %d, %q", code, stderr)
 		}
 	})
+	t.Run("plots", func(t *testing.T) {
+		out := filepath.Join(dir, "figs")
+		for _, name := range []string{"effort", "human-trust", "harness-switch"} {
+			code, stdout, stderr := gymlens(t, "--db", db, "plot", name, "--out", out, "--resamples", "200")
+			if code != 0 {
+				t.Fatalf("%s: %s", name, stderr)
+			}
+			for _, f := range []string{"png", "svg", "pdf"} {
+				p := filepath.Join(out, name+"."+f)
+				if st, err := os.Stat(p); err != nil || st.Size() < 1000 || !strings.Contains(stdout, p) {
+					t.Errorf("%s: %v %v", p, st, err)
+				}
+			}
+		}
+		// The effort figure is of the one model run at several efforts.
+		svg, _ := os.ReadFile(filepath.Join(out, "effort.svg"))
+		if !strings.Contains(string(svg), "xhigh") {
+			t.Error("effort.svg has no xhigh level")
+		}
+		if code, _, stderr := gymlens(t, "--db", db, "plot", "pie", "--out", out); code != 2 || !strings.Contains(stderr, "unknown figure") {
+			t.Errorf("unknown figure: exit %d, %q", code, stderr)
+		}
+		if code, _, stderr := gymlens(t, "--db", db, "plot", "harness-switch", "--switch", "XX,YY", "--out", out, "--resamples", "200"); code != 1 || !strings.Contains(stderr, "XX and YY") {
+			t.Errorf("unknown harnesses: exit %d, %q", code, stderr)
+		}
+	})
 	t.Run("bad", func(t *testing.T) {
 		if code, _, stderr := gymlens(t, "--db", db, "agree", "--judges", "a,b", "--human"); code != 2 || !strings.Contains(stderr, "give one of") {
 			t.Errorf("two modes: exit %d, %q", code, stderr)

@@ -37,13 +37,7 @@ func humanCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				var study []analysis.StudyRating
-				for _, g := range ratings {
-					if g.Condition != "" && g.Day != 0 {
-						study = append(study, analysis.StudyRating{Participant: g.Rater, Question: g.Question, Condition: g.Condition, Day: g.Day, Value: g.Value})
-					}
-				}
-				stats, notes, err := analysis.Study(study, cmd.String("acceptance"), opt)
+				stats, notes, err := analysis.Study(studyRatings(ratings), cmd.String("acceptance"), opt)
 				if err != nil {
 					return err
 				}

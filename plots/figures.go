@@ -1,0 +1,472 @@
+package plots
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"sort"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/gymlens/gymlens/analysis"
+)
+
+// FigureNames are the figures gymlens draws.
+var FigureNames = []string{"model-size", "harness-switch", "correlations", "harness-comparison", "effort", "by-scenario",
+	"by-persona", "human-trust"}
+
+// estimates indexes results by group value (of one dimension) and metric.
+type estimates map[[2]string]analysis.Estimate
+
+func index(res []analysis.Result, dims ...string) (estimates, [][]string) {
+	e := estimates{}
+	var keys [][]string
+	seen := map[string]bool{}
+	for _, r := range res {
+		var k []string
+		for _, d := range dims {
+			k = append(k, r.Group[d])
+		}
+		id := fmt.Sprint(k)
+		e[[2]string{id, r.Metric}] = r.Estimate
+		if !seen[id] {
+			seen[id] = true
+			keys = append(keys, k)
+		}
+	}
+	return e, keys
+}
+
+func (e estimates) get(key []string, metric string) (analysis.Estimate, bool) {
+	v, ok := e[[2]string{fmt.Sprint(key), metric}]
+	if !ok || math.IsNaN(v.Value) {
+		return v, false
+	}
+	return v, true
+}
+
+// ModelSize draws a metric against model size (log scale), a line per
+// family from its smallest to its largest model, from results grouped by
+// family and size; models of unknown size are left out.
+func ModelSize(res []analysis.Result, metric string) (*Figure, error) {
+	e, keys := index(res, "family", "size")
+	byFam := map[string][][2]float64{}
+	var fams []string
+	for _, k := range keys {
+		size, err := strconv.ParseFloat(k[1], 64)
+		if err != nil || size <= 0 {
+			continue
+		}
+		if _, ok := byFam[k[0]]; !ok {
+			fams = append(fams, k[0])
+		}
+		byFam[k[0]] = append(byFam[k[0]], [2]float64{size, 0})
+	}
+	if len(fams) == 0 {
+		return nil, fmt.Errorf("model-size: no model of known size")
+	}
+	sort.Strings(fams)
+	p := newPlot(metric+" against model size", "Parameters (B, log scale)", metric)
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	marks := 0
+	for i, f := range fams {
+		pts := byFam[f]
+		sort.Slice(pts, func(a, b int) bool { return pts[a][0] < pts[b][0] })
+		var xs, ys, lo, hi []float64
+		for _, pt := range pts {
+			est, ok := e.get([]string{f, strconv.FormatFloat(pt[0], 'g', -1, 64)}, metric)
+			if !ok {
+				continue
+			}
+			xs, ys, lo, hi = append(xs, pt[0]), append(ys, est.Value), append(lo, est.Lo), append(hi, est.Hi)
+		}
+		if len(xs) == 0 {
+			continue
+		}
+		if l := line(xs, ys, colour(i), false); l != nil {
+			p.Add(l)
+			p.Legend.Add(f, l)
+		}
+		iv := &intervals{xs: xs, ys: ys, lo: lo, hi: hi, color: colour(i), radius: vg.Points(2)}
+		p.Add(iv)
+		marks += iv.marks()
+	}
+	return single("model-size", metric+" against model size per family, from the smallest model to the largest, with 95% bootstrap intervals.",
+		ColumnWidth, 2.6*vg.Inch, p, marks), nil
+}
+
+// arrows draws, per row, an arrow from one value to another and the
+// difference beside it.
+type arrows struct {
+	from, to []float64
+	ys       []float64
+	digits   int
+}
+
+func (a *arrows) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	for i := range a.ys {
+		if math.IsNaN(a.from[i]) || math.IsNaN(a.to[i]) {
+			continue
+		}
+		col := Palette[0]
+		if a.to[i] < a.from[i] {
+			col = Palette[5]
+		}
+		y := trY(a.ys[i])
+		x0, x1 := trX(a.from[i]), trX(a.to[i])
+		c.StrokeLine2(draw.LineStyle{Color: col, Width: vg.Points(1.2)}, x0, y, x1, y)
+		dir := vg.Length(1)
+		if x1 < x0 {
+			dir = -1
+		}
+		head := vg.Points(4)
+		var path vg.Path
+		path.Move(vg.Point{X: x1, Y: y})
+		path.Line(vg.Point{X: x1 - dir*head, Y: y + head/2})
+		path.Line(vg.Point{X: x1 - dir*head, Y: y - head/2})
+		path.Close()
+		c.SetColor(col)
+		c.Fill(path)
+		c.DrawGlyph(draw.GlyphStyle{Color: col, Radius: vg.Points(1.5), Shape: draw.CircleGlyph{}}, vg.Point{X: x0, Y: y})
+		sty := text.Style{Color: color.Black, Font: plotter.DefaultFont, Handler: plot.DefaultTextHandler, XAlign: draw.XLeft, YAlign: draw.YCenter}
+		sty.Font.Size = 7
+		lx := math.Max(float64(x0), float64(x1)) + float64(vg.Points(4))
+		c.FillText(sty, vg.Point{X: vg.Length(lx), Y: y}, fmt.Sprintf("%+.*f", a.digits, a.to[i]-a.from[i]))
+	}
+}
+
+func (a *arrows) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = math.Inf(1), math.Inf(-1)
+	for i := range a.ys {
+		for _, v := range []float64{a.from[i], a.to[i]} {
+			if !math.IsNaN(v) {
+				xmin, xmax = math.Min(xmin, v), math.Max(xmax, v)
+			}
+		}
+	}
+	// Room for the labels on the right.
+	xmax += (xmax - xmin) * 0.15
+	return xmin, xmax, -0.5, float64(len(a.ys)) - 0.5
+}
+
+// HarnessSwitch draws, for each open model (one of known size), the change
+// of a metric when switching from one harness to another, from results
+// grouped by model, size and harness.
+func HarnessSwitch(res []analysis.Result, metric, from, to string) (*Figure, error) {
+	e, keys := index(res, "model", "size", "harness")
+	type model struct{ name, size string }
+	var models []model
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if k[1] == "unknown" || seen[k[0]] {
+			continue
+		}
+		_, ok1 := e.get([]string{k[0], k[1], from}, metric)
+		_, ok2 := e.get([]string{k[0], k[1], to}, metric)
+		if ok1 && ok2 {
+			seen[k[0]] = true
+			models = append(models, model{k[0], k[1]})
+		}
+	}
+	if len(models) == 0 {
+		return nil, fmt.Errorf("harness-switch: no open model was run with both %s and %s", from, to)
+	}
+	sort.Slice(models, func(a, b int) bool { return models[a].name > models[b].name })
+	a := &arrows{digits: 1}
+	var names []string
+	for i, m := range models {
+		f, _ := e.get([]string{m.name, m.size, from}, metric)
+		t, _ := e.get([]string{m.name, m.size, to}, metric)
+		a.from, a.to, a.ys = append(a.from, f.Value), append(a.to, t.Value), append(a.ys, float64(i))
+		names = append(names, m.name)
+	}
+	p := newPlot(fmt.Sprintf("%s when switching %s → %s", metric, from, to), metric, "")
+	p.Add(a)
+	p.NominalY(names...)
+	p.Y.Tick.Label.Font.Size = 7
+	h := vg.Length(0.9+0.22*float64(len(models))) * vg.Inch
+	return single("harness-switch", fmt.Sprintf("Change in %s per open model when switching harness from %s to %s (arrow from %s to %s; the number is the difference).",
+		metric, from, to, from, to), ColumnWidth, h, p, len(models)), nil
+}
+
+// matrix draws a symmetric matrix of correlations as coloured cells with
+// their values.
+type matrix struct {
+	r [][]float64
+}
+
+func (m *matrix) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	n := len(m.r)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			v := m.r[i][j]
+			x0, x1 := trX(float64(j)-0.5), trX(float64(j)+0.5)
+			y0, y1 := trY(float64(n-1-i)-0.5), trY(float64(n-1-i)+0.5)
+			var path vg.Path
+			path.Move(vg.Point{X: x0, Y: y0})
+			path.Line(vg.Point{X: x1, Y: y0})
+			path.Line(vg.Point{X: x1, Y: y1})
+			path.Line(vg.Point{X: x0, Y: y1})
+			path.Close()
+			c.SetColor(diverging(v))
+			c.Fill(path)
+			sty := text.Style{Color: color.Black, Font: plotter.DefaultFont, Handler: plot.DefaultTextHandler, XAlign: draw.XCenter, YAlign: draw.YCenter}
+			sty.Font.Size = 8
+			if math.Abs(v) > 0.6 {
+				sty.Color = color.White
+			}
+			label := "–"
+			if !math.IsNaN(v) {
+				label = fmt.Sprintf("%.2f", v)
+			}
+			c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, label)
+		}
+	}
+}
+
+func (m *matrix) DataRange() (xmin, xmax, ymin, ymax float64) {
+	n := float64(len(m.r))
+	return -0.5, n - 0.5, -0.5, n - 0.5
+}
+
+// diverging maps r in [−1, 1] from vermillion through white to blue.
+func diverging(r float64) color.Color {
+	if math.IsNaN(r) {
+		return color.Gray{Y: 220}
+	}
+	r = math.Max(-1, math.Min(1, r))
+	end := [3]float64{0, 90, 160} // a dark blue
+	if r < 0 {
+		end = [3]float64{180, 60, 0} // a dark vermillion
+	}
+	t := math.Abs(r)
+	mix := func(a float64) uint8 { return uint8(math.Round(255 + (a-255)*t)) }
+	return color.RGBA{mix(end[0]), mix(end[1]), mix(end[2]), 255}
+}
+
+// CorrelationMatrix draws the run-level Pearson correlations of the
+// metrics (analysis.RunCorrelationMatrix) as an annotated heat map.
+func CorrelationMatrix(res []analysis.CorrResult) (*Figure, error) {
+	var names []string
+	pos := map[string]int{}
+	for _, r := range res {
+		for _, m := range []string{r.X, r.Y} {
+			if _, ok := pos[m]; !ok {
+				pos[m] = len(names)
+				names = append(names, m)
+			}
+		}
+	}
+	if len(names) < 2 {
+		return nil, fmt.Errorf("correlations: fewer than two metrics")
+	}
+	n := len(names)
+	r := make([][]float64, n)
+	for i := range r {
+		r[i] = make([]float64, n)
+		for j := range r[i] {
+			r[i][j] = math.NaN()
+		}
+		r[i][i] = 1
+	}
+	for _, c := range res {
+		if c.Level != "" && c.Level != analysis.RunLevel || c.Method != "" && c.Method != analysis.PearsonR {
+			continue
+		}
+		r[pos[c.X]][pos[c.Y]], r[pos[c.Y]][pos[c.X]] = c.R, c.R
+	}
+	p := newPlot("Run-level Pearson r", "", "")
+	p.Add(&matrix{r: r})
+	p.NominalX(names...)
+	rev := make([]string, n)
+	for i, s := range names {
+		rev[n-1-i] = s
+	}
+	p.NominalY(rev...)
+	return single("correlations", "Run-level Pearson correlations between the metrics.", ColumnWidth, ColumnWidth*0.85, p, n*n), nil
+}
+
+// metricPanels draws, for each metric, one panel of estimates per
+// category (points with intervals), each panel on its own scale. With
+// many categories they run down the side (names once, on the left).
+func metricPanels(name, caption string, e estimates, cats [][]string, labels []string, metrics []string) (*Figure, error) {
+	horizontal := len(cats) > 4
+	var ps []*plot.Plot
+	marks := 0
+	n := float64(len(cats))
+	for mi, m := range metrics {
+		p := newPlot(m, "", "")
+		iv := &intervals{color: colour(mi), radius: vg.Points(2), horizontal: horizontal}
+		for i, k := range cats {
+			est, ok := e.get(k, m)
+			v, lo, hi := math.NaN(), math.NaN(), math.NaN()
+			if ok {
+				v, lo, hi = est.Value, est.Lo, est.Hi
+			}
+			pos := float64(i)
+			if horizontal {
+				pos = n - 1 - float64(i) // the first category on top
+			}
+			iv.xs, iv.ys, iv.lo, iv.hi = append(iv.xs, pos), append(iv.ys, v), append(iv.lo, lo), append(iv.hi, hi)
+		}
+		p.Add(iv)
+		if horizontal {
+			names := make([]string, len(labels))
+			if mi == 0 {
+				for i, l := range labels {
+					names[len(labels)-1-i] = l
+				}
+			}
+			p.NominalY(names...)
+			p.Y.Min, p.Y.Max = -0.6, n-0.4
+			p.Y.Tick.Label.Font.Size = 6.5
+		} else {
+			p.NominalX(labels...)
+			p.X.Min, p.X.Max = -0.5, n-0.5
+		}
+		marks += iv.marks()
+		ps = append(ps, p)
+	}
+	if marks == 0 {
+		return nil, fmt.Errorf("%s: no estimate to draw", name)
+	}
+	h := 2.2 * vg.Inch
+	if horizontal {
+		h = vg.Length(0.8+0.16*n) * vg.Inch
+	}
+	return panels(name, caption, FullWidth, h, ps, marks), nil
+}
+
+// HarnessComparison draws the metrics per harness, one panel per metric,
+// from results grouped by harness.
+func HarnessComparison(res []analysis.Result, metrics []string) (*Figure, error) {
+	e, keys := index(res, "harness")
+	var labels []string
+	for _, k := range keys {
+		labels = append(labels, k[0])
+	}
+	return metricPanels("harness-comparison", "The metrics per harness, each panel on its own scale, with 95% bootstrap intervals.",
+		e, keys, labels, metrics)
+}
+
+// Breakdown draws the metrics per value of a dimension (scenario, persona
+// group, …), from results grouped by it.
+func Breakdown(name, dimLabel string, res []analysis.Result, dim string, metrics []string) (*Figure, error) {
+	e, keys := index(res, dim)
+	var labels []string
+	for _, k := range keys {
+		labels = append(labels, k[0])
+	}
+	return metricPanels(name, "The metrics per "+dimLabel+", each panel on its own scale, with 95% bootstrap intervals.",
+		e, keys, labels, metrics)
+}
+
+// EffortOrder is the order of reasoning-effort levels on an axis; others
+// follow in text order.
+var EffortOrder = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
+
+// Effort draws the metrics against reasoning effort, a line with its 95%
+// bootstrap band per metric, from results grouped by effort (of one model
+// and harness).
+func Effort(res []analysis.Result, metrics []string, what string) (*Figure, error) {
+	e, keys := index(res, "effort")
+	rank := func(s string) int {
+		for i, x := range EffortOrder {
+			if x == s {
+				return i
+			}
+		}
+		return len(EffortOrder)
+	}
+	sort.SliceStable(keys, func(a, b int) bool {
+		ra, rb := rank(keys[a][0]), rank(keys[b][0])
+		if ra != rb {
+			return ra < rb
+		}
+		return keys[a][0] < keys[b][0]
+	})
+	if len(keys) < 2 {
+		return nil, fmt.Errorf("effort: fewer than two effort levels")
+	}
+	var labels []string
+	for _, k := range keys {
+		labels = append(labels, k[0])
+	}
+	var ps []*plot.Plot
+	marks := 0
+	for mi, m := range metrics {
+		p := newPlot(m, "effort", "")
+		var xs, ys, lo, hi []float64
+		for i, k := range keys {
+			est, ok := e.get(k, m)
+			if !ok {
+				est = analysis.Estimate{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+			}
+			xs, ys, lo, hi = append(xs, float64(i)), append(ys, est.Value), append(lo, est.Lo), append(hi, est.Hi)
+		}
+		if b := band(xs, lo, hi, colour(mi)); b != nil {
+			p.Add(b)
+		}
+		if l := line(xs, ys, colour(mi), false); l != nil {
+			p.Add(l)
+		}
+		iv := &intervals{xs: xs, ys: ys, lo: ys, hi: ys, color: colour(mi), radius: vg.Points(2)}
+		p.Add(iv)
+		marks += iv.marks()
+		p.NominalX(labels...)
+		p.X.Min, p.X.Max = -0.3, float64(len(keys))-0.7
+		ps = append(ps, p)
+	}
+	return panels("effort", "The metrics against reasoning effort"+what+", with 95% bootstrap bands.", FullWidth, 2.2*vg.Inch, ps, marks), nil
+}
+
+// HumanTrust draws a study question's mean over checkpoint days, a line
+// with its 95% bootstrap band per condition (analysis.Study).
+func HumanTrust(stats []analysis.StudyStat, question string) (*Figure, error) {
+	byCond := map[string][]analysis.StudyStat{}
+	var conds []string
+	for _, s := range stats {
+		if s.Kind != "over_days" || s.Question != question {
+			continue
+		}
+		if _, ok := byCond[s.Condition]; !ok {
+			conds = append(conds, s.Condition)
+		}
+		byCond[s.Condition] = append(byCond[s.Condition], s)
+	}
+	if len(conds) == 0 {
+		return nil, fmt.Errorf("human-trust: no %q rating over days", question)
+	}
+	sort.Strings(conds)
+	p := newPlot("Human "+question+" over the study", "Checkpoint day", question)
+	marks := 0
+	for i, c := range conds {
+		ss := byCond[c]
+		sort.Slice(ss, func(a, b int) bool { return ss[a].Day < ss[b].Day })
+		var xs, ys, lo, hi []float64
+		for _, s := range ss {
+			xs, ys, lo, hi = append(xs, float64(s.Day)), append(ys, s.Value), append(lo, s.Lo), append(hi, s.Hi)
+		}
+		if b := band(xs, lo, hi, colour(i)); b != nil {
+			p.Add(b)
+		}
+		if l := line(xs, ys, colour(i), i%2 == 1); l != nil {
+			p.Add(l)
+			p.Legend.Add(c, l)
+		}
+		iv := &intervals{xs: xs, ys: ys, lo: ys, hi: ys, color: colour(i), radius: vg.Points(1.8)}
+		p.Add(iv)
+		marks += iv.marks()
+	}
+	p.Legend.Top, p.Legend.Left = true, true
+	return single("human-trust", "Human "+question+" at each checkpoint day by condition, with 95% bootstrap bands (participants resampled).",
+		ColumnWidth, 2.6*vg.Inch, p, marks), nil
+}

@@ -1,0 +1,261 @@
+// Package plots draws the paper's figures from analysis results, with
+// gonum/plot, as PNG, SVG or PDF. It computes nothing statistical: every
+// value and interval comes from package analysis.
+//
+// Figures are sized for a two-column paper (7 in wide across both columns,
+// 3.4 in for one), use the Okabe–Ito colours (distinguishable with every
+// common colour-vision deficiency) and one sans-serif font at 8 pt.
+package plots
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"strings"
+	"sync"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Formats are the image formats a figure is written in.
+var Formats = []string{"png", "svg", "pdf"}
+
+// Widths for a two-column paper.
+const (
+	FullWidth   = 7 * vg.Inch
+	ColumnWidth = 3.4 * vg.Inch
+)
+
+// Palette is the Okabe–Ito palette, black last.
+var Palette = []color.Color{
+	color.RGBA{0, 114, 178, 255},   // blue
+	color.RGBA{230, 159, 0, 255},   // orange
+	color.RGBA{0, 158, 115, 255},   // bluish green
+	color.RGBA{204, 121, 167, 255}, // reddish purple
+	color.RGBA{86, 180, 233, 255},  // sky blue
+	color.RGBA{213, 94, 0, 255},    // vermillion
+	color.RGBA{240, 228, 66, 255},  // yellow
+	color.RGBA{0, 0, 0, 255},       // black
+}
+
+func colour(i int) color.Color { return Palette[i%len(Palette)] }
+
+// Figure is a figure ready to be rendered.
+type Figure struct {
+	Name          string
+	Caption       string
+	Width, Height vg.Length
+	// Marks counts the data marks drawn (points, bars, cells, arrows):
+	// a figure with none shows nothing.
+	Marks int
+	draw  func(dc draw.Canvas)
+}
+
+var fontOnce sync.Once
+
+// setFonts makes every text of the figures one sans-serif face.
+func setFonts() {
+	fontOnce.Do(func() {
+		f := font.Font{Typeface: "Liberation", Variant: "Sans", Size: 8}
+		plot.DefaultFont = f
+		plotter.DefaultFont = f
+	})
+}
+
+// newPlot is a plot with gymlens's styling.
+func newPlot(title, xlabel, ylabel string) *plot.Plot {
+	setFonts()
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = 9
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font.Size = 8
+		a.Tick.Label.Font.Size = 7
+	}
+	p.Legend.TextStyle.Font.Size = 7
+	p.Legend.Top = true
+	return p
+}
+
+// single makes a figure of one plot.
+func single(name, caption string, w, h vg.Length, p *plot.Plot, marks int) *Figure {
+	return &Figure{Name: name, Caption: caption, Width: w, Height: h, Marks: marks, draw: func(dc draw.Canvas) { p.Draw(dc) }}
+}
+
+// panels makes a figure of plots side by side, each on its own scale.
+func panels(name, caption string, w, h vg.Length, ps []*plot.Plot, marks int) *Figure {
+	return &Figure{Name: name, Caption: caption, Width: w, Height: h, Marks: marks, draw: func(dc draw.Canvas) {
+		t := draw.Tiles{Rows: 1, Cols: len(ps), PadX: vg.Millimeter * 2, PadY: vg.Millimeter, PadTop: vg.Millimeter, PadBottom: vg.Millimeter,
+			PadLeft: vg.Millimeter, PadRight: vg.Millimeter}
+		cs := plot.Align([][]*plot.Plot{ps}, t, dc)
+		for i, p := range ps {
+			p.Draw(cs[0][i])
+		}
+	}}
+}
+
+// Render draws the figure in format (png at 300 dpi, svg, pdf). SVG output
+// is the same bytes for the same data.
+func (f *Figure) Render(format string) ([]byte, error) {
+	var c interface {
+		vg.CanvasSizer
+	}
+	var write func(*bytes.Buffer) error
+	switch format {
+	case "png":
+		img := vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(300), vgimg.UseBackgroundColor(color.White))
+		c = img
+		write = func(b *bytes.Buffer) error { _, err := vgimg.PngCanvas{Canvas: img}.WriteTo(b); return err }
+	case "svg":
+		s := vgsvg.NewWith(vgsvg.UseWH(f.Width, f.Height), vgsvg.EmbedFonts(false))
+		c = s
+		write = func(b *bytes.Buffer) error {
+			// Fonts are named, not embedded (an embedded face is 0.5 MB
+			// per figure); a viewer without Liberation Sans uses a
+			// metric-compatible or similar sans-serif.
+			var raw bytes.Buffer
+			if _, err := s.WriteTo(&raw); err != nil {
+				return err
+			}
+			b.Write(bytes.ReplaceAll(raw.Bytes(), []byte("font-family:Liberation Sans"),
+				[]byte("font-family:'Liberation Sans',Arimo,Arial,Helvetica,sans-serif")))
+			return nil
+		}
+	case "pdf":
+		p := vgpdf.New(f.Width, f.Height)
+		c = p
+		write = func(b *bytes.Buffer) error { _, err := p.WriteTo(b); return err }
+	default:
+		return nil, fmt.Errorf("format: expected one of %s, found %q", strings.Join(Formats, ", "), format)
+	}
+	f.draw(draw.New(c))
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		return nil, fmt.Errorf("rendering %s as %s: %v", f.Name, format, err)
+	}
+	return b.Bytes(), nil
+}
+
+// intervals draws points with vertical interval bars: the usual way to
+// show an estimate and its bootstrap interval.
+type intervals struct {
+	xs, ys, lo, hi []float64
+	color          color.Color
+	radius         vg.Length
+	horizontal     bool // values along x, categories (xs) along y
+}
+
+func (iv *intervals) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	line := draw.LineStyle{Color: iv.color, Width: vg.Points(0.8)}
+	cap := vg.Points(2)
+	for i := range iv.xs {
+		if math.IsNaN(iv.ys[i]) {
+			continue
+		}
+		if iv.horizontal {
+			y := trY(iv.xs[i])
+			if !math.IsNaN(iv.lo[i]) && !math.IsNaN(iv.hi[i]) {
+				lo, hi := trX(iv.lo[i]), trX(iv.hi[i])
+				c.StrokeLine2(line, lo, y, hi, y)
+				c.StrokeLine2(line, lo, y-cap, lo, y+cap)
+				c.StrokeLine2(line, hi, y-cap, hi, y+cap)
+			}
+			c.DrawGlyph(draw.GlyphStyle{Color: iv.color, Radius: iv.radius, Shape: draw.CircleGlyph{}}, vg.Point{X: trX(iv.ys[i]), Y: y})
+			continue
+		}
+		x := trX(iv.xs[i])
+		if !math.IsNaN(iv.lo[i]) && !math.IsNaN(iv.hi[i]) {
+			lo, hi := trY(iv.lo[i]), trY(iv.hi[i])
+			c.StrokeLine2(line, x, lo, x, hi)
+			c.StrokeLine2(line, x-cap, lo, x+cap, lo)
+			c.StrokeLine2(line, x-cap, hi, x+cap, hi)
+		}
+		c.DrawGlyph(draw.GlyphStyle{Color: iv.color, Radius: iv.radius, Shape: draw.CircleGlyph{}}, vg.Point{X: x, Y: trY(iv.ys[i])})
+	}
+}
+
+func (iv *intervals) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, ymin = math.Inf(1), math.Inf(1)
+	xmax, ymax = math.Inf(-1), math.Inf(-1)
+	for i := range iv.xs {
+		for _, v := range []float64{iv.ys[i], iv.lo[i], iv.hi[i]} {
+			if !math.IsNaN(v) {
+				ymin, ymax = math.Min(ymin, v), math.Max(ymax, v)
+			}
+		}
+		xmin, xmax = math.Min(xmin, iv.xs[i]), math.Max(xmax, iv.xs[i])
+	}
+	if iv.horizontal {
+		return ymin, ymax, xmin, xmax
+	}
+	return
+}
+
+func (iv *intervals) marks() int {
+	n := 0
+	for _, y := range iv.ys {
+		if !math.IsNaN(y) {
+			n++
+		}
+	}
+	return n
+}
+
+// band is a shaded interval around a line.
+func band(xs, lo, hi []float64, c color.Color) *plotter.Polygon {
+	var pts plotter.XYs
+	for i := range xs {
+		if !math.IsNaN(lo[i]) {
+			pts = append(pts, plotter.XY{X: xs[i], Y: lo[i]})
+		}
+	}
+	for i := len(xs) - 1; i >= 0; i-- {
+		if !math.IsNaN(hi[i]) {
+			pts = append(pts, plotter.XY{X: xs[i], Y: hi[i]})
+		}
+	}
+	if len(pts) < 3 {
+		return nil
+	}
+	poly, err := plotter.NewPolygon(pts)
+	if err != nil {
+		return nil
+	}
+	r, g, b, _ := c.RGBA()
+	poly.Color = color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 60}
+	poly.LineStyle.Width = 0
+	return poly
+}
+
+// line is a line through the points that have a value.
+func line(xs, ys []float64, c color.Color, dashed bool) *plotter.Line {
+	var pts plotter.XYs
+	for i := range xs {
+		if !math.IsNaN(ys[i]) {
+			pts = append(pts, plotter.XY{X: xs[i], Y: ys[i]})
+		}
+	}
+	if len(pts) == 0 {
+		return nil
+	}
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return nil
+	}
+	l.Color, l.Width = c, vg.Points(1.2)
+	if dashed {
+		l.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+	}
+	return l
+}

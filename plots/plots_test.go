@@ -1,0 +1,175 @@
+package plots
+
+import (
+	"bytes"
+	"image/png"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gymlens/gymlens/analysis"
+)
+
+func est(v float64) analysis.Estimate {
+	return analysis.Estimate{Value: v, Lo: v - 3, Hi: v + 2, Level: 0.95, Resamples: 100, Method: "percentile"}
+}
+
+func result(group map[string]string, metric string, v float64) analysis.Result {
+	return analysis.Result{Group: group, Metric: metric, NRuns: 30, Estimate: est(v)}
+}
+
+// figures builds every figure from small made-up results.
+func figures(t *testing.T) map[string]*Figure {
+	t.Helper()
+	var bySize, bySwitch, byHarness, byEffort, byScen []analysis.Result
+	for _, f := range []struct {
+		fam   string
+		sizes []string
+	}{{"Qwen", []string{"2", "9", "27"}}, {"Gemma", []string{"12", "31"}}} {
+		for i, s := range f.sizes {
+			bySize = append(bySize, result(map[string]string{"family": f.fam, "size": s}, "TC", 40+10*float64(i)))
+		}
+	}
+	bySize = append(bySize, result(map[string]string{"family": "Claude", "size": "unknown"}, "TC", 90))
+	for i, m := range []string{"Qwen 2B", "Qwen 9B", "Gemma 12B"} {
+		for h, v := range map[string]float64{"CC": 50 + float64(i), "OC": 60 - 5*float64(i)} {
+			bySwitch = append(bySwitch, result(map[string]string{"model": m, "size": "9", "harness": h}, "TC", v))
+		}
+	}
+	bySwitch = append(bySwitch, result(map[string]string{"model": "Closed", "size": "unknown", "harness": "CC"}, "TC", 80),
+		result(map[string]string{"model": "Closed", "size": "unknown", "harness": "OC"}, "TC", 70))
+	for i, h := range []string{"CC", "CD", "OC"} {
+		for j, m := range analysis.MainMetrics {
+			byHarness = append(byHarness, result(map[string]string{"harness": h}, m, float64(10*(i+j))))
+		}
+	}
+	for i, e := range []string{"xhigh", "low", "none", "medium"} {
+		for _, m := range analysis.MainMetrics {
+			byEffort = append(byEffort, result(map[string]string{"effort": e}, m, float64(i)))
+		}
+	}
+	for i := 0; i < 10; i++ {
+		for _, m := range analysis.MainMetrics {
+			byScen = append(byScen, result(map[string]string{"scenario": "scenario_" + string(rune('a'+i))}, m, float64(i)))
+		}
+	}
+	corr := []analysis.CorrResult{
+		{X: "TC", Y: "TA", Level: analysis.RunLevel, Method: analysis.PearsonR, R: 0.18},
+		{X: "TC", Y: "TR-J", Level: analysis.RunLevel, Method: analysis.PearsonR, R: 0.71},
+		{X: "TA", Y: "TR-J", Level: analysis.RunLevel, Method: analysis.PearsonR, R: -0.13},
+	}
+	var study []analysis.StudyStat
+	for _, c := range []string{"AAA", "MMM"} {
+		for d, day := range []int{2, 4, 7} {
+			study = append(study, analysis.StudyStat{Kind: "over_days", Question: "trust", Condition: c, Day: day, N: 24, Estimate: est(4 + float64(d))})
+		}
+	}
+	out := map[string]*Figure{}
+	add := func(f *Figure, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[f.Name] = f
+	}
+	add(ModelSize(bySize, "TC"))
+	add(HarnessSwitch(bySwitch, "TC", "CC", "OC"))
+	add(CorrelationMatrix(corr))
+	add(HarnessComparison(byHarness, analysis.MainMetrics))
+	add(Effort(byEffort, analysis.MainMetrics, ""))
+	add(Breakdown("by-scenario", "scenario", byScen, "scenario", analysis.MainMetrics))
+	add(HumanTrust(study, "trust"))
+	return out
+}
+
+// Every figure renders in every format at its size, with the data drawn:
+// the marks each should have, and the values and labels in the SVG text.
+func TestFiguresRender(t *testing.T) {
+	wantMarks := map[string]int{"model-size": 5, "harness-switch": 3, "correlations": 9, "harness-comparison": 12,
+		"effort": 16, "by-scenario": 40, "human-trust": 6}
+	for name, f := range figures(t) {
+		if f.Marks != wantMarks[name] {
+			t.Errorf("%s: %d marks drawn, want %d", name, f.Marks, wantMarks[name])
+		}
+		for _, format := range Formats {
+			b, err := f.Render(format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) < 1000 {
+				t.Errorf("%s.%s: only %d bytes", name, format, len(b))
+			}
+			switch format {
+			case "png":
+				img, err := png.Decode(bytes.NewReader(b))
+				if err != nil {
+					t.Fatal(err)
+				}
+				wpx := int(math.Round(f.Width.Points() / 72 * 300))
+				if img.Bounds().Dx() != wpx {
+					t.Errorf("%s.png: %d px wide, want %d (300 dpi)", name, img.Bounds().Dx(), wpx)
+				}
+			case "pdf":
+				if !bytes.HasPrefix(b, []byte("%PDF-")) {
+					t.Errorf("%s.pdf is not a PDF", name)
+				}
+			}
+		}
+	}
+	figs := figures(t)
+	svg := func(name string) string {
+		b, err := figs[name].Render("svg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	// Values and names reach the image. SVG text is drawn as glyph
+	// outlines or text elements; both keep the strings in the file.
+	for name, wants := range map[string][]string{
+		"correlations":   {"0.71", "-0.13", "TR-J"},
+		"harness-switch": {"+10.0", "+4.0", "-2.0", "Gemma 12B"},
+		"human-trust":    {"AAA", "MMM"},
+	} {
+		s := svg(name)
+		for _, w := range wants {
+			if !strings.Contains(s, w) {
+				t.Errorf("%s.svg lacks %q", name, w)
+			}
+		}
+	}
+	// The closed model (unknown size) is left out of both size figures.
+	if s := svg("harness-switch"); strings.Contains(s, "Closed") {
+		t.Error("harness-switch shows a model of unknown size")
+	}
+}
+
+// The same data give the same SVG bytes.
+func TestSVGIsDeterministic(t *testing.T) {
+	a, b := figures(t), figures(t)
+	for name := range a {
+		x, _ := a[name].Render("svg")
+		y, _ := b[name].Render("svg")
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s: two renderings of the same data differ", name)
+		}
+	}
+}
+
+func TestFiguresRefuseEmptyData(t *testing.T) {
+	if _, err := ModelSize(nil, "TC"); err == nil {
+		t.Error("model-size of nothing")
+	}
+	if _, err := HarnessSwitch(nil, "TC", "CC", "OC"); err == nil {
+		t.Error("harness-switch of nothing")
+	}
+	if _, err := Effort(nil, analysis.MainMetrics, ""); err == nil {
+		t.Error("effort of nothing")
+	}
+	if _, err := HumanTrust(nil, "trust"); err == nil {
+		t.Error("human-trust of nothing")
+	}
+	if _, err := (&Figure{Name: "x"}).Render("gif"); err == nil {
+		t.Error("gif accepted")
+	}
+}
