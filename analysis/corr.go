@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"math"
-	"sort"
 )
 
 // Correlation levels and methods.
@@ -124,24 +123,20 @@ func pairCorrelations(values [][]float64, scenario, config []string, cl, cfg map
 			cntB[c*ns+s]++
 		}
 	}
-	ox, oy := make([]int, len(x)), make([]int, len(y))
-	for i := range ox {
-		ox[i], oy[i] = i, i
-	}
-	sort.SliceStable(ox, func(p, q int) bool { return x[ox[p]] < x[ox[q]] })
-	sort.SliceStable(oy, func(p, q int) bool { return y[oy[p]] < y[oy[q]] })
+	// Spearman's ρ of each resample from per-cluster polynomials when the
+	// clusters are few (see spearman in agreement.go).
+	sp := newSpearman(x, y, clus, len(cl))
 	// Per-worker scratch space is not shared: the statistic allocates its
 	// buffers once per call site through a pool keyed by goroutine-free
 	// slices below.
-	type scratch struct{ w, rx, ry, cx, cy, cw []float64 }
+	type scratch struct{ w, cx, cy, cw []float64 }
 	pool := make(chan *scratch, opt.Workers+1)
 	get := func() *scratch {
 		select {
 		case s := <-pool:
 			return s
 		default:
-			return &scratch{w: make([]float64, len(x)), rx: make([]float64, len(x)), ry: make([]float64, len(x)),
-				cx: make([]float64, nc), cy: make([]float64, nc), cw: make([]float64, nc)}
+			return &scratch{w: make([]float64, len(x)), cx: make([]float64, nc), cy: make([]float64, nc), cw: make([]float64, nc)}
 		}
 	}
 	stat := func(wc, res []float64) {
@@ -151,9 +146,7 @@ func pairCorrelations(values [][]float64, scenario, config []string, cl, cfg map
 			s.w[i] = wc[c]
 		}
 		res[0] = WeightedPearson(x, y, s.w)
-		weightedRanks(x, s.w, ox, s.rx)
-		weightedRanks(y, s.w, oy, s.ry)
-		res[1] = WeightedPearson(s.rx, s.ry, s.w)
+		res[1] = sp.rho(wc)
 		k := 0
 		for c := 0; c < nc; c++ {
 			var sa, na, sb, nb float64

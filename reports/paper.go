@@ -189,7 +189,7 @@ var statHeaders = map[string]string{
 	analysis.StatPearson: "Pearson r", analysis.StatSpearman: "Spearman ρ", analysis.StatKendall: "Kendall τ-b",
 	analysis.StatWeightedKappa: "Weighted κ", analysis.StatConfigPearson: "Pearson r", analysis.StatConfigSpearman: "Spearman ρ",
 	analysis.StatRateA: "Rate A (%)", analysis.StatRateB: "Rate B (%)", analysis.StatAgreement: "Agreement (%)",
-	analysis.StatKappa: "Cohen's κ",
+	analysis.StatKappa: "Cohen's κ", "r_judge": "r (judge)", "r_human": "r (humans)", "difference": "Difference",
 }
 
 func nan() float64 { return math.NaN() }

@@ -136,6 +136,51 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 			t.Errorf("rows: %d over days, %d acceptance, %d differences", len(res["over_days"]), len(res["acceptance"]), len(res["acceptance_difference"]))
 		}
 	})
+	// Every table in every format, against its golden file.
+	t.Run("tables", func(t *testing.T) {
+		for _, name := range TableNames {
+			for _, f := range []string{"latex", "md", "csv", "html"} {
+				code, out, stderr := gymlens(t, "--db", db, "table", name, "-f", f, "--resamples", "200")
+				if code != 0 {
+					t.Fatalf("%s %s: %s", name, f, stderr)
+				}
+				goldenFile(t, filepath.Join("testdata", "tables", name+"."+f), []byte(out))
+			}
+		}
+		if code, _, stderr := gymlens(t, "--db", db, "table", "nope"); code != 2 || !strings.Contains(stderr, "unknown table") {
+			t.Errorf("unknown table: exit %d, %q", code, stderr)
+		}
+		if code, _, stderr := gymlens(t, "--db", db, "table", "main", "-f", "json"); code != 2 {
+			t.Errorf("json table: exit %d, %q", code, stderr)
+		}
+	})
+	t.Run("plots", func(t *testing.T) {
+		out := filepath.Join(dir, "figs")
+		for _, name := range []string{"effort", "human-trust", "harness-switch"} {
+			code, stdout, stderr := gymlens(t, "--db", db, "plot", name, "--out", out, "--resamples", "200")
+			if code != 0 {
+				t.Fatalf("%s: %s", name, stderr)
+			}
+			for _, f := range []string{"png", "svg", "pdf"} {
+				p := filepath.Join(out, name+"."+f)
+				if st, err := os.Stat(p); err != nil || st.Size() < 1000 || !strings.Contains(stdout, p) {
+					t.Errorf("%s: %v %v", p, st, err)
+				}
+			}
+		}
+		// The effort figure is of the one model run at several efforts.
+		svg, _ := os.ReadFile(filepath.Join(out, "effort.svg"))
+		if !strings.Contains(string(svg), "xhigh") {
+			t.Error("effort.svg has no xhigh level")
+		}
+		if code, _, stderr := gymlens(t, "--db", db, "plot", "pie", "--out", out); code != 2 || !strings.Contains(stderr, "unknown figure") {
+			t.Errorf("unknown figure: exit %d, %q", code, stderr)
+		}
+		if code, _, stderr := gymlens(t, "--db", db, "plot", "harness-switch", "--switch", "XX,YY", "--out", out, "--resamples", "200"); code != 1 || !strings.Contains(stderr, "XX and YY") {
+			t.Errorf("unknown harnesses: exit %d, %q", code, stderr)
+		}
+	})
+	// Last: it adds ratings.
 	t.Run("annotate", func(t *testing.T) {
 		sheet := filepath.Join(dir, "sheet.csv")
 		if code, _, stderr := gymlens(t, "--db", db, "annotate", "sample", "-n", "23", "--by", "scenario", "--seed", "3", "--out", sheet); code != 0 {
@@ -182,50 +227,6 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 		filled := writeFile(t, dir, "filled.csv", buf.String())
 		if code, out, stderr := gymlens(t, "--db", db, "ingest", filled); code != 0 || !strings.Contains(out+stderr, "46 ratings") {
 			t.Errorf("filled sheet: exit %d, %q %q", code, out, stderr)
-		}
-	})
-	// Every table in every format, against its golden file.
-	t.Run("tables", func(t *testing.T) {
-		for _, name := range TableNames {
-			for _, f := range []string{"latex", "md", "csv", "html"} {
-				code, out, stderr := gymlens(t, "--db", db, "table", name, "-f", f, "--resamples", "200")
-				if code != 0 {
-					t.Fatalf("%s %s: %s", name, f, stderr)
-				}
-				goldenFile(t, filepath.Join("testdata", "tables", name+"."+f), []byte(out))
-			}
-		}
-		if code, _, stderr := gymlens(t, "--db", db, "table", "nope"); code != 2 || !strings.Contains(stderr, "unknown table") {
-			t.Errorf("unknown table: exit %d, %q", code, stderr)
-		}
-		if code, _, stderr := gymlens(t, "--db", db, "table", "main", "-f", "json"); code != 2 {
-			t.Errorf("json table: exit %d, %q", code, stderr)
-		}
-	})
-	t.Run("plots", func(t *testing.T) {
-		out := filepath.Join(dir, "figs")
-		for _, name := range []string{"effort", "human-trust", "harness-switch"} {
-			code, stdout, stderr := gymlens(t, "--db", db, "plot", name, "--out", out, "--resamples", "200")
-			if code != 0 {
-				t.Fatalf("%s: %s", name, stderr)
-			}
-			for _, f := range []string{"png", "svg", "pdf"} {
-				p := filepath.Join(out, name+"."+f)
-				if st, err := os.Stat(p); err != nil || st.Size() < 1000 || !strings.Contains(stdout, p) {
-					t.Errorf("%s: %v %v", p, st, err)
-				}
-			}
-		}
-		// The effort figure is of the one model run at several efforts.
-		svg, _ := os.ReadFile(filepath.Join(out, "effort.svg"))
-		if !strings.Contains(string(svg), "xhigh") {
-			t.Error("effort.svg has no xhigh level")
-		}
-		if code, _, stderr := gymlens(t, "--db", db, "plot", "pie", "--out", out); code != 2 || !strings.Contains(stderr, "unknown figure") {
-			t.Errorf("unknown figure: exit %d, %q", code, stderr)
-		}
-		if code, _, stderr := gymlens(t, "--db", db, "plot", "harness-switch", "--switch", "XX,YY", "--out", out, "--resamples", "200"); code != 1 || !strings.Contains(stderr, "XX and YY") {
-			t.Errorf("unknown harnesses: exit %d, %q", code, stderr)
 		}
 	})
 	t.Run("bad", func(t *testing.T) {
