@@ -321,3 +321,45 @@ func TestAgreementDegenerate(t *testing.T) {
 		t.Errorf("no items: %+v", s)
 	}
 }
+
+// Kendall's τ-b from the per-cluster-pair counts equals τ-b of the
+// reweighted sample built item by item, ties included.
+func TestKendallByClusterWeights(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	n, C := 300, 6
+	x, y := make([]float64, n), make([]float64, n)
+	cl := make([]int, n)
+	for i := range x {
+		x[i] = float64(rng.IntN(5))
+		y[i] = x[i] + float64(rng.IntN(4))
+		cl[i] = rng.IntN(C)
+	}
+	fast := newKendall(x, y, cl, C)
+	slow := *fast
+	slow.fast = false
+	for k := 0; k < 20; k++ {
+		w := make([]float64, C)
+		for c := range w {
+			w[c] = float64(rng.IntN(3))
+		}
+		closeTo(t, "tau", fast.tau(w), slow.tau(w), 1e-12)
+	}
+}
+
+// KappaAgreement's estimate is Cohen's κ of the pairs (sklearn's value).
+func TestKappaAgreementPoint(t *testing.T) {
+	var r agreeRefs
+	load(t, "testdata/agree_refs.json", &r)
+	cl := make([]int, len(r.Cohen.A))
+	for i := range cl {
+		cl[i] = i % 4
+	}
+	p := Paired{A: r.Cohen.A, B: r.Cohen.B, Cluster: cl, Clusters: 4}
+	s, c := KappaAgreement(p, Quadratic, BootstrapOptions{Resamples: 200})
+	closeTo(t, "quadratic κ", s.Value, r.Cohen.Quadratic, 1e-12)
+	if c.N != float64(len(r.Cohen.A)) || math.IsNaN(s.Lo) {
+		t.Errorf("confusion n %v, interval [%v, %v]", c.N, s.Lo, s.Hi)
+	}
+	u, _ := KappaAgreement(p, Unweighted, BootstrapOptions{Resamples: 200})
+	closeTo(t, "κ", u.Value, r.Cohen.Kappa, 1e-12)
+}

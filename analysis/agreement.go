@@ -88,6 +88,10 @@ func ContinuousAgreement(p Paired, ao AgreementOptions, opt BootstrapOptions) []
 		c[6] += a * b
 	}
 	sp := newSpearman(p.A, p.B, p.Cluster, ns)
+	var kt *kendall
+	if ao.Kendall {
+		kt = newKendall(p.A, p.B, p.Cluster, ns)
+	}
 	var sumA, sumB, cnt []float64
 	if ao.ConfigLevel {
 		sumA, sumB, cnt = make([]float64, p.Configs*ns), make([]float64, p.Configs*ns), make([]float64, p.Configs*ns)
@@ -119,21 +123,8 @@ func ContinuousAgreement(p Paired, ao AgreementOptions, opt BootstrapOptions) []
 		}
 		out[5] = sp.rho(wc)
 		k := 6
-		var w []float64
 		if ao.Kendall {
-			w = make([]float64, n)
-			for i, c := range p.Cluster {
-				w[i] = wc[c]
-			}
-		}
-		if ao.Kendall {
-			var x, y []float64
-			for i := range p.A {
-				for r := 0; r < int(w[i]); r++ {
-					x, y = append(x, p.A[i]), append(y, p.B[i])
-				}
-			}
-			out[k] = KendallTauB(x, y)
+			out[k] = kt.tau(wc)
 			k++
 		}
 		if ao.ConfigLevel {
@@ -365,12 +356,40 @@ func (s *spearman) rho(wc []float64) float64 {
 // KappaAgreement is the (weighted) κ of two sources' categorical values,
 // with its cluster-bootstrap interval, and the confusion matrix.
 func KappaAgreement(p Paired, weighting string, opt BootstrapOptions) (AgreementStat, Confusion) {
+	// One confusion table per cluster: a resample adds them up with its
+	// weights, O(clusters × categories²) whatever the number of items.
+	all := ConfusionMatrix(p.A, p.B, nil)
+	K := len(all.Categories)
+	pos := make(map[float64]int, K)
+	for i, c := range all.Categories {
+		pos[c] = i
+	}
+	per := make([][]float64, p.Clusters)
+	for c := range per {
+		per[c] = make([]float64, K*K)
+	}
+	for i := range p.A {
+		per[p.Cluster[i]][pos[p.A[i]]*K+pos[p.B[i]]]++
+	}
 	stat := func(wc, out []float64) {
-		w := make([]float64, len(p.A))
-		for i, c := range p.Cluster {
-			w[i] = wc[c]
+		m := Confusion{Categories: all.Categories, Counts: make([][]float64, K)}
+		for i := range m.Counts {
+			m.Counts[i] = make([]float64, K)
 		}
-		out[0] = ConfusionMatrix(p.A, p.B, w).Kappa(weighting)
+		for c, w := range wc {
+			if w == 0 {
+				continue
+			}
+			for i := 0; i < K; i++ {
+				for j := 0; j < K; j++ {
+					m.Counts[i][j] += w * per[c][i*K+j]
+				}
+			}
+			for _, v := range per[c] {
+				m.N += w * v
+			}
+		}
+		out[0] = m.Kappa(weighting)
 	}
 	name := StatKappa
 	if weighting != Unweighted {
@@ -379,7 +398,86 @@ func KappaAgreement(p Paired, weighting string, opt BootstrapOptions) (Agreement
 	est := ClusterBootstrap(p.Clusters, 1, stat, opt)
 	s := AgreementStat{Score: p.Score, Stat: name, N: len(p.A), Estimate: est[0]}
 	explainNaN(&s)
-	return s, ConfusionMatrix(p.A, p.B, nil)
+	return s, all
+}
+
+// kendall computes Kendall's τ-b of (x, y) when every item of cluster c
+// counts w[c] times, without building that sample: the sums over pairs
+// that τ-b needs are quadratic in the cluster weights, so their per
+// cluster-pair coefficients are counted once (O(n²), or O(n log n) per
+// resample by building the sample when n is large) and a resample costs
+// O(clusters²). An item repeated w times adds w(w − 1)/2 pairs tied in
+// both variables.
+type kendall struct {
+	x, y, n        []float64
+	cluster        []int
+	C              int
+	fast           bool
+	s, tx, ty, txy []float64 // C×C: over pairs i<j with c(i)=c, c(j)=d
+}
+
+const kendallFastItems = 8000
+
+func newKendall(x, y []float64, cluster []int, C int) *kendall {
+	k := &kendall{x: x, y: y, cluster: cluster, C: C, n: make([]float64, C)}
+	for _, c := range cluster {
+		k.n[c]++
+	}
+	if len(x) > kendallFastItems {
+		return k
+	}
+	k.fast = true
+	k.s, k.tx, k.ty, k.txy = make([]float64, C*C), make([]float64, C*C), make([]float64, C*C), make([]float64, C*C)
+	for i := range x {
+		for j := i + 1; j < len(x); j++ {
+			cd := cluster[i]*C + cluster[j]
+			dx, dy := x[i]-x[j], y[i]-y[j]
+			switch {
+			case dx == 0 && dy == 0:
+				k.tx[cd]++
+				k.ty[cd]++
+				k.txy[cd]++
+			case dx == 0:
+				k.tx[cd]++
+			case dy == 0:
+				k.ty[cd]++
+			case (dx > 0) == (dy > 0):
+				k.s[cd]++
+			default:
+				k.s[cd]--
+			}
+		}
+	}
+	return k
+}
+
+func (k *kendall) tau(wc []float64) float64 {
+	if !k.fast {
+		var x, y []float64
+		for i := range k.x {
+			for r := 0; r < int(wc[k.cluster[i]]); r++ {
+				x, y = append(x, k.x[i]), append(y, k.y[i])
+			}
+		}
+		return KendallTauB(x, y)
+	}
+	var N, s, tx, ty, self float64
+	for c, w := range wc {
+		N += w * k.n[c]
+		self += k.n[c] * w * (w - 1) / 2 // copies of one item: tied in both
+		for d, v := range wc {
+			ww := w * v
+			s += ww * k.s[c*k.C+d]
+			tx += ww * k.tx[c*k.C+d]
+			ty += ww * k.ty[c*k.C+d]
+		}
+	}
+	n0 := N * (N - 1) / 2
+	den := math.Sqrt((n0 - tx - self) * (n0 - ty - self))
+	if N < 2 || den == 0 || math.IsNaN(den) {
+		return math.NaN()
+	}
+	return s / den
 }
 
 func sortedOrder(x []float64) []int {

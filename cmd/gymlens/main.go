@@ -39,6 +39,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -48,7 +49,16 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// GYMLENS_CPUPROFILE=FILE writes a CPU profile of the command (for
+	// `go tool pprof`).
+	if path := os.Getenv("GYMLENS_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			pprof.StartCPUProfile(f)
+			defer f.Close()
+		}
+	}
 	code := run(ctx, os.Args, os.Stdout, os.Stderr)
+	pprof.StopCPUProfile()
 	stop()
 	os.Exit(code)
 }
