@@ -142,35 +142,6 @@ func footer(e *env, cmd *cli.Command, format string, notes []string, opt analysi
 	}
 }
 
-// selectedRuns loads the runs --where keeps.
-func selectedRuns(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) ([]ingest.RunRow, error) {
-	where, err := parseWhere(cmd)
-	if err != nil {
-		return nil, err
-	}
-	runs, err := w.LoadRuns(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if len(runs) == 0 {
-		return nil, fmt.Errorf("warehouse %s holds no runs: ingest some first", w.Path)
-	}
-	groups, err := analysis.GroupRuns(runs, nil, where)
-	if err != nil {
-		return nil, err
-	}
-	var out []ingest.RunRow
-	if len(groups) > 0 {
-		for _, i := range groups[0].Runs {
-			out = append(out, runs[i])
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no run matches --where %s", strings.Join(cmd.StringSlice("where"), " "))
-	}
-	return out, nil
-}
-
 func judgesOf(runs []ingest.RunRow) []string {
 	seen := map[string]bool{}
 	for i := range runs {
@@ -203,8 +174,9 @@ type judgeAgreement struct {
 // compareJudges computes the agreement of the judges --judges names (or,
 // when it is not given, of the only two judges there are) on the runs
 // --where keeps.
-func compareJudges(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, opt analysis.BootstrapOptions) (*judgeAgreement, error) {
-	runs, err := selectedRuns(ctx, cmd, w)
+func compareJudges(src *source) (*judgeAgreement, error) {
+	cmd, opt := src.cmd, src.opt
+	runs, err := src.selected()
 	if err != nil {
 		return nil, err
 	}
@@ -278,11 +250,12 @@ func compareJudges(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, o
 }
 
 func agreeJudges(ctx context.Context, e *env, cmd *cli.Command, format string, w *ingest.Warehouse) error {
-	opt, err := bootstrapOptions(cmd)
+	src, err := newSource(ctx, cmd, w)
 	if err != nil {
 		return err
 	}
-	ja, err := compareJudges(ctx, cmd, w, opt)
+	opt := src.opt
+	ja, err := compareJudges(src)
 	if err != nil {
 		return err
 	}

@@ -46,8 +46,9 @@ type humanAgreement struct {
 
 // compareHumans pairs the human ratings with the judges (or --judge) on the
 // runs --where keeps.
-func compareHumans(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, opt analysis.BootstrapOptions) (*humanAgreement, error) {
-	runs, err := selectedRuns(ctx, cmd, w)
+func compareHumans(src *source) (*humanAgreement, error) {
+	cmd, opt := src.cmd, src.opt
+	runs, err := src.selected()
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +56,7 @@ func compareHumans(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, o
 	if judge != "" && !slices.Contains(judgesOf(runs), judge) {
 		return nil, fmt.Errorf("--judge: no judgment by %q in the runs selected; judges found: %s", judge, strings.Join(judgesOf(runs), ", "))
 	}
-	ratings, err := w.LoadRatings(ctx)
+	ratings, err := src.humanRatings()
 	if err != nil {
 		return nil, err
 	}
@@ -231,11 +232,12 @@ func compareHumans(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, o
 }
 
 func agreeHuman(ctx context.Context, e *env, cmd *cli.Command, format string, w *ingest.Warehouse) error {
-	opt, err := bootstrapOptions(cmd)
+	src, err := newSource(ctx, cmd, w)
 	if err != nil {
 		return err
 	}
-	h, err := compareHumans(ctx, cmd, w, opt)
+	opt := src.opt
+	h, err := compareHumans(src)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,11 @@ func annotateSample(ctx context.Context, e *env, cmd *cli.Command, w *ingest.War
 	if len(questions) == 0 {
 		return usagef("--questions: name at least one question")
 	}
-	runs, err := selectedRuns(ctx, cmd, w)
+	src, err := newSource(ctx, cmd, w)
+	if err != nil {
+		return err
+	}
+	runs, err := src.selected()
 	if err != nil {
 		return err
 	}

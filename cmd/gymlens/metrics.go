@@ -55,6 +55,11 @@ func selectionFlags() []cli.Flag {
 }
 
 func bootstrapOptions(cmd *cli.Command) (analysis.BootstrapOptions, error) {
+	if !hasFlag(cmd, "resamples") { // a command without bootstrap flags
+		o := analysis.DefaultBootstrap
+		o.Workers = runtime.GOMAXPROCS(0)
+		return o, nil
+	}
 	o := analysis.BootstrapOptions{Resamples: int(cmd.Int("resamples")), Seed: cmd.Uint64("seed"), Level: cmd.Float("level"),
 		Method: cmd.String("ci"), Workers: runtime.GOMAXPROCS(0)}
 	levelFlag := "level"

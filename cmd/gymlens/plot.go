@@ -48,7 +48,11 @@ func plotCommand(e *env) *cli.Command {
 				}
 			}
 			return reading(ctx, cmd, func(_ string, w *ingest.Warehouse) error {
-				fig, err := buildFigure(ctx, cmd, w, name)
+				src, err := newSource(ctx, cmd, w)
+				if err != nil {
+					return err
+				}
+				fig, err := buildFigure(src, name)
 				if err != nil {
 					return err
 				}
@@ -106,72 +110,58 @@ func writeAtomic(path string, b []byte) error {
 }
 
 // buildFigure computes what a named figure shows and draws it.
-func buildFigure(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, name string) (*plots.Figure, error) {
-	opt, err := bootstrapOptions(cmd)
-	if err != nil {
-		return nil, err
-	}
+func buildFigure(src *source, name string) (*plots.Figure, error) {
+	cmd := src.cmd
 	if name == "human-trust" {
-		ratings, err := w.LoadRatings(ctx)
+		ratings, err := src.humanRatings()
 		if err != nil {
 			return nil, err
 		}
-		stats, _, err := analysis.Study(studyRatings(ratings), "acceptance", opt)
+		stats, _, err := analysis.Study(studyRatings(ratings), "acceptance", src.studyOptions())
 		if err != nil {
 			return nil, err
 		}
-		return plots.HumanTrust(stats, cmd.String("question"))
-	}
-	rv, err := loadValues(ctx, cmd, w)
-	if err != nil {
-		return nil, err
-	}
-	main4 := []int{0, 1, 2, 3}
-	summarize := func(dims []string, metrics []int, where map[string][]string) ([]analysis.Result, error) {
-		groups, err := analysis.GroupRuns(rv.runs, dims, where)
-		if err != nil {
-			return nil, err
+		question := "trust"
+		if hasFlag(cmd, "question") {
+			question = cmd.String("question")
 		}
-		if len(groups) == 0 {
-			return nil, fmt.Errorf("no run matches --where %s", strings.Join(cmd.StringSlice("where"), " "))
-		}
-		return analysis.Summarize(groups, rv.values, rv.missing, rv.scen, metrics, opt), nil
+		return plots.HumanTrust(stats, question)
 	}
-	metric := cmd.String("metric")
-	mi := analysis.MetricIndex(metric)
-	if mi < 0 {
+	metric := "TC"
+	if hasFlag(cmd, "metric") {
+		metric = cmd.String("metric")
+	}
+	if analysis.MetricIndex(metric) < 0 {
 		return nil, usagef("--metric: unknown metric %q: expected one of %s", metric, strings.Join(analysis.AllMetrics, ", "))
 	}
 	switch name {
 	case "model-size":
-		res, err := summarize([]string{"family", "size"}, []int{mi}, rv.where)
+		res, err := src.summarize([]string{"family", "size"}, []string{metric}, nil)
 		if err != nil {
 			return nil, err
 		}
 		return plots.ModelSize(res, metric)
 	case "harness-switch":
-		sw := splitList(cmd.String("switch"))
+		sw := []string{"CC", "OC"}
+		if hasFlag(cmd, "switch") {
+			sw = splitList(cmd.String("switch"))
+		}
 		if len(sw) != 2 {
 			return nil, usagef("--switch: expected FROM,TO, found %q", cmd.String("switch"))
 		}
-		res, err := summarize([]string{"model", "size", "harness"}, []int{mi}, rv.where)
+		res, err := src.summarize([]string{"model", "size", "harness"}, []string{metric}, nil)
 		if err != nil {
 			return nil, err
 		}
 		return plots.HarnessSwitch(res, metric, sw[0], sw[1])
 	case "correlations":
-		groups, err := analysis.GroupRuns(rv.runs, nil, rv.where)
-		if err != nil || len(groups) == 0 {
-			return nil, fmt.Errorf("no run matches --where %s", strings.Join(cmd.StringSlice("where"), " "))
+		values, scen, _, err := src.selectedValues()
+		if err != nil {
+			return nil, err
 		}
-		var values [][]float64
-		var scen []string
-		for _, i := range groups[0].Runs {
-			values, scen = append(values, rv.values[i]), append(scen, rv.scen[i])
-		}
-		return plots.CorrelationMatrix(analysis.RunCorrelationMatrix(values, scen, main4, opt))
+		return plots.CorrelationMatrix(analysis.RunCorrelationMatrix(values, scen, []int{0, 1, 2, 3}, src.opt))
 	case "harness-comparison":
-		res, err := summarize([]string{"harness"}, main4, rv.where)
+		res, err := src.summarize([]string{"harness"}, analysis.MainMetrics, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -181,17 +171,21 @@ func buildFigure(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, nam
 		if name == "by-persona" {
 			dim, label = "persona_group", "persona group"
 		}
-		res, err := summarize([]string{dim}, main4, rv.where)
+		res, err := src.summarize([]string{dim}, analysis.MainMetrics, nil)
 		if err != nil {
 			return nil, err
 		}
 		return plots.Breakdown(name, label, res, dim, analysis.MainMetrics)
 	case "effort":
-		where, what, err := effortSelection(rv, cmd)
+		rv, err := src.values()
 		if err != nil {
 			return nil, err
 		}
-		res, err := summarize([]string{"effort"}, main4, where)
+		where, what, err := effortSelection(rv)
+		if err != nil {
+			return nil, err
+		}
+		res, err := src.summarize([]string{"effort"}, analysis.MainMetrics, where)
 		if err != nil {
 			return nil, err
 		}
@@ -202,7 +196,7 @@ func buildFigure(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, nam
 
 // effortSelection keeps, unless --where already names a model and a
 // harness, the model and harness run at the most effort levels.
-func effortSelection(rv *runValues, cmd *cli.Command) (map[string][]string, string, error) {
+func effortSelection(rv *runValues) (map[string][]string, string, error) {
 	where := map[string][]string{}
 	for k, v := range rv.where {
 		where[k] = v

@@ -40,7 +40,11 @@ func tableCommand(e *env) *cli.Command {
 				return usagef("table: unknown table %q: expected one of %s", name, strings.Join(TableNames, ", "))
 			}
 			return readingAs(ctx, cmd, "md", reports.TableFormats, func(format string, w *ingest.Warehouse) error {
-				tables, err := buildTables(ctx, cmd, w, name)
+				src, err := newSource(ctx, cmd, w)
+				if err != nil {
+					return err
+				}
+				tables, err := buildTables(src, name)
 				if err != nil {
 					return err
 				}
@@ -74,14 +78,10 @@ var metricTables = map[string]struct {
 }
 
 // buildTables computes what a named table shows and lays it out.
-func buildTables(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, name string) ([]*reports.Table, error) {
-	opt, err := bootstrapOptions(cmd)
-	if err != nil {
-		return nil, err
-	}
+func buildTables(src *source, name string) ([]*reports.Table, error) {
 	switch name {
 	case "judge-agreement":
-		ja, err := compareJudges(ctx, cmd, w, opt)
+		ja, err := compareJudges(src)
 		if err != nil {
 			return nil, err
 		}
@@ -92,7 +92,7 @@ func buildTables(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, nam
 			reports.AgreementTable("judge-agreement-configuration", "Judge agreement between configuration means"+ab, ja.cfg, "scenarios"),
 		}, nil
 	case "judge-human":
-		h, err := compareHumans(ctx, cmd, w, opt)
+		h, err := compareHumans(src)
 		if err != nil {
 			return nil, err
 		}
@@ -101,38 +101,17 @@ func buildTables(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, nam
 			out = append(out, reports.AgreementTable("judge-human-conflation", "Conflation check: r(TR-J, TC) for the judge and r(trust, tc) for the humans", h.conflation, "scenarios"))
 		}
 		return out, nil
-	}
-	rv, err := loadValues(ctx, cmd, w)
-	if err != nil {
-		return nil, err
-	}
-	if name == "correlations" {
-		groups, err := analysis.GroupRuns(rv.runs, nil, rv.where)
+	case "correlations":
+		values, scen, conf, err := src.selectedValues()
 		if err != nil {
 			return nil, err
 		}
-		if len(groups) == 0 {
-			return nil, fmt.Errorf("no run matches --where %s", strings.Join(cmd.StringSlice("where"), " "))
-		}
-		var values [][]float64
-		var scen, conf []string
-		for _, i := range groups[0].Runs {
-			values, scen, conf = append(values, rv.values[i]), append(scen, rv.scen[i]), append(conf, rv.runs[i].ConfigID)
-		}
-		return []*reports.Table{reports.CorrelationTable(analysis.Correlations(values, scen, conf, []int{0, 1, 2, 3}, opt))}, nil
+		return []*reports.Table{reports.CorrelationTable(analysis.Correlations(values, scen, conf, []int{0, 1, 2, 3}, src.opt))}, nil
 	}
 	mt := metricTables[name]
-	groups, err := analysis.GroupRuns(rv.runs, mt.dims, rv.where)
+	res, err := src.summarize(mt.dims, mt.metrics, nil)
 	if err != nil {
 		return nil, err
 	}
-	if len(groups) == 0 {
-		return nil, fmt.Errorf("no run matches --where %s", strings.Join(cmd.StringSlice("where"), " "))
-	}
-	var idx []int
-	for _, m := range mt.metrics {
-		idx = append(idx, analysis.MetricIndex(m))
-	}
-	res := analysis.Summarize(groups, rv.values, rv.missing, rv.scen, idx, opt)
 	return []*reports.Table{reports.MetricTable(name, mt.caption, res, mt.dims, mt.metrics)}, nil
 }
