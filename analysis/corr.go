@@ -126,26 +126,46 @@ func pairCorrelations(values [][]float64, scenario, config []string, cl, cfg map
 	// Spearman's ρ of each resample from per-cluster polynomials when the
 	// clusters are few (see spearman in agreement.go).
 	sp := newSpearman(x, y, clus, len(cl))
+	// Pearson's r of each resample from per-cluster sums of the values
+	// centred on their means: O(clusters) per resample.
+	mx, my := Mean(x), Mean(y)
+	cs := make([][6]float64, len(cl)) // n, Σx, Σy, Σx², Σy², Σxy
+	for i, c := range clus {
+		a, b := x[i]-mx, y[i]-my
+		cs[c][0]++
+		cs[c][1] += a
+		cs[c][2] += b
+		cs[c][3] += a * a
+		cs[c][4] += b * b
+		cs[c][5] += a * b
+	}
 	// Per-worker scratch space is not shared: the statistic allocates its
 	// buffers once per call site through a pool keyed by goroutine-free
 	// slices below.
-	type scratch struct{ w, cx, cy, cw []float64 }
+	type scratch struct{ cx, cy, cw []float64 }
 	pool := make(chan *scratch, opt.Workers+1)
 	get := func() *scratch {
 		select {
 		case s := <-pool:
 			return s
 		default:
-			return &scratch{w: make([]float64, len(x)), cx: make([]float64, nc), cy: make([]float64, nc), cw: make([]float64, nc)}
+			return &scratch{cx: make([]float64, nc), cy: make([]float64, nc), cw: make([]float64, nc)}
 		}
 	}
 	stat := func(wc, res []float64) {
 		s := get()
 		defer func() { pool <- s }()
-		for i, c := range clus {
-			s.w[i] = wc[c]
+		var t [6]float64
+		for c, w := range wc {
+			for k := range t {
+				t[k] += w * cs[c][k]
+			}
 		}
-		res[0] = WeightedPearson(x, y, s.w)
+		res[0] = math.NaN()
+		vx, vy := t[0]*t[3]-t[1]*t[1], t[0]*t[4]-t[2]*t[2]
+		if t[0] > 0 && vx > 1e-12*t[0]*t[3] && vy > 1e-12*t[0]*t[4] {
+			res[0] = math.Max(-1, math.Min(1, (t[0]*t[5]-t[1]*t[2])/math.Sqrt(vx*vy)))
+		}
 		res[1] = sp.rho(wc)
 		k := 0
 		for c := 0; c < nc; c++ {

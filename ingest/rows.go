@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -197,6 +198,55 @@ func (w *Warehouse) LoadRatings(ctx context.Context) ([]RatingRow, error) {
 			return err
 		}
 		out = append(out, g)
+		return nil
+	})
+	return out, err
+}
+
+// InputFile is a file the warehouse was loaded from.
+type InputFile struct {
+	Path    string         `json:"path"`
+	SHA256  string         `json:"sha256"`
+	Size    int64          `json:"size_bytes"`
+	Format  string         `json:"format"`
+	Records map[string]any `json:"records"`
+}
+
+// Inputs lists the files ingested, in the order they were loaded.
+func (w *Warehouse) Inputs(ctx context.Context) ([]InputFile, error) {
+	var out []InputFile
+	err := w.scan(ctx, `SELECT path, sha256, size_bytes, format, records::VARCHAR FROM ingested_files ORDER BY file_id`, func(rows *sql.Rows) error {
+		var f InputFile
+		var rec string
+		if err := rows.Scan(&f.Path, &f.SHA256, &f.Size, &f.Format, &rec); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(rec), &f.Records); err != nil {
+			return err
+		}
+		out = append(out, f)
+		return nil
+	})
+	return out, err
+}
+
+// JudgeVersion is a judge and prompt version with the judgments stored.
+type JudgeVersion struct {
+	Judge     string `json:"judge"`
+	Prompt    string `json:"prompt"`
+	Metric    string `json:"metric"`
+	Judgments int64  `json:"judgments"`
+}
+
+// JudgeVersions lists the judges and prompt versions of the judgments.
+func (w *Warehouse) JudgeVersions(ctx context.Context) ([]JudgeVersion, error) {
+	var out []JudgeVersion
+	err := w.scan(ctx, `SELECT judge, prompt, metric, count(*) FROM judgments GROUP BY ALL ORDER BY ALL`, func(rows *sql.Rows) error {
+		var v JudgeVersion
+		if err := rows.Scan(&v.Judge, &v.Prompt, &v.Metric, &v.Judgments); err != nil {
+			return err
+		}
+		out = append(out, v)
 		return nil
 	})
 	return out, err

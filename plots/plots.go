@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"image/png"
 	"math"
 	"strings"
 	"sync"
@@ -115,7 +116,11 @@ func (f *Figure) Render(format string) ([]byte, error) {
 	case "png":
 		img := vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(300), vgimg.UseBackgroundColor(color.White))
 		c = img
-		write = func(b *bytes.Buffer) error { _, err := vgimg.PngCanvas{Canvas: img}.WriteTo(b); return err }
+		// Fast compression: a report writes many figures, and the
+		// files stay small (flat colours compress well anyway).
+		write = func(b *bytes.Buffer) error {
+			return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(b, img.Image())
+		}
 	case "svg":
 		s := vgsvg.NewWith(vgsvg.UseWH(f.Width, f.Height), vgsvg.EmbedFonts(false))
 		c = s

@@ -45,8 +45,9 @@ type humanAgreement struct {
 }
 
 // compareHumans pairs the human ratings with the judges (or --judge) on the
-// runs --where keeps.
-func compareHumans(src *source) (*humanAgreement, error) {
+// runs --where keeps; reliability adds the humans' own agreement (α with
+// its intervals, Fleiss' κ, pairwise κ), which the tables do not show.
+func compareHumans(src *source, reliability bool) (*humanAgreement, error) {
 	cmd, opt := src.cmd, src.opt
 	runs, err := src.selected()
 	if err != nil {
@@ -213,6 +214,9 @@ func compareHumans(src *source) (*humanAgreement, error) {
 			ppi.Rows = append(ppi.Rows, []any{q, score, pp.N, pp.Labelled, pp.JudgeMean, pp.JudgeLo, pp.JudgeHi,
 				pp.HumanMean, pp.HumanLo, pp.HumanHi, pp.Rectifier, pp.Corrected, pp.CorrectedLo, pp.CorrectedHi})
 		}
+		if !reliability {
+			continue
+		}
 		// The humans' own reliability.
 		levels := []string{analysis.Interval}
 		if integer {
@@ -237,7 +241,7 @@ func agreeHuman(ctx context.Context, e *env, cmd *cli.Command, format string, w 
 		return err
 	}
 	opt := src.opt
-	h, err := compareHumans(src)
+	h, err := compareHumans(src, true)
 	if err != nil {
 		return err
 	}

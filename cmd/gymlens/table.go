@@ -92,7 +92,7 @@ func buildTables(src *source, name string) ([]*reports.Table, error) {
 			reports.AgreementTable("judge-agreement-configuration", "Judge agreement between configuration means"+ab, ja.cfg, "scenarios"),
 		}, nil
 	case "judge-human":
-		h, err := compareHumans(src)
+		h, err := compareHumans(src, false)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,257 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/plots"
+)
+
+// Report is a report folder's content: tables, figures, what was left
+// out and why, and the provenance of it all.
+type Report struct {
+	Title    string
+	Tables   []*Table
+	Figures  []*plots.Figure
+	Skipped  []string // "judge-human: no human rating …"
+	Manifest Manifest
+}
+
+// Manifest is manifest.json: what the report was made from.
+type Manifest struct {
+	Tool          string                `json:"tool"`
+	Version       string                `json:"version"`
+	Warehouse     string                `json:"warehouse"`
+	SchemaVersion int                   `json:"schema_version"`
+	Inputs        []ingest.InputFile    `json:"inputs"`
+	Judges        []ingest.JudgeVersion `json:"judges"`
+	Bootstrap     Bootstrap             `json:"bootstrap"`
+	Study         Bootstrap             `json:"human_study_bootstrap"`
+	Tables        []Output              `json:"tables"`
+	Figures       []Output              `json:"figures"`
+	Skipped       []string              `json:"skipped"`
+}
+
+// Bootstrap records how intervals were made.
+type Bootstrap struct {
+	Method    string  `json:"method"`
+	Level     float64 `json:"level"`
+	Resamples int     `json:"resamples"`
+	Seed      uint64  `json:"seed"`
+	Unit      string  `json:"unit"`
+}
+
+// Output is a table or figure and its files, relative to the report.
+type Output struct {
+	Name    string   `json:"name"`
+	Caption string   `json:"caption"`
+	Files   []string `json:"files"`
+}
+
+// WriteReport writes the report folder dir: tables/NAME.{tex,md,csv,html},
+// figures/NAME.{png,svg,pdf}, index.html (self-contained: figures embedded,
+// no script, nothing fetched) and manifest.json. It is built beside dir
+// and moved into place at the end, so a failure leaves dir as it was.
+func WriteReport(dir string, r *Report) error {
+	parent := filepath.Dir(filepath.Clean(dir))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("--out: %v", err)
+	}
+	tmp, err := os.MkdirTemp(parent, ".gymlens-report-*")
+	if err != nil {
+		return fmt.Errorf("--out: %v", err)
+	}
+	defer os.RemoveAll(tmp)
+	for _, sub := range []string{"tables", "figures"} {
+		if err := os.Mkdir(filepath.Join(tmp, sub), 0o755); err != nil {
+			return err
+		}
+	}
+	ext := map[string]string{"latex": "tex", "md": "md", "csv": "csv", "html": "html"}
+	m := r.Manifest
+	m.Tables, m.Figures, m.Skipped = nil, nil, append([]string{}, r.Skipped...)
+	for _, t := range r.Tables {
+		o := Output{Name: t.Name, Caption: t.Caption}
+		for _, f := range TableFormats {
+			var b bytes.Buffer
+			if err := WriteTable(&b, f, t, TableOptions{Intervals: true}); err != nil {
+				return err
+			}
+			rel := filepath.Join("tables", t.Name+"."+ext[f])
+			if err := os.WriteFile(filepath.Join(tmp, rel), b.Bytes(), 0o644); err != nil {
+				return err
+			}
+			o.Files = append(o.Files, filepath.ToSlash(rel))
+		}
+		m.Tables = append(m.Tables, o)
+	}
+	pngs := map[string][]byte{}
+	for _, fig := range r.Figures {
+		o := Output{Name: fig.Name, Caption: fig.Caption}
+		for _, f := range plots.Formats {
+			b, err := fig.Render(f)
+			if err != nil {
+				return err
+			}
+			if f == "png" {
+				pngs[fig.Name] = b
+			}
+			rel := filepath.Join("figures", fig.Name+"."+f)
+			if err := os.WriteFile(filepath.Join(tmp, rel), b, 0o644); err != nil {
+				return err
+			}
+			o.Files = append(o.Files, filepath.ToSlash(rel))
+		}
+		m.Figures = append(m.Figures, o)
+	}
+	mj, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "manifest.json"), append(mj, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "index.html"), indexHTML(r, &m, pngs), 0o644); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	// Replace dir: move the old one aside, the new one in, then drop the old.
+	old := ""
+	if _, err := os.Stat(dir); err == nil {
+		old = tmp + ".old"
+		if err := os.Rename(dir, old); err != nil {
+			return fmt.Errorf("--out: %v", err)
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if old != "" {
+			os.Rename(old, dir)
+		}
+		return fmt.Errorf("--out: %v", err)
+	}
+	if old != "" {
+		os.RemoveAll(old)
+	}
+	return nil
+}
+
+const reportCSS = `
+:root{--fg:#1a1a1a;--muted:#555;--rule:#ccc;--accent:#0072b2}
+*{box-sizing:border-box}
+body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",Arial,sans-serif;color:var(--fg);margin:0 auto;max-width:1100px;padding:1rem}
+h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid var(--rule)}
+nav ul{columns:2 16rem;padding-left:1.2rem}
+a{color:var(--accent)}
+.table-wrap{overflow-x:auto;margin:.5rem 0 .25rem}
+table{border-collapse:collapse;font-size:.85rem;font-variant-numeric:tabular-nums}
+caption{text-align:left;font-weight:600;padding:.3rem 0}
+th,td{padding:.25rem .5rem;border-bottom:1px solid #e5e5e5;white-space:nowrap}
+thead th{border-bottom:2px solid var(--fg);text-align:left}
+th.num,td.num{text-align:right}
+tr.group td{border-top:1px solid var(--fg)}
+.ci{color:var(--muted);font-size:.85em}
+.note,.files{color:var(--muted);font-size:.8rem;margin:.2rem 0}
+figure{margin:1.2rem 0}
+figure img{max-width:100%;height:auto;border:1px solid #eee}
+figcaption{font-size:.85rem;color:var(--muted)}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;font-size:.9rem}
+dt{font-weight:600}
+code{font-size:.85em;word-break:break-all}
+@media print{body{max-width:none;font-size:10pt}nav{display:none}.table-wrap{overflow:visible}
+ section,figure,.table-wrap{break-inside:avoid}a{color:inherit;text-decoration:none}}
+`
+
+// indexHTML is the report's page. Every text is escaped: names, captions
+// and paths are data.
+func indexHTML(r *Report, m *Manifest, pngs map[string][]byte) []byte {
+	e := html.EscapeString
+	var b bytes.Buffer
+	title := r.Title
+	if title == "" {
+		title = "gymlens report"
+	}
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"+
+		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>%s</style>\n</head>\n<body>\n", e(title), reportCSS)
+	fmt.Fprintf(&b, "<header><h1>%s</h1><p class=\"note\">Made by %s %s from %d input files; every table and figure is also a file in this folder (manifest.json lists them with the inputs' SHA-256).</p></header>\n",
+		e(title), e(m.Tool), e(m.Version), len(m.Inputs))
+	b.WriteString("<nav><h2>Contents</h2><ul>\n")
+	for _, t := range r.Tables {
+		fmt.Fprintf(&b, "<li><a href=\"#table-%s\">%s</a></li>\n", e(t.Name), e(t.Caption))
+	}
+	for _, f := range r.Figures {
+		fmt.Fprintf(&b, "<li><a href=\"#figure-%s\">%s</a></li>\n", e(f.Name), e(figureTitle(f)))
+	}
+	b.WriteString("<li><a href=\"#provenance\">Provenance</a></li>\n</ul></nav>\n")
+
+	b.WriteString("<section id=\"tables\"><h2>Tables</h2>\n")
+	for i, t := range r.Tables {
+		b.WriteString("<div class=\"table-wrap\">\n")
+		var tb bytes.Buffer
+		WriteTable(&tb, "html", t, TableOptions{Intervals: true})
+		b.Write(tb.Bytes())
+		b.WriteString("</div>\n")
+		fmt.Fprintf(&b, "<p class=\"files\">Files: %s</p>\n", links(m.Tables[i].Files))
+	}
+	b.WriteString("</section>\n<section id=\"figures\"><h2>Figures</h2>\n")
+	for i, f := range r.Figures {
+		fmt.Fprintf(&b, "<figure id=\"figure-%s\"><img src=\"data:image/png;base64,%s\" alt=\"%s\" width=\"%d\" height=\"%d\">"+
+			"<figcaption>%s<br><span class=\"files\">Files: %s</span></figcaption></figure>\n",
+			e(f.Name), base64.StdEncoding.EncodeToString(pngs[f.Name]), e(f.Caption),
+			int(f.Width.Points()/72*96), int(f.Height.Points()/72*96), e(f.Caption), links(m.Figures[i].Files))
+	}
+	b.WriteString("</section>\n")
+	if len(r.Skipped) > 0 {
+		b.WriteString("<section id=\"skipped\"><h2>Left out</h2><ul>\n")
+		for _, s := range r.Skipped {
+			fmt.Fprintf(&b, "<li>%s</li>\n", e(s))
+		}
+		b.WriteString("</ul></section>\n")
+	}
+	b.WriteString("<section id=\"provenance\"><h2>Provenance</h2>\n<dl>\n")
+	bs := m.Bootstrap
+	fmt.Fprintf(&b, "<dt>Intervals</dt><dd>%g%% cluster bootstrap (%s), %d resamples of %s, seed %d</dd>\n", 100*bs.Level, e(bs.Method), bs.Resamples, e(bs.Unit), bs.Seed)
+	st := m.Study
+	fmt.Fprintf(&b, "<dt>Human study</dt><dd>%g%% cluster bootstrap (%s), %d resamples of %s, seed %d</dd>\n", 100*st.Level, e(st.Method), st.Resamples, e(st.Unit), st.Seed)
+	fmt.Fprintf(&b, "<dt>Warehouse</dt><dd><code>%s</code> (schema %d)</dd>\n", e(m.Warehouse), m.SchemaVersion)
+	fmt.Fprintf(&b, "<dt>Tool</dt><dd>%s %s</dd>\n", e(m.Tool), e(m.Version))
+	b.WriteString("</dl>\n<h3>Judges and prompt versions</h3>\n<div class=\"table-wrap\"><table><thead><tr><th>Judge</th><th>Metric</th><th>Prompt</th><th class=\"num\">Judgments</th></tr></thead><tbody>\n")
+	for _, j := range m.Judges {
+		prompt := j.Prompt
+		if prompt == "" {
+			prompt = "(not given)"
+		}
+		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td class=\"num\">%d</td></tr>\n", e(j.Judge), e(j.Metric), e(prompt), j.Judgments)
+	}
+	b.WriteString("</tbody></table></div>\n<h3>Inputs</h3>\n<div class=\"table-wrap\"><table><thead><tr><th>File</th><th>SHA-256</th><th class=\"num\">Bytes</th></tr></thead><tbody>\n")
+	for _, f := range m.Inputs {
+		fmt.Fprintf(&b, "<tr><td><code>%s</code></td><td><code>%s</code></td><td class=\"num\">%d</td></tr>\n", e(f.Path), e(f.SHA256), f.Size)
+	}
+	b.WriteString("</tbody></table></div>\n</section>\n</body>\n</html>\n")
+	return b.Bytes()
+}
+
+func figureTitle(f *plots.Figure) string {
+	c := f.Caption
+	if i := strings.IndexAny(c, ",."); i > 0 {
+		c = c[:i]
+	}
+	return c
+}
+
+func links(files []string) string {
+	var out []string
+	for _, f := range files {
+		e := html.EscapeString(f)
+		out = append(out, fmt.Sprintf("<a href=\"%s\">%s</a>", e, html.EscapeString(filepath.Ext(f)[1:])))
+	}
+	return strings.Join(out, " · ")
+}
