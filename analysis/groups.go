@@ -99,12 +99,31 @@ func GroupRuns(runs []ingest.RunRow, by []string, where map[string][]string) ([]
 	sort.SliceStable(groups, func(a, b int) bool {
 		for _, d := range by {
 			if x, y := groups[a].Key[d], groups[b].Key[d]; x != y {
+				if d == "effort" {
+					if rx, ry := EffortRank(x), EffortRank(y); rx != ry {
+						return rx < ry
+					}
+				}
 				return lessValue(x, y)
 			}
 		}
 		return false
 	})
 	return groups, nil
+}
+
+// EffortOrder is the order of reasoning-effort levels, least first.
+var EffortOrder = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
+
+// EffortRank is an effort level's place in EffortOrder; levels not in it
+// come after, in text order.
+func EffortRank(e string) int {
+	for i, x := range EffortOrder {
+		if x == e {
+			return i
+		}
+	}
+	return len(EffortOrder)
 }
 
 // lessValue orders numbers numerically and text alphabetically.

@@ -369,23 +369,12 @@ func Breakdown(name, dimLabel string, res []analysis.Result, dim string, metrics
 		e, keys, labels, metrics)
 }
 
-// EffortOrder is the order of reasoning-effort levels on an axis; others
-// follow in text order.
-var EffortOrder = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
-
 // Effort draws the metrics against reasoning effort, a line with its 95%
 // bootstrap band per metric, from results grouped by effort (of one model
 // and harness).
 func Effort(res []analysis.Result, metrics []string, what string) (*Figure, error) {
 	e, keys := index(res, "effort")
-	rank := func(s string) int {
-		for i, x := range EffortOrder {
-			if x == s {
-				return i
-			}
-		}
-		return len(EffortOrder)
-	}
+	rank := analysis.EffortRank
 	sort.SliceStable(keys, func(a, b int) bool {
 		ra, rb := rank(keys[a][0]), rank(keys[b][0])
 		if ra != rb {

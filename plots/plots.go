@@ -108,6 +108,9 @@ func panels(name, caption string, w, h vg.Length, ps []*plot.Plot, marks int) *F
 // Render draws the figure in format (png at 300 dpi, svg, pdf). SVG output
 // is the same bytes for the same data.
 func (f *Figure) Render(format string) ([]byte, error) {
+	if f.draw == nil {
+		return nil, fmt.Errorf("figure %s has nothing to draw", f.Name)
+	}
 	var c interface {
 		vg.CanvasSizer
 	}

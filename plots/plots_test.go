@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot/vg/draw"
+
 	"github.com/gymlens/gymlens/analysis"
 )
 
@@ -169,7 +171,10 @@ func TestFiguresRefuseEmptyData(t *testing.T) {
 	if _, err := HumanTrust(nil, "trust"); err == nil {
 		t.Error("human-trust of nothing")
 	}
-	if _, err := (&Figure{Name: "x"}).Render("gif"); err == nil {
+	if _, err := (&Figure{Name: "x"}).Render("png"); err == nil {
+		t.Error("a figure with nothing to draw rendered")
+	}
+	if _, err := (&Figure{Name: "x", draw: func(draw.Canvas) {}}).Render("gif"); err == nil {
 		t.Error("gif accepted")
 	}
 }

@@ -239,12 +239,15 @@ func indexHTML(r *Report, m *Manifest, pngs map[string][]byte) []byte {
 	return b.Bytes()
 }
 
+// figureTitle is a caption's first clause, for the contents.
 func figureTitle(f *plots.Figure) string {
 	c := f.Caption
-	if i := strings.IndexAny(c, ",."); i > 0 {
-		c = c[:i]
+	for _, sep := range []string{", with", ", from", ". ", " (arrow"} {
+		if i := strings.Index(c, sep); i > 0 {
+			c = c[:i]
+		}
 	}
-	return c
+	return strings.TrimSuffix(c, ".")
 }
 
 func links(files []string) string {

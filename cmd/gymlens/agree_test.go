@@ -180,6 +180,51 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 			t.Errorf("unknown harnesses: exit %d, %q", code, stderr)
 		}
 	})
+	// The report folder, checked in a real browser.
+	t.Run("report", func(t *testing.T) {
+		out := filepath.Join(dir, "rep")
+		code, stdout, stderr := gymlens(t, "--db", db, "report", "--out", out, "--resamples", "200")
+		if code != 0 || !strings.Contains(stdout, "index.html") {
+			t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+		}
+		var m struct {
+			Inputs []struct {
+				Path, SHA256 string
+			}
+			Judges []struct {
+				Judge, Prompt string
+			}
+			Tables, Figures []struct {
+				Name  string
+				Files []string
+			}
+			Skipped   []string
+			Bootstrap struct {
+				Resamples int
+				Seed      uint64
+			}
+		}
+		b, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		// The sample has everything: nothing is left out.
+		if len(m.Skipped) != 0 || len(m.Tables) != 12 || len(m.Figures) != 8 || len(m.Inputs) != 90 || len(m.Judges) == 0 ||
+			m.Bootstrap.Resamples != 200 || len(m.Inputs[0].SHA256) != 64 {
+			t.Errorf("manifest: %d tables, %d figures, %d inputs, skipped %v, %+v", len(m.Tables), len(m.Figures), len(m.Inputs), m.Skipped, m.Bootstrap)
+		}
+		for _, o := range append(m.Tables, m.Figures...) {
+			for _, f := range o.Files {
+				if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+		checkInBrowser(t, filepath.Join(out, "index.html"), len(m.Tables), len(m.Figures))
+	})
 	// Last: it adds ratings.
 	t.Run("annotate", func(t *testing.T) {
 		sheet := filepath.Join(dir, "sheet.csv")

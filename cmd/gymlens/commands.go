@@ -278,7 +278,8 @@ func demoCommand(e *env) *cli.Command {
 		Usage: "write the sample corpus, ingest it and print a summary",
 		Description: "Writes the corpus to DIR/corpus and the warehouse to DIR/gymlens.duckdb (or --db when given),\n" +
 			"then prints the configurations and the main results (the four metrics with cluster-bootstrap\n" +
-			"intervals; --seed seeds both the corpus and the bootstrap). Running it again loads nothing twice.",
+			"intervals; --seed seeds both the corpus and the bootstrap), and ends by writing the report folder\n" +
+			"DIR/report (every table and figure, index.html, manifest.json). Running it again loads nothing twice.",
 		Flags: append(append([]cli.Flag{&cli.StringFlag{Name: "out", Value: "gymlens-demo", Usage: "output `DIR`"},
 			&cli.StringFlag{Name: "by", Value: "config", Hidden: true}, &cli.StringSliceFlag{Name: "where", Hidden: true},
 			&cli.StringFlag{Name: "metrics", Value: strings.Join(analysis.MainMetrics, ","), Hidden: true},
@@ -341,7 +342,25 @@ func demoCommand(e *env) *cli.Command {
 			if format == "table" {
 				fmt.Fprintln(e.stdout, "\nmain results (TC 0–100, TA and TR-D %, TR-J 1–5):")
 			}
-			return printMetrics(e, format, []string{"config"}, res, quiet)
+			if err := printMetrics(e, format, []string{"config"}, res, quiet); err != nil {
+				return err
+			}
+			// Last, the report folder with every table and figure.
+			t0 := time.Now()
+			page, skipped, err := writeReport(ctx, cmd, w, filepath.Join(out, "report"))
+			if err != nil {
+				return err
+			}
+			for _, s := range skipped {
+				fmt.Fprintln(e.stderr, "note: left out", s)
+			}
+			msg := fmt.Sprintf("report: %s (written in %.1f s)", page, time.Since(t0).Seconds())
+			if format == "table" {
+				fmt.Fprintln(e.stdout, "\n"+msg)
+			} else if !quiet {
+				fmt.Fprintln(e.stderr, msg)
+			}
+			return nil
 		},
 	}
 }

@@ -134,6 +134,14 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout)
 		}
 	}
+	// It ends with the report, everything in it.
+	page := filepath.Join(out, "report", "index.html")
+	if !strings.Contains(stdout, "report: "+page) {
+		t.Errorf("demo does not end with the report's path:\n%s", stdout)
+	}
+	if _, err := os.Stat(page); err != nil || strings.Contains(stderr, "left out") {
+		t.Errorf("report: %v; %s", err, stderr)
+	}
 	// Again: the same files, nothing loaded twice.
 	code, stdout, _ = gymlens(t, "demo", "--out", out)
 	if code != 0 || !strings.Contains(stdout, "unchanged since an earlier ingest") || !strings.Contains(stdout, "2,340 runs") {

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/chromedp"
+)
+
+// chromium finds a Chromium or Chrome on this machine ("" when none).
+func chromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// checkInBrowser opens page (a file) in headless Chromium and checks that
+// every figure decoded, every table has rows, the counts are as expected,
+// and the console had no error and no exception. Without Chromium it says
+// so and skips.
+func checkInBrowser(t *testing.T, page string, tables, figures int) {
+	t.Helper()
+	exe := chromium()
+	if exe == "" {
+		t.Skip("no Chromium on this machine (apt-get install chromium): the browser check is skipped")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
+		chromedp.Flag("allow-file-access-from-files", true))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	// Start the browser and the log domain, then listen to the console
+	// before the page loads.
+	if _, err := chromedp.Call(ctx, log.Enable, cdp.Empty{}); err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	lctx, stopListening := context.WithCancel(ctx)
+	messages := chromedp.Console(lctx)
+	var mu sync.Mutex
+	var problems []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleWarning || m.IsException() {
+				mu.Lock()
+				problems = append(problems, fmt.Sprintf("console %s (%s:%d)", m, m.URL, m.Line))
+				mu.Unlock()
+			}
+		}
+	}()
+	type counts struct {
+		Tables, Rows, Images, Decoded, Figures int
+	}
+	err := chromedp.Do(ctx,
+		chromedp.Navigate("file://"+page),
+		chromedp.WaitReady("body"),
+	)
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`Array.from(document.images).every(i => i.complete)`)); err != nil {
+		t.Fatalf("chromium: waiting for the images: %v", err)
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[counts](`({
+			Tables: document.querySelectorAll("table.gl-table").length,
+			Rows: Array.from(document.querySelectorAll("table.gl-table")).filter(t => t.tBodies[0].rows.length > 0).length,
+			Images: document.images.length,
+			Decoded: Array.from(document.images).filter(i => i.naturalWidth > 0 && i.getBoundingClientRect().width > 0).length,
+			Figures: document.querySelectorAll("figure").length,
+		})`))
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	time.Sleep(200 * time.Millisecond) // let late messages arrive
+	stopListening()
+	<-done
+	if got.Tables != tables || got.Rows != tables {
+		t.Errorf("%d tables rendered (%d with rows), want %d", got.Tables, got.Rows, tables)
+	}
+	if got.Figures != figures || got.Images != figures || got.Decoded != figures {
+		t.Errorf("%d figures, %d images, %d decoded and shown; want %d", got.Figures, got.Images, got.Decoded, figures)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Error(p)
+	}
+}

@@ -1,0 +1,111 @@
+package reports
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/plots"
+)
+
+func sampleReport(t *testing.T) *Report {
+	t.Helper()
+	res := []analysis.Result{}
+	for i, h := range []string{"CC", "<script>alert(1)</script>"} {
+		for _, m := range analysis.MainMetrics {
+			res = append(res, analysis.Result{Group: map[string]string{"harness": h}, Metric: m, NRuns: 9,
+				Estimate: analysis.Estimate{Value: float64(10 + i), Lo: float64(8 + i), Hi: float64(12 + i), Level: 0.95, Method: "percentile", Resamples: 100, Seed: 1}})
+		}
+	}
+	fig, err := plots.HarnessComparison(res, analysis.MainMetrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Report{
+		Title:   "Report <b>x</b>",
+		Tables:  []*Table{sampleTable()},
+		Figures: []*plots.Figure{fig},
+		Skipped: []string{"figure human-trust: no study <rating>"},
+		Manifest: Manifest{Tool: "gymlens", Version: "test", Warehouse: "/w.duckdb", SchemaVersion: 5,
+			Inputs:    []ingest.InputFile{{Path: "runs/<a>.jsonl", SHA256: "ab12", Size: 10, Format: "jsonl"}},
+			Judges:    []ingest.JudgeVersion{{Judge: "j1", Prompt: "tc/v1", Metric: "tc", Judgments: 3}},
+			Bootstrap: Bootstrap{Method: "percentile", Level: 0.95, Resamples: 100, Seed: 1, Unit: "scenarios"}},
+	}
+}
+
+// The folder has every file, the page embeds its figures and escapes every
+// text, the manifest lists it all, and the same report gives the same bytes.
+func TestWriteReport(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "rep")
+	if err := WriteReport(dir, sampleReport(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"index.html", "manifest.json", "tables/main.tex", "tables/main.md", "tables/main.csv", "tables/main.html",
+		"figures/harness-comparison.png", "figures/harness-comparison.svg", "figures/harness-comparison.pdf"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	page, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	p := string(page)
+	for _, bad := range []string{"<script", "<b>x", "<a>.jsonl", "<rating>", "http://", "https://"} {
+		if strings.Contains(p, bad) {
+			t.Errorf("index.html contains %q", bad)
+		}
+	}
+	for _, want := range []string{"data:image/png;base64,", "&lt;script&gt;", "tc/v1", "100 resamples of scenarios, seed 1",
+		`name="viewport"`, "@media print", `id="table-main"`, "no study &lt;rating&gt;"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("index.html lacks %q", want)
+		}
+	}
+	var m Manifest
+	b, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Tables) != 1 || len(m.Tables[0].Files) != 4 || len(m.Figures) != 1 || len(m.Figures[0].Files) != 3 ||
+		m.Inputs[0].SHA256 != "ab12" || len(m.Skipped) != 1 {
+		t.Errorf("manifest: %s", b)
+	}
+	// Again, over the first: the same bytes (PDF aside), nothing left over.
+	os.WriteFile(filepath.Join(dir, "stale.txt"), []byte("x"), 0o644)
+	if err := WriteReport(dir, sampleReport(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "stale.txt")); err == nil {
+		t.Error("a file of the old report survived")
+	}
+	for f, first := range map[string]string{"index.html": p, "manifest.json": string(b)} {
+		again, _ := os.ReadFile(filepath.Join(dir, f))
+		if first != string(again) {
+			t.Errorf("%s differs between two writes", f)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Dir(dir))
+	if len(entries) != 1 {
+		t.Errorf("left beside the report: %v", entries)
+	}
+}
+
+// A report that cannot be written leaves the old one as it was.
+func TestWriteReportFailureKeepsOld(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "rep")
+	if err := WriteReport(dir, sampleReport(t)); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	r := sampleReport(t)
+	r.Figures = append(r.Figures, &plots.Figure{Name: "broken"}) // nothing to draw with
+	if err := WriteReport(dir, r); err == nil {
+		t.Error("a broken figure was written")
+	}
+	after, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil || string(after) != string(before) {
+		t.Errorf("the old report changed: %v", err)
+	}
+}
