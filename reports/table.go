@@ -21,6 +21,9 @@ type Table struct {
 	Columns []Column
 	Rows    []Row
 	Notes   []string // what every number rests on: n, interval method, resamples, seed
+	// NoGroups shows every key of every row (query results), instead of
+	// writing a repeated first key once per group.
+	NoGroups bool
 }
 
 // Column is a numeric column.
@@ -123,6 +126,9 @@ func (c Column) format(v float64) string {
 // groupStart says whether row i starts a group (its first key differs from
 // the previous row's).
 func (t *Table) groupStart(i int) bool {
+	if t.NoGroups {
+		return i == 0
+	}
 	if i == 0 || len(t.Keys) == 0 {
 		return true
 	}
@@ -153,7 +159,7 @@ func writeLaTeX(b *bytes.Buffer, t *Table, opt TableOptions) {
 		}
 		var cells []string
 		for k, key := range r.Keys {
-			if k == 0 && !t.groupStart(i) {
+			if k == 0 && !t.NoGroups && !t.groupStart(i) {
 				key = ""
 			}
 			cells = append(cells, latex(key))
@@ -196,7 +202,7 @@ func writeMarkdown(b *bytes.Buffer, t *Table, opt TableOptions) {
 	for i, r := range t.Rows {
 		var cells []string
 		for k, key := range r.Keys {
-			if k == 0 && !t.groupStart(i) {
+			if k == 0 && !t.NoGroups && !t.groupStart(i) {
 				key = ""
 			}
 			cells = append(cells, mdEscaper.Replace(key))
@@ -285,7 +291,7 @@ func writeHTML(b *bytes.Buffer, t *Table, opt TableOptions) {
 		}
 		fmt.Fprintf(b, "<tr%s>", cls)
 		for k, key := range r.Keys {
-			if k == 0 && !t.groupStart(i) {
+			if k == 0 && !t.NoGroups && !t.groupStart(i) {
 				key = ""
 			}
 			fmt.Fprintf(b, "<td>%s</td>", e(key))

@@ -225,6 +225,49 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 		}
 		checkInBrowser(t, filepath.Join(out, "index.html"), len(m.Tables), len(m.Figures))
 	})
+	// Every notebook runs on the sample; its Markdown output is golden.
+	t.Run("notebooks", func(t *testing.T) {
+		books, _ := filepath.Glob(filepath.Join("..", "..", "notebooks", "*.md"))
+		if len(books) < 3 {
+			t.Fatalf("%d notebooks", len(books))
+		}
+		out := filepath.Join(dir, "nb")
+		for _, nb := range books {
+			code, _, stderr := gymlens(t, "--db", db, "notebook", "run", nb, "--out", out)
+			if code != 0 {
+				t.Fatalf("%s: %s", nb, stderr)
+			}
+			stem := strings.TrimSuffix(filepath.Base(nb), ".md")
+			md, _ := os.ReadFile(filepath.Join(out, stem+".md"))
+			goldenFile(t, filepath.Join("testdata", "notebooks", stem+".md"), md)
+			page, _ := os.ReadFile(filepath.Join(out, stem+".html"))
+			if !strings.Contains(string(page), "<table") || strings.Contains(string(page), "<script") {
+				t.Errorf("%s.html: no table, or a script", stem)
+			}
+		}
+		// A failing block stops the run, names the block, writes nothing.
+		bad := writeFile(t, dir, "bad.md", "# Bad\n\n<script>alert(1)</script>\n\n```sql\nSELECT 1 AS one\n```\n\n```sql\nSELECT nope FROM nowhere\n```\n")
+		code, _, stderr := gymlens(t, "--db", db, "notebook", "run", bad, "--out", filepath.Join(dir, "badout"))
+		if code != 1 || !strings.Contains(stderr, "bad.md:9: the sql block \"SELECT nope FROM nowhere\" failed") {
+			t.Errorf("failing block: exit %d, %q", code, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "badout")); err == nil {
+			t.Error("a failed notebook wrote its output folder")
+		}
+		good := writeFile(t, dir, "good.md", "# Good\n\n<script>alert(1)</script>\n\n```sql\nSELECT '<b>x</b>' AS tag\n```\n")
+		if code, _, stderr := gymlens(t, "--db", db, "notebook", "run", good, "--out", filepath.Join(dir, "goodout")); code != 0 {
+			t.Fatal(stderr)
+		}
+		page, _ := os.ReadFile(filepath.Join(dir, "goodout", "good.html"))
+		if strings.Contains(string(page), "<script") || strings.Contains(string(page), "<b>x") || !strings.Contains(string(page), "&lt;b&gt;x") {
+			t.Errorf("good.html does not escape:\n%s", page)
+		}
+		for _, args := range [][]string{{"notebook", "run", good, "--out", dir + "/o2", "--db", filepath.Join(dir, "none.duckdb")}} {
+			if code, _, stderr := gymlens(t, args...); code != 1 || !strings.Contains(stderr, "no warehouse") {
+				t.Errorf("%v: exit %d %q", args, code, stderr)
+			}
+		}
+	})
 	// Last: it adds ratings.
 	t.Run("annotate", func(t *testing.T) {
 		sheet := filepath.Join(dir, "sheet.csv")
