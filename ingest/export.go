@@ -33,6 +33,9 @@ var exportTables = []exportTable{
 	{"task_outcomes", "run_id, task", true},
 	{"judgments", "run_id, task, metric, judge, prompt", true},
 	{"ratings", "file_id, src_line", false},
+	{"pare_runs", "run_id", false},
+	{"pare_events", "run_id, seq", false},
+	{"decision_points", "run_id, sample_id", false},
 }
 
 // ExportResult says what Export wrote.

@@ -59,6 +59,7 @@ type Summary struct {
 	RejectsPath string           // where they were written
 	Bytes       int64            // bytes read from disk
 	Elapsed     time.Duration
+	Notes       []string // what was read but deserves a word (a PARE trace PARE itself leaves out)
 }
 
 // TotalRecords is the number of records loaded.
@@ -108,6 +109,8 @@ type pass struct {
 	// known and knownStat are the files ingested before.
 	known     map[string]bool
 	knownStat map[statKey]string
+	// pare holds the PARE and Meta-ARE traces read.
+	pare []*pareRun
 }
 
 // Ingest loads the files and folders in paths into the warehouse as one
@@ -424,6 +427,9 @@ func (p *pass) readFile(f runlog.File) error {
 		}
 	case runlog.KindJSONL:
 		return p.readStream(fs)
+	case runlog.KindPARETrace:
+		p.bytes.Add(f.Size)
+		return p.readPARE(fs)
 	}
 	return nil
 }

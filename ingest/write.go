@@ -145,6 +145,9 @@ func (p *pass) load(decisions map[string]runDecision) error {
 	if err := p.checkFinalSeq(first); err != nil {
 		return err
 	}
+	if err := p.loadPARE(); err != nil {
+		return err
+	}
 	return p.record(first)
 }
 
@@ -444,6 +447,9 @@ func (p *pass) record(first int) error {
 		runlog.TypeRating:   `SELECT file_id, count(*) FROM ratings WHERE file_id >= ? GROUP BY ALL`,
 		runlog.TypeRun:      `SELECT file_id, count(*) FROM runs WHERE file_id >= ? GROUP BY ALL`,
 		runlog.TypeScenario: `SELECT file_id, count(*) FROM scenarios WHERE file_id >= ? GROUP BY ALL`,
+		"pare_run":          `SELECT file_id, count(*) FROM pare_runs WHERE file_id >= ? GROUP BY ALL`,
+		"pare_event":        `SELECT file_id, count(*) FROM pare_events WHERE file_id >= ? GROUP BY ALL`,
+		"decision_point":    `SELECT file_id, count(*) FROM decision_points WHERE file_id >= ? GROUP BY ALL`,
 	}
 	byFile := map[int]map[string]int64{}
 	for typ, q := range counts {

@@ -138,7 +138,7 @@ func validateCommand(e *env) *cli.Command {
 	}
 }
 
-var recordOrder = []string{"scenario", "run", "event", "task", "judgment", "rating"}
+var recordOrder = []string{"scenario", "run", "event", "task", "judgment", "rating", "pare_run", "pare_event", "decision_point"}
 
 func printSummary(e *env, cmd *cli.Command, format, verb string, s *ingest.Summary) error {
 	secs := s.Elapsed.Seconds()
@@ -150,7 +150,7 @@ func printSummary(e *env, cmd *cli.Command, format, verb string, s *ingest.Summa
 		var parts []string
 		for _, t := range recordOrder {
 			if n := s.Records[t]; n > 0 {
-				parts = append(parts, fmt.Sprintf("%s %s", thousands(n), plural(t, n)))
+				parts = append(parts, fmt.Sprintf("%s %s", thousands(n), strings.ReplaceAll(plural(t, n), "_", " ")))
 			}
 		}
 		if len(parts) == 0 {
@@ -181,6 +181,9 @@ func notes(e *env, s *ingest.Summary) {
 	}
 	for _, sk := range s.Skipped {
 		fmt.Fprintf(e.stdout, "note: %s not read: %s\n", sk.Path, sk.Reason)
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(e.stdout, "note: %s\n", n)
 	}
 	var ids []string
 	for t, n := range s.Identical {

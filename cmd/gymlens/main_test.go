@@ -381,3 +381,32 @@ func TestJudgeEndToEnd(t *testing.T) {
 		t.Errorf("costs: %d %q", code, out)
 	}
 }
+
+// PARE traces ingest beside the rest; `decisions` shows PARE's decision
+// points; the rate-limited trace is a note.
+func TestPAREDecisions(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.duckdb")
+	src := filepath.Join("..", "..", "ingest", "pare", "testdata")
+	code, stdout, stderr := gymlens(t, "--db", db, "ingest", src)
+	if code != 0 || !strings.Contains(stdout, "3 pare runs, 75 pare events, 2 decision points") || !strings.Contains(stdout, "RateLimitError") {
+		t.Fatalf("ingest: %d %s %s", code, stdout, stderr)
+	}
+	code, stdout, stderr = gymlens(t, "--db", db, "decisions", "-f", "json")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	var dps []struct {
+		SampleID string `json:"sample_id"`
+		Class    string `json:"decision_class"`
+		Final    bool   `json:"final_decision"`
+		Context  *int   `json:"context_messages"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &dps); err != nil {
+		t.Fatal(err, stdout)
+	}
+	if len(dps) != 2 || dps[0].Class != "reject" || dps[0].Final || dps[0].Context != nil ||
+		dps[1].Class != "gather_context" || !dps[1].Final || dps[1].Context == nil || *dps[1].Context != 3 {
+		t.Errorf("%s", stdout)
+	}
+}

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-const fixtures = "../../../shared/fixtures/pare"
+const fixtures = "testdata"
 
 func fixture(t *testing.T, name string) *Trace {
 	t.Helper()
@@ -20,7 +20,7 @@ func fixture(t *testing.T, name string) *Trace {
 }
 
 // The facts PARE's own tests establish about its fixture traces
-// (shared/fixtures/pare/README.md).
+// (testdata/README.md).
 func TestFixtureDecisionPoints(t *testing.T) {
 	tr := fixture(t, "add_missing_group_contacts_run_1.json")
 	dps, err := tr.DecisionPoints()

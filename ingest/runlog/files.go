@@ -26,14 +26,15 @@ import (
 type Kind int
 
 const (
-	KindUnknown  Kind = iota
-	KindJSONL         // a stream of records, maybe compressed
-	KindScenario      // one scenario spec in JSON or YAML
-	KindRatings       // human ratings in CSV
+	KindUnknown   Kind = iota
+	KindJSONL          // a stream of records, maybe compressed
+	KindScenario       // one scenario spec in JSON or YAML
+	KindRatings        // human ratings in CSV
+	KindPARETrace      // a PARE or Meta-ARE trace (JSON, version are_simulation_v1)
 )
 
 func (k Kind) String() string {
-	return [...]string{"unknown", "jsonl", "scenario", "ratings"}[k]
+	return [...]string{"unknown", "jsonl", "scenario", "ratings", "pare_trace"}[k]
 }
 
 // File is one input file found by Discover.
@@ -140,7 +141,7 @@ func Discover(paths []string) (files []File, skipped []Skipped, err error) {
 			return nil, nil, err
 		}
 		if len(files) == before {
-			return nil, nil, &Error{File: p, Msg: "folder holds no file gymlens reads (*.jsonl, *.jsonl.gz, *.jsonl.zst, scenario *.json/*.yaml/*.yml, ratings *.csv)"}
+			return nil, nil, &Error{File: p, Msg: "folder holds no file gymlens reads (*.jsonl, *.jsonl.gz, *.jsonl.zst, scenario *.json/*.yaml/*.yml, ratings *.csv, PARE/ARE traces *.json)"}
 		}
 	}
 	for i := range files {
@@ -179,6 +180,9 @@ func classify(path string) (Kind, string) {
 	case strings.HasSuffix(name, ".jsonl"), strings.HasSuffix(name, ".jsonl.gz"), strings.HasSuffix(name, ".jsonl.zst"):
 		return KindJSONL, ""
 	case strings.HasSuffix(name, ".json"), strings.HasSuffix(name, ".yaml"), strings.HasSuffix(name, ".yml"):
+		if strings.HasSuffix(name, ".json") && isPARETrace(path) {
+			return KindPARETrace, ""
+		}
 		if isScenarioFile(path) {
 			return KindScenario, ""
 		}
@@ -190,6 +194,26 @@ func classify(path string) (Kind, string) {
 		return KindUnknown, "its header does not name rater, question and value"
 	}
 	return KindUnknown, "unknown file extension"
+}
+
+// isPARETrace says whether a JSON file is a PARE or Meta-ARE trace: an
+// object naming the are_simulation_v1 format, or starting with its world
+// logs or completed events.
+func isPARETrace(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	t := bytes.TrimLeft(b, " \t\r\n")
+	if len(t) == 0 || t[0] != '{' {
+		return false
+	}
+	// The version key may come last; the world logs or the completed
+	// events come first in the exports, so a truncated trace is still
+	// recognised (and reported as truncated).
+	head := t[:min(len(t), 4096)]
+	return bytes.Contains(b, []byte(`"are_simulation_v1"`)) ||
+		bytes.Contains(head, []byte(`"world_logs"`)) || bytes.Contains(head, []byte(`"completed_events"`))
 }
 
 func isScenarioFile(path string) bool {

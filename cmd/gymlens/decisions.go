@@ -1,0 +1,32 @@
+package main
+
+import (
+	"context"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/reports"
+)
+
+func decisionsCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "decisions",
+		Usage: "PARE's decision points of the ingested PARE traces",
+		Description: "A decision point is a proposal the observe-mode agent sent the user before the execute agent's\n" +
+			"first tool call, paired with the user's next accept or reject: accept or reject when the user answered\n" +
+			"straight away, gather_context when it made other tool calls first; final is whether it accepted in the end.",
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error {
+				cols, rows, err := w.Query(ctx, `SELECT d.sample_id, r.scenario, r.run_number, r.config_id, d.decision_class,
+					d.final_decision, d.context_calls, d.context_messages, d.input_messages,
+					round(d.decision_t - d.proposal_t, 3) AS seconds_to_decide
+					FROM decision_points d JOIN pare_runs r USING (run_id) ORDER BY d.sample_id, r.config_id`)
+				if err != nil {
+					return err
+				}
+				return reports.WriteResult(e.stdout, format, &reports.Result{Columns: cols, Rows: rows})
+			})
+		},
+	}
+}

@@ -1,0 +1,106 @@
+package ingest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// copyFixtures copies PARE's fixture traces into a new folder.
+func copyFixtures(t *testing.T, names ...string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "traces")
+	os.MkdirAll(dir, 0o755)
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join("pare", "testdata", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, n), b, 0o644)
+	}
+	return dir
+}
+
+var pareFixtures = []string{"add_missing_group_contacts_run_1.json", "apartment_feature_comparison_query_run_4.json",
+	"urgent_meeting_bumps_personal_errand_run_3.json"}
+
+func TestIngestPARETraces(t *testing.T) {
+	w := openTemp(t)
+	dir := copyFixtures(t, pareFixtures...)
+	sum, err := w.Ingest(ctx, []string{dir}, IngestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Records["pare_run"] != 3 || sum.Records["decision_point"] != 2 || sum.Records["pare_event"] != 75 {
+		t.Errorf("records %v", sum.Records)
+	}
+	if len(sum.Notes) != 1 || !strings.Contains(sum.Notes[0], "RateLimitError") || !strings.Contains(sum.Notes[0], "urgent_meeting") {
+		t.Errorf("notes %v", sum.Notes)
+	}
+	var classes string
+	if err := w.DB().QueryRow(`SELECT string_agg(sample_id || ':' || decision_class || ':' || final_decision, ',' ORDER BY sample_id) FROM decision_points`).Scan(&classes); err != nil {
+		t.Fatal(err)
+	}
+	if classes != "add_missing_group_contacts_run_1_p0:reject:false,apartment_feature_comparison_query_run_4_p0:gather_context:true" {
+		t.Errorf("decision points %s", classes)
+	}
+	// Events in time order, with actor, app class and mode; the source's
+	// metadata kept; the file recorded with its counts.
+	var n int
+	w.DB().QueryRow(`SELECT count(*) FROM pare_events e WHERE e.seq > 0 AND e.t < (SELECT t FROM pare_events p WHERE p.run_id = e.run_id AND p.seq = e.seq - 1)`).Scan(&n)
+	if n != 0 {
+		t.Errorf("%d events out of time order", n)
+	}
+	w.DB().QueryRow(`SELECT count(*) FROM pare_events WHERE actor = 'agent' AND function = 'send_message_to_user' AND proactive_mode = 'observe' AND app_class LIKE 'PAS%'`).Scan(&n)
+	if n < 2 {
+		t.Errorf("%d observe-mode proposals with their app class", n)
+	}
+	var scen, rec string
+	w.DB().QueryRow(`SELECT metadata->>'$.definition.scenario_id' FROM pare_runs WHERE scenario = 'apartment_feature_comparison_query'`).Scan(&scen)
+	w.DB().QueryRow(`SELECT records::VARCHAR FROM ingested_files WHERE path LIKE '%apartment%'`).Scan(&rec)
+	if scen != "apartment_feature_comparison_query" || !strings.Contains(rec, `"decision_point":1`) {
+		t.Errorf("metadata %q, records %s", scen, rec)
+	}
+	// Again: nothing new.
+	before := snapshot(t, w)
+	if _, err := w.Ingest(ctx, []string{dir}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if snapshot(t, w) != before {
+		t.Error("a second ingest of the same traces changed the warehouse")
+	}
+}
+
+// A bad trace is an error naming the file, and nothing is written; the
+// same run in two files is an error too.
+func TestIngestPARETraceErrors(t *testing.T) {
+	w := openTemp(t)
+	dir := copyFixtures(t, pareFixtures[:1]...)
+	b, _ := os.ReadFile(filepath.Join(dir, pareFixtures[0]))
+	os.WriteFile(filepath.Join(dir, "truncated.json"), b[:len(b)/2], 0o644)
+	before := snapshot(t, w)
+	_, err := w.Ingest(ctx, []string{dir}, IngestOptions{})
+	if err == nil || !strings.Contains(err.Error(), "truncated.json") || !strings.Contains(err.Error(), "not JSON (truncated?)") {
+		t.Fatalf("got %v", err)
+	}
+	if snapshot(t, w) != before {
+		t.Error("a failed ingest wrote something")
+	}
+	os.Remove(filepath.Join(dir, "truncated.json"))
+	// The same run under another name, in the same ingest.
+	os.WriteFile(filepath.Join(dir, "copy.json"), append(b, '\n'), 0o644)
+	if _, err := w.Ingest(ctx, []string{dir}, IngestOptions{}); err == nil || !strings.Contains(err.Error(), "is also in") {
+		t.Fatalf("duplicate run in one ingest: %v", err)
+	}
+	os.Remove(filepath.Join(dir, "copy.json"))
+	if _, err := w.Ingest(ctx, []string{dir}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// And again from another file, later.
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "renamed.json"), append(b, ' '), 0o644)
+	if _, err := w.Ingest(ctx, []string{other}, IngestOptions{}); err == nil || !strings.Contains(err.Error(), "already in the warehouse") {
+		t.Fatalf("duplicate run across ingests: %v", err)
+	}
+}
