@@ -109,8 +109,9 @@ type pass struct {
 	// known and knownStat are the files ingested before.
 	known     map[string]bool
 	knownStat map[statKey]string
-	// pare holds the PARE and Meta-ARE traces read.
-	pare []*pareRun
+	// pareFiles are the PARE and Meta-ARE traces to read; pare those read.
+	pareFiles []*fileState
+	pare      []*pareRun
 }
 
 // Ingest loads the files and folders in paths into the warehouse as one
@@ -205,6 +206,9 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 		if err := p.readFile(f); err != nil {
 			return nil, err
 		}
+	}
+	if err := p.readPAREFiles(); err != nil {
+		return nil, err
 	}
 	if trace {
 		fmt.Fprintf(os.Stderr, "trace: %6.3fs validation pass\n", time.Since(start).Seconds())
@@ -428,8 +432,8 @@ func (p *pass) readFile(f runlog.File) error {
 	case runlog.KindJSONL:
 		return p.readStream(fs)
 	case runlog.KindPARETrace:
-		p.bytes.Add(f.Size)
-		return p.readPARE(fs)
+		// Read after the other files, several at a time (readPAREFiles).
+		p.pareFiles = append(p.pareFiles, fs)
 	}
 	return nil
 }

@@ -1,12 +1,17 @@
 package ingest
 
 import (
-	"encoding/json"
+	"bufio"
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"runtime"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -24,52 +29,83 @@ type pareRun struct {
 	config    string
 }
 
-// readPARE reads a trace: an unreadable one is an error naming the file
-// (and field); one PARE itself leaves out is loaded with a note.
-func (p *pass) readPARE(fs *fileState) error {
-	tr, err := pare.ReadTraceFile(fs.Path)
+// readPAREFiles reads the traces on every core, then takes them in file
+// order: an unreadable one is an error naming the file (and field); one
+// PARE itself leaves out is loaded with a note.
+func (p *pass) readPAREFiles() error {
+	type result struct {
+		tr  *pare.Trace
+		dps []pare.DecisionPoint
+		err error
+	}
+	res := make([]result, len(p.pareFiles))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				tr, err := pare.ReadTraceFile(p.pareFiles[i].Path)
+				if err == nil && tr.Skip == "" && tr.IsPARE() {
+					res[i].dps, res[i].err = tr.DecisionPoints()
+				} else {
+					res[i].err = err
+				}
+				res[i].tr = tr
+				p.bytes.Add(p.pareFiles[i].Size)
+			}
+		}()
+	}
+	for i := range p.pareFiles {
+		if p.ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := p.ctx.Err(); err != nil {
+		return err
+	}
+	for i, fs := range p.pareFiles {
+		if err := p.addPARE(fs, res[i].tr, res[i].dps, res[i].err); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addPARE takes one trace read (or its error) into the pass.
+func (p *pass) addPARE(fs *fileState, tr *pare.Trace, dps []pare.DecisionPoint, err error) error {
 	if err != nil {
 		var te *pare.TraceError
 		if errors.As(err, &te) {
-			e := &runlog.Error{File: fs.Path, Field: te.Field, Msg: strings.TrimPrefix(strings.TrimPrefix(err.Error(), fs.Path), ": ")}
-			if te.Field != "" {
-				e.Msg = te.Msg
-			}
-			p.errs.Add(e)
+			p.errs.Add(&runlog.Error{File: fs.Path, Field: te.Field, Msg: te.Msg})
 			fs.rejected++
 			return nil
 		}
+		if tr != nil { // the decision points could not be found
+			return p.collect(&runlog.Error{File: fs.Path, Field: "world_logs", Msg: err.Error()})
+		}
 		return err
 	}
-	r := &pareRun{file: fs, trace: tr, source: "pare"}
-	m := tr.ModelIDs
-	switch {
-	case m["observe"] != "" || m["user"] != "":
-		r.config = m["observe"] + " | " + m["user"]
-	default:
-		r.source = "are"
-		r.config = m["agent"]
-	}
-	if strings.Contains(tr.AgentID, "PAS") || strings.Contains(tr.AgentID, "PARE") || strings.Contains(tr.AgentID, "proactive") {
-		r.source = "pare"
+	r := &pareRun{file: fs, trace: tr, source: "pare", decisions: dps}
+	if tr.IsPARE() {
+		r.config = tr.ModelIDs["observe"] + " | " + tr.ModelIDs["user"]
+	} else {
+		r.source, r.config = "are", tr.ModelIDs["agent"]
 	}
 	run := "?"
 	if tr.RunNumber != nil {
 		run = fmt.Sprint(*tr.RunNumber)
 	}
-	scenario := tr.ScenarioID
-	if scenario == "" {
+	if tr.ScenarioID == "" {
 		return p.collect(&runlog.Error{File: fs.Path, Field: "metadata.definition.scenario_id", Msg: "missing: a trace must name its scenario"})
 	}
-	r.runID = fmt.Sprintf("%s_run_%s | %s", scenario, run, r.config)
+	r.runID = fmt.Sprintf("%s_run_%s | %s", tr.ScenarioID, run, r.config)
 	if tr.Skip != "" {
 		p.sum.Notes = append(p.sum.Notes, fmt.Sprintf("%s: %s; its run is stored, without decision points", fs.Path, tr.Skip))
-	} else if r.source == "pare" {
-		dps, err := tr.DecisionPoints()
-		if err != nil {
-			return p.collect(&runlog.Error{File: fs.Path, Field: "world_logs", Msg: err.Error()})
-		}
-		r.decisions = dps
 	}
 	for _, q := range p.pare {
 		if q.runID == r.runID {
@@ -119,8 +155,8 @@ func (p *pass) loadPARE() error {
 				start, end = t.Events[0].Time, t.Events[n-1].Time
 			}
 			var meta any
-			if raw, ok := t.Raw["metadata"]; ok && string(raw) != "null" {
-				meta = json.RawMessage(raw)
+			if len(t.Metadata) > 0 {
+				meta = t.Metadata
 			}
 			if err := a.AppendRow(r.runID, r.source, t.ScenarioID, runNo, r.config, nullStr(t.ModelIDs["user"]), nullStr(t.ModelIDs["observe"]),
 				nullStr(t.ModelIDs["execute"]), nullStr(t.AgentID), nullFloat(start), nullFloat(end), int32(len(t.Events)),
@@ -132,23 +168,9 @@ func (p *pass) loadPARE() error {
 	}); err != nil {
 		return err
 	}
-	if err := p.appendRows("pare_events", func(a *duckdb.Appender) error {
-		for _, r := range p.pare {
-			for i, e := range r.trace.Events {
-				args, _ := json.Marshal(e.Args)
-				var turn any
-				if e.Turn != nil {
-					turn = int32(*e.Turn)
-				}
-				if err := a.AppendRow(r.runID, int32(i), e.Time, e.Type, actor(e), nullStr(e.App), nullStr(e.AppClass), nullStr(e.Function),
-					nullStr(e.Operation), json.RawMessage(args), nullStr(e.ProactiveMode), turn, nullStr(e.Return), nullStr(e.Exception),
-					int32(r.file.id)); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}); err != nil {
+	// Events go through a staging CSV and DuckDB's reader, as the run
+	// logs' do.
+	if err := p.stagePAREEvents(); err != nil {
 		return err
 	}
 	return p.appendRows("decision_points", func(a *duckdb.Appender) error {
@@ -187,4 +209,79 @@ func actor(e pare.Event) string {
 		return "agent"
 	}
 	return strings.ToLower(e.Type)
+}
+
+// pareEventColumns are pare_events' columns and types, in order.
+var pareEventColumns = [][2]string{{"run_id", "VARCHAR"}, {"seq", "INTEGER"}, {"t", "DOUBLE"}, {"event_type", "VARCHAR"},
+	{"actor", "VARCHAR"}, {"app", "VARCHAR"}, {"app_class", "VARCHAR"}, {"function", "VARCHAR"}, {"operation", "VARCHAR"},
+	{"args", "JSON"}, {"proactive_mode", "VARCHAR"}, {"turn", "INTEGER"}, {"return_value", "VARCHAR"}, {"exception", "VARCHAR"},
+	{"file_id", "INTEGER"}}
+
+func (p *pass) stagePAREEvents() error {
+	path := filepath.Join(p.tmpDir, "pare_events.csv")
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	longest := 0
+	var line []byte
+	str := func(s string) {
+		line = append(line, '"')
+		line = append(line, strings.ReplaceAll(s, `"`, `""`)...)
+		line = append(line, '"', ',')
+	}
+	opt := func(s string) { // "" is NULL
+		if s == "" {
+			line = append(line, ',')
+			return
+		}
+		str(s)
+	}
+	for _, r := range p.pare {
+		for i, e := range r.trace.Events {
+			line = line[:0]
+			str(r.runID)
+			line = strconv.AppendInt(line, int64(i), 10)
+			line = append(line, ',')
+			line = strconv.AppendFloat(line, e.Time, 'g', -1, 64)
+			line = append(line, ',')
+			str(e.Type)
+			str(actor(e))
+			opt(e.App)
+			opt(e.AppClass)
+			opt(e.Function)
+			opt(e.Operation)
+			opt(string(e.Args))
+			opt(e.ProactiveMode)
+			if e.Turn != nil {
+				line = strconv.AppendInt(line, int64(*e.Turn), 10)
+			}
+			line = append(line, ',')
+			opt(e.Return)
+			opt(e.Exception)
+			line = strconv.AppendInt(line, int64(r.file.id), 10)
+			line = append(line, '\n')
+			longest = max(longest, len(line))
+			if _, err := w.Write(line); err != nil {
+				f.Close()
+				return err
+			}
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	var cols []string
+	for _, c := range pareEventColumns {
+		cols = append(cols, fmt.Sprintf("%s: '%s'", c[0], c[1]))
+	}
+	size := max(2<<20, longest+1024)
+	return p.exec(fmt.Sprintf(`INSERT INTO pare_events SELECT * FROM read_csv(%s, columns = {%s}, header = false, auto_detect = false,
+		delim = ',', quote = '"', escape = '"', allow_quoted_nulls = false, max_line_size = %d, buffer_size = %d, new_line = '\n')`,
+		sqlString(path), strings.Join(cols, ", "), size, max(16<<20, 2*size)))
 }

@@ -477,15 +477,23 @@ func (p *pass) record(first int) error {
 		return err
 	}
 	now := time.Now().UTC()
-	for _, f := range p.files {
-		rec, _ := json.Marshal(byFile[f.id])
-		if byFile[f.id] == nil {
-			rec = []byte("{}")
+	// One append for all the files: a statement per file costs DuckDB a
+	// block per column of transaction-local storage (a thousand traces
+	// would need gigabytes).
+	if err := p.appendRows("ingested_files", func(a *duckdb.Appender) error {
+		for _, f := range p.files {
+			rec, _ := json.Marshal(byFile[f.id])
+			if byFile[f.id] == nil {
+				rec = []byte("{}")
+			}
+			if err := a.AppendRow(int32(f.id), int32(ingestID), f.abs, f.sha, f.Size, f.mtime, f.Kind.String(), now,
+				json.RawMessage(rec), f.rejected); err != nil {
+				return err
+			}
 		}
-		if err := p.exec(`INSERT INTO ingested_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::JSON, ?)`, f.id, ingestID, f.abs, f.sha, f.Size,
-			f.mtime, f.Kind.String(), now, string(rec), f.rejected); err != nil {
-			return err
-		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	opts, _ := json.Marshal(map[string]any{"skip_invalid": p.opt.SkipInvalid, "replace": p.opt.Replace, "max_errors": p.opt.MaxErrors})
 	return p.exec(`INSERT INTO ingests VALUES (?, ?, ?, ?, ?::JSON, ?, ?, ?)`, ingestID, p.start.UTC(), now,

@@ -71,6 +71,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) >= 2 && os.Args[1] == "pare" {
+		if err := benchPARE(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) >= 2 && os.Args[1] == "agree" {
 		if err := benchAgree(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
@@ -90,7 +97,8 @@ func main() {
 			"       gymlens-bench coverage [--datasets N] [--clusters K] [--runs N] [--resamples B] [--seed S]\n"+
 			"       gymlens-bench stats [--resamples B] [--python PATH]   (run from the repository's root)\n"+
 			"       gymlens-bench judge [--judgments N] [--concurrency C] [--latency D] [--scale K]\n"+
-			"       gymlens-bench agree [--items N] [--raters R] [--missing P] [--resamples B] [--python PATH]   (from the root)")
+			"       gymlens-bench agree [--items N] [--raters R] [--missing P] [--resamples B] [--python PATH]   (from the root)\n"+
+			"       gymlens-bench pare [--traces N]   (from the root)")
 		os.Exit(2)
 	}
 	fl := flag.NewFlagSet("ingest", flag.ExitOnError)

@@ -1,7 +1,6 @@
 package pare
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -44,6 +43,13 @@ type DecisionPoint struct {
 	MetaTask         string
 }
 
+// IsPARE says whether the trace is PARE's (a user model and an observing
+// agent) rather than Meta-ARE's (one agent).
+func (t *Trace) IsPARE() bool {
+	return t.ModelIDs["observe"] != "" || t.ModelIDs["user"] != "" ||
+		strings.Contains(t.AgentID, "PAS") || strings.Contains(t.AgentID, "PARE") || strings.Contains(t.AgentID, "proactive")
+}
+
 // How far PARE looks for the user model's input around a proposal and a
 // decision (in log entries).
 const (
@@ -66,10 +72,7 @@ func (t *Trace) DecisionPoints() ([]DecisionPoint, error) {
 		if l.Type != "system_prompt" {
 			continue
 		}
-		var content string
-		if json.Unmarshal(l.Content, &content) != nil {
-			continue
-		}
+		content := l.Text
 		switch {
 		case strings.Contains(content, "simulating a real human user"):
 			agents["user"] = l.AgentID
@@ -135,9 +138,7 @@ func (t *Trace) DecisionPoints() ([]DecisionPoint, error) {
 		dp := DecisionPoint{SampleID: fmt.Sprintf("%s_run_%d_p%d", scenario, run, k), ScenarioID: scenario, RunNumber: run,
 			ProposalTime: l.Time, DecisionTime: logs[d].Time, Final: strings.Contains(logs[d].ToolName, "accept_proposal"),
 			ContextMessages: -1, DecisionMessages: -1, MetaTask: meta}
-		if s, ok := l.ToolArgs["content"].(string); ok {
-			dp.Proposal = s
-		}
+		dp.Proposal = l.Text
 		for j := i + 1; j < d; j++ {
 			if isUserCall(logs[j]) {
 				dp.ContextCalls++
@@ -155,11 +156,9 @@ func (t *Trace) DecisionPoints() ([]DecisionPoint, error) {
 		// point without one.
 		proposalInput := -1
 		for j := i + 1; j < len(logs) && j < i+forwardWindow; j++ {
-			if logs[j].Type == "llm_input" && logs[j].AgentID == user {
-				if n, ok := messageCount(logs[j].Content); ok {
-					proposalInput = n
-					break
-				}
+			if logs[j].Type == "llm_input" && logs[j].AgentID == user && logs[j].Messages >= 0 {
+				proposalInput = logs[j].Messages
+				break
 			}
 		}
 		if proposalInput < 0 {
@@ -167,31 +166,15 @@ func (t *Trace) DecisionPoints() ([]DecisionPoint, error) {
 		}
 		dp.InputMessages = proposalInput
 		for j := d - 1; j > d-backwardWindow && j > 0; j-- {
-			if logs[j].Type == "llm_input" && logs[j].AgentID == user {
-				if n, ok := messageCount(logs[j].Content); ok {
-					dp.DecisionMessages = n
-					if dp.Class == GatherContext {
-						dp.ContextMessages = max(0, n-proposalInput)
-					}
-					break
+			if logs[j].Type == "llm_input" && logs[j].AgentID == user && logs[j].Messages >= 0 {
+				dp.DecisionMessages = logs[j].Messages
+				if dp.Class == GatherContext {
+					dp.ContextMessages = max(0, logs[j].Messages-proposalInput)
 				}
+				break
 			}
 		}
 		out = append(out, dp)
 	}
 	return out, nil
-}
-
-// messageCount is the number of messages of an llm_input entry (a JSON
-// list, or a string holding one).
-func messageCount(raw json.RawMessage) (int, bool) {
-	var msgs []json.RawMessage
-	if json.Unmarshal(raw, &msgs) == nil {
-		return len(msgs), true
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil && json.Unmarshal([]byte(s), &msgs) == nil {
-		return len(msgs), true
-	}
-	return 0, false
 }

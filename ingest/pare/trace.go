@@ -4,12 +4,14 @@
 package pare
 
 import (
+	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/valyala/fastjson"
 )
 
 // Version is the trace format version this package reads.
@@ -28,7 +30,8 @@ type Trace struct {
 	// Skip says why PARE itself leaves this trace out ("" when it does
 	// not): a trace that hit the provider's rate limit.
 	Skip string
-	Raw  map[string]json.RawMessage // the source's own top-level fields
+	// Metadata is the trace's own metadata object, as written.
+	Metadata json.RawMessage
 }
 
 // Event is a completed event: who did what with which app.
@@ -38,40 +41,36 @@ type Event struct {
 	ID            string
 	App, AppClass string
 	Function      string
-	Operation     string // READ or WRITE, when given
-	Args          map[string]any
-	ProactiveMode string // observe, execute, or ""
+	Operation     string          // READ or WRITE, when given
+	Args          json.RawMessage // the arguments as a JSON object, name → value
+	ProactiveMode string
 	Turn          *int
 	Return        string
 	Exception     string
 }
 
-// Log is a world-log entry (decoded from its JSON string).
+// Log is what gymlens keeps of a world-log entry (decoded from its JSON
+// string): enough to find decision points.
 type Log struct {
 	Time     float64
 	Type     string // log_type: tool_call, llm_input, system_prompt, …
 	AgentID  string
 	ToolName string
-	ToolArgs map[string]any
-	Content  json.RawMessage
-	Index    int // position in the file
+	Text     string // a system prompt's content, or a tool call's "content" argument
+	Messages int    // an llm_input's number of messages (-1: not one, or unreadable)
+	Index    int    // position in the file
 }
 
 // TraceError is a trace that cannot be read, with where.
 type TraceError struct {
 	Path, Field, Msg string
-	Offset           int64 // byte offset of a syntax error, 0 when none
 }
 
 func (e *TraceError) Error() string {
-	loc := e.Path
-	if e.Offset > 0 {
-		loc = fmt.Sprintf("%s: byte %d", e.Path, e.Offset)
-	}
 	if e.Field != "" {
-		return fmt.Sprintf("%s: field %s: %s", loc, e.Field, e.Msg)
+		return fmt.Sprintf("%s: field %s: %s", e.Path, e.Field, e.Msg)
 	}
-	return fmt.Sprintf("%s: %s", loc, e.Msg)
+	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
 }
 
 // ReadTraceFile reads and checks a trace.
@@ -83,134 +82,107 @@ func ReadTraceFile(path string) (*Trace, error) {
 	return ReadTrace(path, b)
 }
 
-// ReadTrace decodes a trace's bytes; path names it in errors.
+// ReadTrace decodes a trace's bytes; path names it in errors. It parses
+// with fastjson (a trace is mostly world-log strings that hold JSON
+// again), keeping only what gymlens stores.
 func ReadTrace(path string, b []byte) (*Trace, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(b, &top); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return nil, &TraceError{Path: path, Offset: se.Offset, Msg: "not JSON (truncated?): " + se.Error()}
+	var p fastjson.Parser
+	top, err := p.ParseBytes(b)
+	if err != nil {
+		msg := "not JSON: " + err.Error()
+		if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '{' {
+			msg = "not JSON (truncated?): " + err.Error()
 		}
-		return nil, &TraceError{Path: path, Msg: "not a JSON object: " + err.Error()}
+		return nil, &TraceError{Path: path, Msg: msg}
 	}
-	t := &Trace{Path: path, Raw: top, Apps: map[string]string{}, ModelIDs: map[string]string{}}
-	var version string
-	if err := json.Unmarshal(top["version"], &version); err != nil || version != Version {
-		return nil, &TraceError{Path: path, Field: "version", Msg: fmt.Sprintf("expected %q, found %s", Version, orNone(top["version"]))}
+	if top.Type() != fastjson.TypeObject {
+		return nil, &TraceError{Path: path, Msg: "not a JSON object"}
 	}
-	if strings.Contains(string(b), "RateLimitError") {
+	t := &Trace{Path: path, Apps: map[string]string{}, ModelIDs: map[string]string{}}
+	if v := top.Get("version"); v == nil || string(v.GetStringBytes()) != Version {
+		found := "none"
+		if v != nil {
+			found = v.String()
+		}
+		return nil, &TraceError{Path: path, Field: "version", Msg: fmt.Sprintf("expected %q, found %s", Version, found)}
+	}
+	if bytes.Contains(b, []byte("RateLimitError")) {
 		t.Skip = "the run hit a RateLimitError (PARE leaves such traces out)"
 	}
-	// Metadata: the scenario, the run number, the models.
-	var meta struct {
-		Definition struct {
-			ScenarioID string `json:"scenario_id"`
-			RunNumber  *int   `json:"run_number"`
-		} `json:"definition"`
-		Simulation struct {
-			AgentID string `json:"agent_id"`
-			ModelID string `json:"model_id"`
-		} `json:"simulation"`
-	}
-	if raw, ok := top["metadata"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &meta); err != nil {
-			return nil, &TraceError{Path: path, Field: "metadata", Msg: err.Error()}
+	if m := top.Get("metadata"); m != nil && m.Type() == fastjson.TypeObject {
+		t.Metadata = m.MarshalTo(nil)
+		t.ScenarioID = string(m.GetStringBytes("definition", "scenario_id"))
+		if rn := m.Get("definition", "run_number"); rn != nil && rn.Type() == fastjson.TypeNumber {
+			n := rn.GetInt()
+			t.RunNumber = &n
+		}
+		t.AgentID = string(m.GetStringBytes("simulation", "agent_id"))
+		for _, part := range strings.Split(string(m.GetStringBytes("simulation", "model_id")), "|") {
+			if role, model, ok := strings.Cut(part, ":"); ok && !strings.Contains(role, "/") && role != "arn" {
+				t.ModelIDs[role] = model
+			} else if part != "" {
+				t.ModelIDs["agent"] = part
+			}
 		}
 	}
-	t.ScenarioID, t.RunNumber, t.AgentID = meta.Definition.ScenarioID, meta.Definition.RunNumber, meta.Simulation.AgentID
-	for _, part := range strings.Split(meta.Simulation.ModelID, "|") {
-		if role, model, ok := strings.Cut(part, ":"); ok {
-			t.ModelIDs[role] = model
-		} else if part != "" {
-			t.ModelIDs["agent"] = part
-		}
+	for _, a := range top.GetArray("apps") {
+		t.Apps[string(a.GetStringBytes("name"))] = string(a.GetStringBytes("class_name"))
 	}
-	var apps []struct {
-		Name      string `json:"name"`
-		ClassName string `json:"class_name"`
-	}
-	if raw, ok := top["apps"]; ok {
-		if err := json.Unmarshal(raw, &apps); err != nil {
-			return nil, &TraceError{Path: path, Field: "apps", Msg: err.Error()}
-		}
-	}
-	for _, a := range apps {
-		t.Apps[a.Name] = a.ClassName
-	}
-	if err := t.readEvents(top["completed_events"]); err != nil {
+	if err := t.readEvents(top.Get("completed_events")); err != nil {
 		return nil, err
 	}
-	if err := t.readLogs(top["world_logs"]); err != nil {
+	if err := t.readLogs(top.Get("world_logs")); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-func orNone(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return "none"
-	}
-	s := string(raw)
-	if len(s) > 40 {
-		s = s[:40] + "…"
-	}
-	return s
-}
-
-func (t *Trace) readEvents(raw json.RawMessage) error {
-	if len(raw) == 0 {
+func (t *Trace) readEvents(v *fastjson.Value) error {
+	if v == nil {
 		return &TraceError{Path: t.Path, Field: "completed_events", Msg: "missing"}
 	}
-	var evs []struct {
-		EventType string  `json:"event_type"`
-		EventTime float64 `json:"event_time"`
-		EventID   string  `json:"event_id"`
-		Action    *struct {
-			App           string `json:"app"`
-			Function      string `json:"function"`
-			OperationType string `json:"operation_type"`
-			Args          []struct {
-				Name  string `json:"name"`
-				Value any    `json:"value"`
-			} `json:"args"`
-		} `json:"action"`
-		Metadata *struct {
-			ReturnValue   any     `json:"return_value"`
-			Exception     *string `json:"exception"`
-			ProactiveMode *string `json:"proactive_mode"`
-			TurnNumber    *int    `json:"turn_number"`
-		} `json:"metadata"`
+	evs, err := v.Array()
+	if err != nil {
+		return &TraceError{Path: t.Path, Field: "completed_events", Msg: "expected a list, found " + v.Type().String()}
 	}
-	if err := json.Unmarshal(raw, &evs); err != nil {
-		return &TraceError{Path: t.Path, Field: "completed_events", Msg: err.Error()}
-	}
+	var arena fastjson.Arena
 	for i, e := range evs {
-		ev := Event{Time: e.EventTime, Type: e.EventType, ID: e.EventID}
-		if e.Action != nil {
-			ev.App, ev.Function, ev.Operation = e.Action.App, e.Action.Function, e.Action.OperationType
-			ev.AppClass = t.Apps[e.Action.App]
-			if ev.AppClass == "" {
-				ev.AppClass = e.Action.App
-			}
-			ev.Args = map[string]any{}
-			for _, a := range e.Action.Args {
-				ev.Args[a.Name] = a.Value
-			}
-		}
-		if m := e.Metadata; m != nil {
-			if m.ProactiveMode != nil {
-				ev.ProactiveMode = *m.ProactiveMode
-			}
-			ev.Turn = m.TurnNumber
-			if m.Exception != nil {
-				ev.Exception = *m.Exception
-			}
-			if m.ReturnValue != nil {
-				ev.Return = fmt.Sprint(m.ReturnValue)
-			}
-		}
+		ev := Event{Time: e.GetFloat64("event_time"), Type: string(e.GetStringBytes("event_type")), ID: string(e.GetStringBytes("event_id"))}
 		if ev.Type == "" {
 			return &TraceError{Path: t.Path, Field: fmt.Sprintf("completed_events[%d].event_type", i), Msg: "missing"}
+		}
+		if a := e.Get("action"); a != nil && a.Type() == fastjson.TypeObject {
+			ev.App, ev.Function = string(a.GetStringBytes("app")), string(a.GetStringBytes("function"))
+			ev.Operation = string(a.GetStringBytes("operation_type"))
+			ev.AppClass = t.Apps[ev.App]
+			if ev.AppClass == "" {
+				ev.AppClass = ev.App
+			}
+			arena.Reset()
+			obj := arena.NewObject()
+			for _, arg := range a.GetArray("args") {
+				val := arg.Get("value")
+				if val == nil {
+					val = arena.NewNull()
+				}
+				obj.Set(string(arg.GetStringBytes("name")), val)
+			}
+			ev.Args = obj.MarshalTo(nil)
+		}
+		if m := e.Get("metadata"); m != nil && m.Type() == fastjson.TypeObject {
+			ev.ProactiveMode = string(m.GetStringBytes("proactive_mode"))
+			if tn := m.Get("turn_number"); tn != nil && tn.Type() == fastjson.TypeNumber {
+				n := tn.GetInt()
+				ev.Turn = &n
+			}
+			ev.Exception = string(m.GetStringBytes("exception"))
+			if rv := m.Get("return_value"); rv != nil && rv.Type() != fastjson.TypeNull {
+				if rv.Type() == fastjson.TypeString {
+					ev.Return = string(rv.GetStringBytes())
+				} else {
+					ev.Return = rv.String()
+				}
+			}
 		}
 		t.Events = append(t.Events, ev)
 	}
@@ -220,37 +192,43 @@ func (t *Trace) readEvents(raw json.RawMessage) error {
 
 // readLogs decodes the world logs: each entry is a JSON string holding a
 // JSON object (older exports store the object itself).
-func (t *Trace) readLogs(raw json.RawMessage) error {
-	if len(raw) == 0 || string(raw) == "null" {
+func (t *Trace) readLogs(v *fastjson.Value) error {
+	if v == nil || v.Type() == fastjson.TypeNull {
 		return nil
 	}
-	var entries []json.RawMessage
-	if err := json.Unmarshal(raw, &entries); err != nil {
-		return &TraceError{Path: t.Path, Field: "world_logs", Msg: err.Error()}
+	entries, err := v.Array()
+	if err != nil {
+		return &TraceError{Path: t.Path, Field: "world_logs", Msg: "expected a list, found " + v.Type().String()}
 	}
+	var p fastjson.Parser
 	for i, e := range entries {
-		obj := []byte(e)
-		if len(e) > 0 && e[0] == '"' {
-			var s string
-			if err := json.Unmarshal(e, &s); err != nil {
-				return &TraceError{Path: t.Path, Field: fmt.Sprintf("world_logs[%d]", i), Msg: err.Error()}
+		l := e
+		if e.Type() == fastjson.TypeString {
+			if l, err = p.ParseBytes(e.GetStringBytes()); err != nil {
+				return &TraceError{Path: t.Path, Field: fmt.Sprintf("world_logs[%d]", i), Msg: "not a JSON object: " + err.Error()}
 			}
-			obj = []byte(s)
 		}
-		var l struct {
-			Timestamp     float64         `json:"timestamp"`
-			LogType       string          `json:"log_type"`
-			AgentID       string          `json:"agent_id"`
-			ToolName      string          `json:"tool_name"`
-			ToolArguments any             `json:"tool_arguments"`
-			Content       json.RawMessage `json:"content"`
+		if l.Type() != fastjson.TypeObject {
+			return &TraceError{Path: t.Path, Field: fmt.Sprintf("world_logs[%d]", i), Msg: "not a JSON object"}
 		}
-		if err := json.Unmarshal(obj, &l); err != nil {
-			return &TraceError{Path: t.Path, Field: fmt.Sprintf("world_logs[%d]", i), Msg: "not a JSON object: " + err.Error()}
+		lg := Log{Time: l.GetFloat64("timestamp"), Type: string(l.GetStringBytes("log_type")), AgentID: string(l.GetStringBytes("agent_id")),
+			ToolName: string(l.GetStringBytes("tool_name")), Messages: -1, Index: i}
+		switch lg.Type {
+		case "system_prompt":
+			lg.Text = string(l.GetStringBytes("content"))
+		case "tool_call":
+			lg.Text = string(l.GetStringBytes("tool_arguments", "content"))
+		case "llm_input":
+			c := l.Get("content")
+			if c != nil && c.Type() == fastjson.TypeString {
+				var q fastjson.Parser
+				c, _ = q.ParseBytes(c.GetStringBytes())
+			}
+			if c != nil && c.Type() == fastjson.TypeArray {
+				lg.Messages = len(c.GetArray())
+			}
 		}
-		args, _ := l.ToolArguments.(map[string]any)
-		t.Logs = append(t.Logs, Log{Time: l.Timestamp, Type: l.LogType, AgentID: l.AgentID, ToolName: l.ToolName,
-			ToolArgs: args, Content: l.Content, Index: i})
+		t.Logs = append(t.Logs, lg)
 	}
 	sort.SliceStable(t.Logs, func(a, b int) bool { return t.Logs[a].Time < t.Logs[b].Time })
 	return nil
