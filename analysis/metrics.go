@@ -226,57 +226,7 @@ type Result struct {
 func Summarize(groups []Group, values [][]float64, missing []Missing, scenario []string, metrics []int, opt BootstrapOptions) []Result {
 	var out []Result
 	for _, g := range groups {
-		// Clusters: the scenarios of the group, in order of appearance. A
-		// group within one scenario (a per-scenario breakdown) has nothing
-		// to resample but its runs, which are then taken as independent.
-		cl := map[string]int{}
-		for _, i := range g.Runs {
-			if _, ok := cl[scenario[i]]; !ok {
-				cl[scenario[i]] = len(cl)
-			}
-		}
-		clusterOf := func(i int) int { return cl[scenario[i]] }
-		oneScenario := len(cl) == 1 && len(g.Runs) > 1
-		if oneScenario {
-			pos := map[int]int{}
-			for k, i := range g.Runs {
-				pos[i] = k
-			}
-			clusterOf = func(i int) int { return pos[i] }
-			cl = make(map[string]int, len(g.Runs))
-			for k := range g.Runs {
-				cl[fmt.Sprint(k)] = k
-			}
-		}
-		k := len(metrics)
-		sum := make([]float64, len(cl)*k)
-		cnt := make([]float64, len(cl)*k)
-		nruns := make([]int, k)
-		for _, i := range g.Runs {
-			c := clusterOf(i)
-			for j, m := range metrics {
-				if x := values[i][m]; !math.IsNaN(x) {
-					sum[c*k+j] += x
-					cnt[c*k+j]++
-					nruns[j]++
-				}
-			}
-		}
-		stat := func(w, res []float64) {
-			for j := range res {
-				var s, n float64
-				for c, wc := range w {
-					s += wc * sum[c*k+j]
-					n += wc * cnt[c*k+j]
-				}
-				if n == 0 {
-					res[j] = math.NaN()
-				} else {
-					res[j] = s / n
-				}
-			}
-		}
-		est := ClusterBootstrap(len(cl), k, stat, opt)
+		est, nruns, oneScenario := summarizeGroup(g, values, scenario, metrics, opt)
 		warn := groupWarnings(g, missing)
 		if oneScenario {
 			for _, f := range []string{"TC", "TA", "TRD", "TRJ"} {
@@ -293,6 +243,88 @@ func Summarize(groups []Group, values [][]float64, missing []Missing, scenario [
 		}
 	}
 	return out
+}
+
+// SummarizeNamed is Summarize for values whose columns are named by names
+// (metrics of another benchmark, such as PARE's), without the 3T
+// metrics' missing-data warnings.
+func SummarizeNamed(groups []Group, values [][]float64, scenario []string, names []string, opt BootstrapOptions) []Result {
+	cols := make([]int, len(names))
+	for j := range cols {
+		cols[j] = j
+	}
+	var out []Result
+	for _, g := range groups {
+		est, nruns, oneScenario := summarizeGroup(g, values, scenario, cols, opt)
+		for j, name := range names {
+			e := est[j]
+			if oneScenario {
+				e.Warnings = append(e.Warnings, "one scenario: its runs resampled as independent")
+			}
+			if nruns[j] == 0 {
+				e.Warnings = append(e.Warnings, "no run has this metric")
+			}
+			out = append(out, Result{Group: g.Key, Metric: name, NRuns: nruns[j], Estimate: e})
+		}
+	}
+	return out
+}
+
+// summarizeGroup estimates the mean over a group's runs of each column
+// (positions in values' rows), with a cluster bootstrap over the group's
+// scenarios — over its runs when it has one scenario only.
+func summarizeGroup(g Group, values [][]float64, scenario []string, cols []int, opt BootstrapOptions) ([]Estimate, []int, bool) {
+	// Clusters: the scenarios of the group, in order of appearance. A
+	// group within one scenario (a per-scenario breakdown) has nothing
+	// to resample but its runs, which are then taken as independent.
+	cl := map[string]int{}
+	for _, i := range g.Runs {
+		if _, ok := cl[scenario[i]]; !ok {
+			cl[scenario[i]] = len(cl)
+		}
+	}
+	clusterOf := func(i int) int { return cl[scenario[i]] }
+	oneScenario := len(cl) == 1 && len(g.Runs) > 1
+	if oneScenario {
+		pos := map[int]int{}
+		for k, i := range g.Runs {
+			pos[i] = k
+		}
+		clusterOf = func(i int) int { return pos[i] }
+		cl = make(map[string]int, len(g.Runs))
+		for k := range g.Runs {
+			cl[fmt.Sprint(k)] = k
+		}
+	}
+	k := len(cols)
+	sum := make([]float64, len(cl)*k)
+	cnt := make([]float64, len(cl)*k)
+	nruns := make([]int, k)
+	for _, i := range g.Runs {
+		c := clusterOf(i)
+		for j, m := range cols {
+			if x := values[i][m]; !math.IsNaN(x) {
+				sum[c*k+j] += x
+				cnt[c*k+j]++
+				nruns[j]++
+			}
+		}
+	}
+	stat := func(w, res []float64) {
+		for j := range res {
+			var s, n float64
+			for c, wc := range w {
+				s += wc * sum[c*k+j]
+				n += wc * cnt[c*k+j]
+			}
+			if n == 0 {
+				res[j] = math.NaN()
+			} else {
+				res[j] = s / n
+			}
+		}
+	}
+	return ClusterBootstrap(len(cl), k, stat, opt), nruns, oneScenario
 }
 
 // family is the metric family whose missing data concerns a metric.

@@ -251,3 +251,70 @@ func (w *Warehouse) JudgeVersions(ctx context.Context) ([]JudgeVersion, error) {
 	})
 	return out, err
 }
+
+// PARERun is a PARE or Meta-ARE run with what its metrics need.
+type PARERun struct {
+	RunID, Source, Scenario, ConfigID string
+	Skip                              string
+	Events                            []PAREEvent
+	Decisions                         []PAREDecision
+}
+
+// PAREEvent is a completed event of a PARE run, in time order.
+type PAREEvent struct {
+	T                                float64
+	Actor, Function, Operation, Mode string
+	Turn                             int // -1 when not given
+}
+
+// PAREDecision is a decision point of a PARE run.
+type PAREDecision struct {
+	Final                bool
+	ProposalT, DecisionT float64
+}
+
+// LoadPARERuns reads every PARE and Meta-ARE run, sorted by run id.
+func (w *Warehouse) LoadPARERuns(ctx context.Context) ([]PARERun, error) {
+	var runs []PARERun
+	byID := map[string]int{}
+	err := w.scan(ctx, `SELECT run_id, source, scenario, config_id, coalesce(skip_reason, '') FROM pare_runs ORDER BY run_id`, func(rows *sql.Rows) error {
+		var r PARERun
+		if err := rows.Scan(&r.RunID, &r.Source, &r.Scenario, &r.ConfigID, &r.Skip); err != nil {
+			return err
+		}
+		byID[r.RunID] = len(runs)
+		runs = append(runs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = w.scan(ctx, `SELECT run_id, t, actor, coalesce(function, ''), coalesce(operation, ''), coalesce(proactive_mode, ''), coalesce(turn, -1)
+		FROM pare_events ORDER BY run_id, seq`, func(rows *sql.Rows) error {
+		var id string
+		var e PAREEvent
+		if err := rows.Scan(&id, &e.T, &e.Actor, &e.Function, &e.Operation, &e.Mode, &e.Turn); err != nil {
+			return err
+		}
+		if i, ok := byID[id]; ok {
+			runs[i].Events = append(runs[i].Events, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = w.scan(ctx, `SELECT run_id, final_decision, coalesce(proposal_t, 'NaN'::DOUBLE), coalesce(decision_t, 'NaN'::DOUBLE)
+		FROM decision_points ORDER BY run_id, sample_id`, func(rows *sql.Rows) error {
+		var id string
+		var d PAREDecision
+		if err := rows.Scan(&id, &d.Final, &d.ProposalT, &d.DecisionT); err != nil {
+			return err
+		}
+		if i, ok := byID[id]; ok {
+			runs[i].Decisions = append(runs[i].Decisions, d)
+		}
+		return nil
+	})
+	return runs, err
+}

@@ -409,4 +409,31 @@ func TestPAREDecisions(t *testing.T) {
 		dps[1].Class != "gather_context" || !dps[1].Final || dps[1].Context == nil || *dps[1].Context != 3 {
 		t.Errorf("%s", stdout)
 	}
+	// PARE's metrics per scenario; the rate-limited run left out.
+	code, stdout, stderr = gymlens(t, "--db", db, "metrics", "--source", "pare", "--by", "scenario", "--resamples", "200", "-f", "json",
+		"--metrics", "proposals,acceptances,seconds_to_decide")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	var res []struct {
+		Group  map[string]string `json:"group"`
+		Metric string            `json:"metric"`
+		Mean   *float64          `json:"mean"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err, stdout)
+	}
+	got := map[string]float64{}
+	for _, r := range res {
+		if r.Mean != nil {
+			got[r.Group["scenario"]+"/"+r.Metric] = *r.Mean
+		}
+	}
+	if len(res) != 6 || got["add_missing_group_contacts/acceptances"] != 0 || got["apartment_feature_comparison_query/acceptances"] != 1 ||
+		got["apartment_feature_comparison_query/proposals"] != 1 || math.Abs(got["apartment_feature_comparison_query/seconds_to_decide"]-22.162) > 0.001 {
+		t.Errorf("%v", got)
+	}
+	if code, _, stderr := gymlens(t, "--db", db, "metrics", "--source", "pare", "--by", "harness"); code != 2 || !strings.Contains(stderr, "break down by") {
+		t.Errorf("bad --by: %d %q", code, stderr)
+	}
 }

@@ -111,12 +111,26 @@ func metricsCommand(e *env) *cli.Command {
 		Description: "Dimensions: " + strings.Join(analysis.Dimensions, ", ") + ".\n" +
 			"Metrics: " + strings.Join(analysis.AllMetrics, ", ") + ".\n" +
 			"Scales: TC and its parts 0–100; TA, TR-D and TA's parts in percent; TR-J 1–5.\n" +
-			"The resampling unit is the scenario. Judgments are averaged over judges unless --judge names one.",
+			"The resampling unit is the scenario. Judgments are averaged over judges unless --judge names one.\n" +
+			"--source pare: the PARE and Meta-ARE runs instead, with their metrics (" + strings.Join(analysis.PAREMetrics, ", ") + ")\n" +
+			"by config, scenario or source (docs/pare.md).",
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "by", Value: "config", Usage: "break down by `DIM[,DIM]` (\"\" for one overall group)"},
+			&cli.StringFlag{Name: "source", Value: "gym", Usage: "`RUNS` to measure: gym (Proactivity-Gym) or pare (PARE and Meta-ARE)"},
 		}, selectionFlags()...), bootstrapFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error {
+				switch cmd.String("source") {
+				case "gym":
+				case "pare":
+					res, err := computePAREMetrics(ctx, cmd, w)
+					if err != nil {
+						return err
+					}
+					return printMetrics(e, format, splitList(cmd.String("by")), res, cmd.Bool("quiet"))
+				default:
+					return usagef("--source: expected gym or pare, found %q", cmd.String("source"))
+				}
 				res, err := computeMetrics(ctx, cmd, w)
 				if err != nil {
 					return err

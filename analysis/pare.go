@@ -1,0 +1,106 @@
+package analysis
+
+import (
+	"math"
+	"strings"
+
+	"github.com/gymlens/gymlens/ingest"
+)
+
+// PAREMetrics are the per-run metrics of PARE and Meta-ARE runs that
+// gymlens computes from the traces: PARE's counts and rates, and timing
+// metrics PARE does not compute.
+var PAREMetrics = []string{
+	"proposals",                 // observe-mode proposals sent to the user
+	"acceptances",               // accepts that answer a pending observe-mode proposal
+	"acceptance_rate",           // acceptances / proposals, in percent (NaN without proposals)
+	"read_actions",              // the agent's READ tool calls
+	"write_actions",             // the agent's WRITE tool calls
+	"turns",                     // the last turn number + 1
+	"seconds_to_first_proposal", // from the last environment event before it to the first proposal
+	"seconds_to_decide",         // mean, over decision points, from proposal to decision
+	"turns_to_first_proposal",   // the first proposal's turn number
+	"proposals_before_accept",   // proposals before the first accepted one (NaN when none accepted)
+}
+
+// PARERunValues computes PAREMetrics for one run, in that order; a value
+// that cannot be had is NaN.
+func PARERunValues(r *ingest.PARERun) []float64 {
+	v := make([]float64, len(PAREMetrics))
+	for i := range v {
+		v[i] = math.NaN()
+	}
+	var proposals, accepts, reads, writes float64
+	pending := false
+	maxTurn := -1
+	firstProposal := -1
+	lastEnv := math.NaN()
+	proposalsBefore := math.NaN()
+	for i, e := range r.Events {
+		if e.Turn > maxTurn {
+			maxTurn = e.Turn
+		}
+		switch e.Actor {
+		case "env":
+			if firstProposal < 0 {
+				lastEnv = e.T
+			}
+		case "agent":
+			if strings.HasSuffix(e.Function, "send_message_to_user") && e.Mode == "observe" {
+				proposals++
+				pending = true
+				if firstProposal < 0 {
+					firstProposal = i
+				}
+				continue
+			}
+			switch e.Operation {
+			case "READ":
+				reads++
+			case "WRITE":
+				writes++
+			}
+		case "user":
+			switch {
+			case strings.HasSuffix(e.Function, "accept_proposal"):
+				if pending {
+					accepts++
+					if math.IsNaN(proposalsBefore) {
+						proposalsBefore = proposals - 1
+					}
+				}
+				pending = false
+			case strings.HasSuffix(e.Function, "reject_proposal"):
+				pending = false
+			}
+		}
+	}
+	v[0], v[1], v[3], v[4] = proposals, accepts, reads, writes
+	if proposals > 0 {
+		v[2] = 100 * accepts / proposals
+	}
+	if maxTurn >= 0 {
+		v[5] = float64(maxTurn + 1)
+	}
+	if firstProposal >= 0 {
+		p := r.Events[firstProposal]
+		if !math.IsNaN(lastEnv) {
+			v[6] = p.T - lastEnv
+		}
+		if p.Turn >= 0 {
+			v[8] = float64(p.Turn)
+		}
+	}
+	var sum, n float64
+	for _, d := range r.Decisions {
+		if !math.IsNaN(d.DecisionT - d.ProposalT) {
+			sum += d.DecisionT - d.ProposalT
+			n++
+		}
+	}
+	if n > 0 {
+		v[7] = sum / n
+	}
+	v[9] = proposalsBefore
+	return v
+}

@@ -1,0 +1,43 @@
+package analysis
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gymlens/gymlens/ingest"
+)
+
+// A hand-made run: an environment trigger, a rejected proposal, a second
+// proposal accepted after a look around, an accept with no proposal
+// pending (not counted), agent reads and a write.
+func TestPARERunValues(t *testing.T) {
+	r := &ingest.PARERun{Events: []ingest.PAREEvent{
+		{T: 10, Actor: "env", Function: "create_and_add_message", Turn: -1},
+		{T: 14, Actor: "agent", Function: "list_apartments", Operation: "READ", Mode: "observe", Turn: 0},
+		{T: 15, Actor: "agent", Function: "send_message_to_user", Mode: "observe", Turn: 1},
+		{T: 20, Actor: "user", Function: "reject_proposal", Turn: 1},
+		{T: 30, Actor: "agent", Function: "send_message_to_user", Mode: "observe", Turn: 2},
+		{T: 31, Actor: "user", Function: "open_app", Operation: "READ", Turn: 2},
+		{T: 40, Actor: "user", Function: "accept_proposal", Turn: 3},
+		{T: 41, Actor: "agent", Function: "send_message", Operation: "WRITE", Mode: "execute", Turn: 3},
+		{T: 42, Actor: "agent", Function: "send_message_to_user", Mode: "execute", Turn: 3},
+		{T: 50, Actor: "user", Function: "accept_proposal", Turn: 4},
+	}, Decisions: []ingest.PAREDecision{{Final: false, ProposalT: 15, DecisionT: 20}, {Final: true, ProposalT: 30, DecisionT: 40}}}
+	v := PARERunValues(r)
+	want := map[string]float64{"proposals": 2, "acceptances": 1, "acceptance_rate": 50, "read_actions": 1, "write_actions": 1,
+		"turns": 5, "seconds_to_first_proposal": 5, "seconds_to_decide": 7.5, "turns_to_first_proposal": 1, "proposals_before_accept": 1}
+	for i, name := range PAREMetrics {
+		if v[i] != want[name] {
+			t.Errorf("%s = %v, want %v", name, v[i], want[name])
+		}
+	}
+	// No proposal at all: the rates and timings are undefined, not zero.
+	v = PARERunValues(&ingest.PARERun{Events: []ingest.PAREEvent{{T: 1, Actor: "env", Turn: -1}}})
+	for _, name := range []string{"acceptance_rate", "seconds_to_first_proposal", "seconds_to_decide", "turns_to_first_proposal", "proposals_before_accept", "turns"} {
+		for i, n := range PAREMetrics {
+			if n == name && !math.IsNaN(v[i]) {
+				t.Errorf("%s = %v without proposals, want NaN", name, v[i])
+			}
+		}
+	}
+}
