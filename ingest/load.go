@@ -110,8 +110,10 @@ type pass struct {
 	known     map[string]bool
 	knownStat map[statKey]string
 	// pareFiles are the PARE and Meta-ARE traces to read; pare those read.
-	pareFiles []*fileState
-	pare      []*pareRun
+	pareFiles   []*fileState
+	pare        []*pareRun
+	pareSamples []pareSample
+	pareAnnots  []pareAnnotation
 }
 
 // Ingest loads the files and folders in paths into the warehouse as one
@@ -434,6 +436,10 @@ func (p *pass) readFile(f runlog.File) error {
 	case runlog.KindPARETrace:
 		// Read after the other files, several at a time (readPAREFiles).
 		p.pareFiles = append(p.pareFiles, fs)
+	case runlog.KindPARESamples:
+		return p.readPARESamples(fs)
+	case runlog.KindPAREAnnotations:
+		return p.readPAREAnnotations(fs)
 	}
 	return nil
 }

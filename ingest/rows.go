@@ -318,3 +318,44 @@ func (w *Warehouse) LoadPARERuns(ctx context.Context) ([]PARERun, error) {
 	})
 	return runs, err
 }
+
+// PARESampleRow is a PARE annotation sample and the human decisions on it.
+type PARESampleRow struct {
+	SampleID, Simulated, Correct string            // Correct: "" when the sample has no answer key
+	Humans                       map[string]string // annotator → decision
+}
+
+// LoadPARESamples reads the PARE samples, with their annotations, sorted
+// by sample id; annotations of samples not ingested are returned apart.
+func (w *Warehouse) LoadPARESamples(ctx context.Context) ([]PARESampleRow, int, error) {
+	var out []PARESampleRow
+	idx := map[string]int{}
+	err := w.scan(ctx, `SELECT sample_id, any_value(user_agent_decision), coalesce(any_value(correct_decision), '')
+		FROM pare_samples GROUP BY sample_id ORDER BY sample_id`, func(rows *sql.Rows) error {
+		var s PARESampleRow
+		if err := rows.Scan(&s.SampleID, &s.Simulated, &s.Correct); err != nil {
+			return err
+		}
+		s.Humans = map[string]string{}
+		idx[s.SampleID] = len(out)
+		out = append(out, s)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	orphans := 0
+	err = w.scan(ctx, `SELECT sample_id, annotator, human_decision FROM pare_annotations ORDER BY file_id, src_line`, func(rows *sql.Rows) error {
+		var id, who, d string
+		if err := rows.Scan(&id, &who, &d); err != nil {
+			return err
+		}
+		if i, ok := idx[id]; ok {
+			out[i].Humans[who] = d
+		} else {
+			orphans++
+		}
+		return nil
+	})
+	return out, orphans, err
+}

@@ -31,6 +31,7 @@ func agreeCommand(e *env) *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "judges", Usage: "compare judge `A,B`"},
 			&cli.BoolFlag{Name: "human", Usage: "compare the human ratings with the judges"},
+			&cli.BoolFlag{Name: "pare", Usage: "compare PARE's human annotations with its simulated user"},
 			&cli.StringFlag{Name: "judge", Usage: "with --human: this `JUDGE` alone instead of the judges' average"},
 			&cli.StringFlag{Name: "input", Usage: "agreement of the ratings in `FILE.csv`"},
 			&cli.StringFlag{Name: "level", Value: analysis.Interval, Usage: "with --input: Krippendorff's α `LEVEL`: nominal, ordinal, interval or ratio"},
@@ -38,13 +39,13 @@ func agreeCommand(e *env) *cli.Command {
 		}, confidenceFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			modes := 0
-			for _, f := range []string{"judges", "human", "input"} {
+			for _, f := range []string{"judges", "human", "input", "pare"} {
 				if cmd.IsSet(f) {
 					modes++
 				}
 			}
 			if modes != 1 {
-				return usagef("agree: give one of --judges A,B, --human or --input FILE.csv")
+				return usagef("agree: give one of --judges A,B, --human, --pare or --input FILE.csv")
 			}
 			if cmd.IsSet("input") {
 				format, err := outputFormat(cmd, "table", reports.ResultFormats...)
@@ -56,6 +57,9 @@ func agreeCommand(e *env) *cli.Command {
 			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error {
 				if cmd.IsSet("judges") {
 					return agreeJudges(ctx, e, cmd, format, w)
+				}
+				if cmd.IsSet("pare") {
+					return agreePARE(ctx, e, cmd, format, w)
 				}
 				return agreeHuman(ctx, e, cmd, format, w)
 			})

@@ -138,7 +138,8 @@ func validateCommand(e *env) *cli.Command {
 	}
 }
 
-var recordOrder = []string{"scenario", "run", "event", "task", "judgment", "rating", "pare_run", "pare_event", "decision_point"}
+var recordOrder = []string{"scenario", "run", "event", "task", "judgment", "rating", "pare_run", "pare_event", "decision_point",
+	"pare_sample", "pare_annotation"}
 
 func printSummary(e *env, cmd *cli.Command, format, verb string, s *ingest.Summary) error {
 	secs := s.Elapsed.Seconds()

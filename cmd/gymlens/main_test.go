@@ -389,7 +389,7 @@ func TestPAREDecisions(t *testing.T) {
 	db := filepath.Join(dir, "w.duckdb")
 	src := filepath.Join("..", "..", "ingest", "pare", "testdata")
 	code, stdout, stderr := gymlens(t, "--db", db, "ingest", src)
-	if code != 0 || !strings.Contains(stdout, "3 pare runs, 75 pare events, 2 decision points") || !strings.Contains(stdout, "RateLimitError") {
+	if code != 0 || !strings.Contains(stdout, "3 pare runs, 75 pare events, 2 decision points, 6 pare samples") || !strings.Contains(stdout, "RateLimitError") {
 		t.Fatalf("ingest: %d %s %s", code, stdout, stderr)
 	}
 	code, stdout, stderr = gymlens(t, "--db", db, "decisions", "-f", "json")
@@ -435,5 +435,46 @@ func TestPAREDecisions(t *testing.T) {
 	}
 	if code, _, stderr := gymlens(t, "--db", db, "metrics", "--source", "pare", "--by", "harness"); code != 2 || !strings.Contains(stderr, "break down by") {
 		t.Errorf("bad --by: %d %q", code, stderr)
+	}
+	// PARE's annotation samples (the Parquet file, ingested above) and an
+	// annotation CSV: the human decisions against the simulated user's.
+	ann := filepath.Join(dir, "ann")
+	os.MkdirAll(ann, 0o755)
+	os.WriteFile(filepath.Join(ann, "annotations.csv"), []byte("annotation_id,sample_id,annotator_id,human_decision,notes\n"+
+		"a1,tutorial_airport_return_ride_from_notes_run_2_p0,h1,accept,\n"+
+		"a2,tutorial_airport_return_ride_from_notes_run_2_p0,h2,reject,hm\n"+
+		"a3,tutorial_calendar_product_search_suggestion_run_4_p0,h1,accept,\n"+
+		"a4,tutorial_calendar_product_search_suggestion_run_4_p0,h2,accept,\n"), 0o644)
+	code, stdout, stderr = gymlens(t, "--db", db, "ingest", ann)
+	if code != 0 || !strings.Contains(stdout, "4 pare annotations") {
+		t.Fatalf("annotations: %d %s %s", code, stdout, stderr)
+	}
+	code, stdout, stderr = gymlens(t, "--db", db, "agree", "--pare", "-f", "json")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	var st []struct {
+		Statistic string   `json:"statistic"`
+		Value     *float64 `json:"value"`
+		N         int      `json:"n"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &st); err != nil {
+		t.Fatal(err, stdout)
+	}
+	// By hand: the tied sample is left out, the other five agree with the
+	// simulated user; among the two annotators, Fleiss' κ is
+	// (0.5 − 0.625) / 0.375 and α (nominal) is 0.
+	want := map[string][2]float64{"majority_accuracy": {100, 5}, "cohen_kappa": {1, 5}, "fleiss_kappa": {-1.0 / 3, 2}, "krippendorff_alpha": {0, 2}}
+	for _, s := range st {
+		wv := want[s.Statistic]
+		if s.Value == nil || math.Abs(*s.Value-wv[0]) > 1e-12 || s.N != int(wv[1]) {
+			t.Errorf("%s = %v (n %d), want %v", s.Statistic, s.Value, s.N, wv)
+		}
+	}
+	// A decision outside PARE's three is an error with its line and field.
+	os.WriteFile(filepath.Join(ann, "bad.csv"), []byte("sample_id,annotator_id,human_decision\nx,h1,maybe\n"), 0o644)
+	code, _, stderr = gymlens(t, "--db", db, "ingest", filepath.Join(ann, "bad.csv"))
+	if code != 1 || !strings.Contains(stderr, "bad.csv:2") || !strings.Contains(stderr, "human_decision") {
+		t.Errorf("bad decision: %d %q", code, stderr)
 	}
 }

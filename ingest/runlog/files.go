@@ -26,15 +26,17 @@ import (
 type Kind int
 
 const (
-	KindUnknown   Kind = iota
-	KindJSONL          // a stream of records, maybe compressed
-	KindScenario       // one scenario spec in JSON or YAML
-	KindRatings        // human ratings in CSV
-	KindPARETrace      // a PARE or Meta-ARE trace (JSON, version are_simulation_v1)
+	KindUnknown         Kind = iota
+	KindJSONL                // a stream of records, maybe compressed
+	KindScenario             // one scenario spec in JSON or YAML
+	KindRatings              // human ratings in CSV
+	KindPARETrace            // a PARE or Meta-ARE trace (JSON, version are_simulation_v1)
+	KindPARESamples          // PARE annotation samples (Parquet)
+	KindPAREAnnotations      // PARE human annotations (CSV with sample_id, annotator_id, human_decision)
 )
 
 func (k Kind) String() string {
-	return [...]string{"unknown", "jsonl", "scenario", "ratings", "pare_trace"}[k]
+	return [...]string{"unknown", "jsonl", "scenario", "ratings", "pare_trace", "pare_samples", "pare_annotations"}[k]
 }
 
 // File is one input file found by Discover.
@@ -187,7 +189,12 @@ func classify(path string) (Kind, string) {
 			return KindScenario, ""
 		}
 		return KindUnknown, `its top level has no "type": "scenario"`
+	case strings.HasSuffix(name, ".parquet"):
+		return KindPARESamples, ""
 	case strings.HasSuffix(name, ".csv"):
+		if isAnnotationCSV(path) {
+			return KindPAREAnnotations, ""
+		}
 		if isRatingsCSV(path) {
 			return KindRatings, ""
 		}
@@ -230,6 +237,27 @@ func isScenarioFile(path string) bool {
 		return true
 	}
 	return top.Type == TypeScenario
+}
+
+// PAREAnnotationColumns are the columns a PARE annotation CSV must have.
+var PAREAnnotationColumns = []string{"sample_id", "annotator_id", "human_decision"}
+
+func isAnnotationCSV(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head, err := csv.NewReader(bufio.NewReader(f)).Read()
+	if err != nil {
+		return false
+	}
+	for _, c := range PAREAnnotationColumns {
+		if !slices.Contains(head, c) {
+			return false
+		}
+	}
+	return true
 }
 
 func isRatingsCSV(path string) bool {
