@@ -222,25 +222,37 @@ func TestKendallTauBAgainstScipy(t *testing.T) {
 // The polynomial Spearman of few clusters equals ranking the reweighted
 // sample, with ties, for any weights.
 func TestSpearmanByClusterPolynomials(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	n, C := 500, 7
-	x, y := make([]float64, n), make([]float64, n)
-	cl := make([]int, n)
-	for i := range x {
-		x[i] = float64(rng.IntN(9))
-		y[i] = x[i] + float64(rng.IntN(5))
-		cl[i] = rng.IntN(C)
-	}
+	rng, x, y, cl, C := tiedClusters(3, 500, 7, 9, 5)
 	fast := newSpearman(x, y, cl, C)
 	slow := *fast
 	slow.fast = false
 	for k := 0; k < 20; k++ {
-		w := make([]float64, C)
-		for c := range w {
-			w[c] = float64(rng.IntN(3))
-		}
+		w := clusterWeights(rng, C)
 		closeTo(t, "rho", fast.rho(w), slow.rho(w), 1e-10)
 	}
+}
+
+// tiedClusters is n pairs with many ties (x in 0..kx−1, y = x + 0..ky−1) in
+// C clusters, from a seeded generator, which it returns too.
+func tiedClusters(seed uint64, n, C, kx, ky int) (*rand.Rand, []float64, []float64, []int, int) {
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	x, y := make([]float64, n), make([]float64, n)
+	cl := make([]int, n)
+	for i := range x {
+		x[i] = float64(rng.IntN(kx))
+		y[i] = x[i] + float64(rng.IntN(ky))
+		cl[i] = rng.IntN(C)
+	}
+	return rng, x, y, cl, C
+}
+
+// clusterWeights is a resample's cluster weights: 0, 1 or 2 each.
+func clusterWeights(rng *rand.Rand, C int) []float64 {
+	w := make([]float64, C)
+	for c := range w {
+		w[c] = float64(rng.IntN(3))
+	}
+	return w
 }
 
 // With every cluster drawn once, the statistics are the plain ones.
@@ -325,23 +337,12 @@ func TestAgreementDegenerate(t *testing.T) {
 // Kendall's τ-b from the per-cluster-pair counts equals τ-b of the
 // reweighted sample built item by item, ties included.
 func TestKendallByClusterWeights(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	n, C := 300, 6
-	x, y := make([]float64, n), make([]float64, n)
-	cl := make([]int, n)
-	for i := range x {
-		x[i] = float64(rng.IntN(5))
-		y[i] = x[i] + float64(rng.IntN(4))
-		cl[i] = rng.IntN(C)
-	}
+	rng, x, y, cl, C := tiedClusters(5, 300, 6, 5, 4)
 	fast := newKendall(x, y, cl, C)
 	slow := *fast
 	slow.fast = false
 	for k := 0; k < 20; k++ {
-		w := make([]float64, C)
-		for c := range w {
-			w[c] = float64(rng.IntN(3))
-		}
+		w := clusterWeights(rng, C)
 		closeTo(t, "tau", fast.tau(w), slow.tau(w), 1e-12)
 	}
 }

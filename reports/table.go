@@ -135,6 +135,51 @@ func (t *Table) groupStart(i int) bool {
 	return t.Rows[i].Keys[0] != t.Rows[i-1].Keys[0]
 }
 
+// style is how a format escapes text and marks values.
+type style struct {
+	esc          func(string) string
+	best, second func(string) string
+	interval     func(lo, hi string) string
+}
+
+var (
+	latexStyle = style{esc: latex, best: func(s string) string { return "\\textbf{" + s + "}" },
+		second:   func(s string) string { return "\\underline{" + s + "}" },
+		interval: func(lo, hi string) string { return fmt.Sprintf(" {\\scriptsize[%s, %s]}", lo, hi) }}
+	mdStyle = style{esc: mdEscaper.Replace, best: func(s string) string { return "**" + s + "**" },
+		second:   func(s string) string { return "<u>" + s + "</u>" },
+		interval: func(lo, hi string) string { return fmt.Sprintf(" [%s, %s]", lo, hi) }}
+	htmlStyle = style{esc: html.EscapeString, best: func(s string) string { return "<strong>" + s + "</strong>" },
+		second:   func(s string) string { return "<u>" + s + "</u>" },
+		interval: func(lo, hi string) string { return fmt.Sprintf(" <span class=\"ci\">[%s, %s]</span>", lo, hi) }}
+)
+
+// cells are row i's text cells (a group's repeated first key blank) and
+// its values, marked and with their intervals, in a format's style.
+func (t *Table) cells(i int, marks [][]int, opt TableOptions, st style) (keys, nums []string) {
+	r := t.Rows[i]
+	for k, key := range r.Keys {
+		if k == 0 && !t.NoGroups && !t.groupStart(i) {
+			key = ""
+		}
+		keys = append(keys, st.esc(key))
+	}
+	for j, c := range r.Cells {
+		s := st.esc(t.Columns[j].format(c.V))
+		switch marks[i][j] {
+		case 1:
+			s = st.best(s)
+		case 2:
+			s = st.second(s)
+		}
+		if opt.Intervals && c.CI && !math.IsNaN(c.Lo) {
+			s += st.interval(st.esc(t.Columns[j].format(c.Lo)), st.esc(t.Columns[j].format(c.Hi)))
+		}
+		nums = append(nums, s)
+	}
+	return keys, nums
+}
+
 var latexEscaper = strings.NewReplacer(`\`, `\textbackslash{}`, `&`, `\&`, `%`, `\%`, `$`, `\$`, `#`, `\#`, `_`, `\_`,
 	`{`, `\{`, `}`, `\}`, `~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`, `<`, `\textless{}`, `>`, `\textgreater{}`, `|`, `\textbar{}`)
 
@@ -153,31 +198,12 @@ func writeLaTeX(b *bytes.Buffer, t *Table, opt TableOptions) {
 		head = append(head, latex(c.Header))
 	}
 	b.WriteString(strings.Join(head, " & ") + " \\\\\n\\midrule\n")
-	for i, r := range t.Rows {
+	for i := range t.Rows {
 		if i > 0 && t.groupStart(i) {
 			b.WriteString("\\midrule\n")
 		}
-		var cells []string
-		for k, key := range r.Keys {
-			if k == 0 && !t.NoGroups && !t.groupStart(i) {
-				key = ""
-			}
-			cells = append(cells, latex(key))
-		}
-		for j, c := range r.Cells {
-			s := t.Columns[j].format(c.V)
-			switch marks[i][j] {
-			case 1:
-				s = "\\textbf{" + s + "}"
-			case 2:
-				s = "\\underline{" + s + "}"
-			}
-			if opt.Intervals && c.CI && !math.IsNaN(c.Lo) {
-				s += fmt.Sprintf(" {\\scriptsize[%s, %s]}", t.Columns[j].format(c.Lo), t.Columns[j].format(c.Hi))
-			}
-			cells = append(cells, s)
-		}
-		b.WriteString(strings.Join(cells, " & ") + " \\\\\n")
+		keys, nums := t.cells(i, marks, opt, latexStyle)
+		b.WriteString(strings.Join(append(keys, nums...), " & ") + " \\\\\n")
 	}
 	b.WriteString("\\bottomrule\n\\end{tabular}\n")
 	for _, n := range t.Notes {
@@ -199,28 +225,9 @@ func writeMarkdown(b *bytes.Buffer, t *Table, opt TableOptions) {
 		head, rule = append(head, mdEscaper.Replace(c.Header)), append(rule, "--:")
 	}
 	b.WriteString("| " + strings.Join(head, " | ") + " |\n| " + strings.Join(rule, " | ") + " |\n")
-	for i, r := range t.Rows {
-		var cells []string
-		for k, key := range r.Keys {
-			if k == 0 && !t.NoGroups && !t.groupStart(i) {
-				key = ""
-			}
-			cells = append(cells, mdEscaper.Replace(key))
-		}
-		for j, c := range r.Cells {
-			s := t.Columns[j].format(c.V)
-			switch marks[i][j] {
-			case 1:
-				s = "**" + s + "**"
-			case 2:
-				s = "<u>" + s + "</u>"
-			}
-			if opt.Intervals && c.CI && !math.IsNaN(c.Lo) {
-				s += fmt.Sprintf(" [%s, %s]", t.Columns[j].format(c.Lo), t.Columns[j].format(c.Hi))
-			}
-			cells = append(cells, s)
-		}
-		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	for i := range t.Rows {
+		keys, nums := t.cells(i, marks, opt, mdStyle)
+		b.WriteString("| " + strings.Join(append(keys, nums...), " | ") + " |\n")
 	}
 	if len(t.Notes) > 0 {
 		b.WriteString("\n")
@@ -284,30 +291,18 @@ func writeHTML(b *bytes.Buffer, t *Table, opt TableOptions) {
 		fmt.Fprintf(b, "<th scope=\"col\" class=\"num\">%s</th>", e(c.Header))
 	}
 	b.WriteString("</tr></thead>\n<tbody>\n")
-	for i, r := range t.Rows {
+	for i := range t.Rows {
 		cls := ""
 		if i > 0 && t.groupStart(i) {
 			cls = " class=\"group\""
 		}
 		fmt.Fprintf(b, "<tr%s>", cls)
-		for k, key := range r.Keys {
-			if k == 0 && !t.NoGroups && !t.groupStart(i) {
-				key = ""
-			}
-			fmt.Fprintf(b, "<td>%s</td>", e(key))
+		keys, nums := t.cells(i, marks, opt, htmlStyle)
+		for _, k := range keys {
+			fmt.Fprintf(b, "<td>%s</td>", k)
 		}
-		for j, c := range r.Cells {
-			s := e(t.Columns[j].format(c.V))
-			switch marks[i][j] {
-			case 1:
-				s = "<strong>" + s + "</strong>"
-			case 2:
-				s = "<u>" + s + "</u>"
-			}
-			if opt.Intervals && c.CI && !math.IsNaN(c.Lo) {
-				s += fmt.Sprintf(" <span class=\"ci\">[%s, %s]</span>", e(t.Columns[j].format(c.Lo)), e(t.Columns[j].format(c.Hi)))
-			}
-			fmt.Fprintf(b, "<td class=\"num\">%s</td>", s)
+		for _, n := range nums {
+			fmt.Fprintf(b, "<td class=\"num\">%s</td>", n)
 		}
 		b.WriteString("</tr>\n")
 	}
