@@ -28,6 +28,24 @@ type Pair struct {
 // (BootstrapPValue) and are adjusted by Holm and by Benjamini–Hochberg
 // across the pairs, metric by metric.
 func Compare(pairs []Pair, values [][]float64, scenario []string, metrics []int, opt BootstrapOptions) []Comparison {
+	names := make([]string, len(metrics))
+	for j, m := range metrics {
+		names[j] = AllMetrics[m]
+	}
+	return compare(pairs, values, scenario, metrics, names, opt)
+}
+
+// CompareNamed is Compare for values whose columns are named by names
+// (another benchmark's metrics, such as PARE's).
+func CompareNamed(pairs []Pair, values [][]float64, scenario []string, names []string, opt BootstrapOptions) []Comparison {
+	cols := make([]int, len(names))
+	for j := range cols {
+		cols[j] = j
+	}
+	return compare(pairs, values, scenario, cols, names, opt)
+}
+
+func compare(pairs []Pair, values [][]float64, scenario []string, metrics []int, names []string, opt BootstrapOptions) []Comparison {
 	opt = opt.withDefaults()
 	cl := map[string]int{}
 	for _, p := range pairs {
@@ -91,7 +109,7 @@ func Compare(pairs []Pair, values [][]float64, scenario []string, metrics []int,
 	out := make([]Comparison, 0, k)
 	col := make([]float64, opt.Resamples)
 	for p, pr := range pairs {
-		for m, mi := range metrics {
+		for m := range metrics {
 			j := p*nm + m
 			pv := math.NaN()
 			if reps != nil {
@@ -100,7 +118,7 @@ func Compare(pairs []Pair, values [][]float64, scenario []string, metrics []int,
 				}
 				pv = BootstrapPValue(col)
 			}
-			out = append(out, Comparison{A: pr.A, B: pr.B, Metric: AllMetrics[mi], MeanA: mean(ones, 0, p, m), MeanB: mean(ones, 1, p, m),
+			out = append(out, Comparison{A: pr.A, B: pr.B, Metric: names[m], MeanA: mean(ones, 0, p, m), MeanB: mean(ones, 1, p, m),
 				Estimate: est[j], P: pv, PHolm: math.NaN(), PBH: math.NaN(), NA: nA[j], NB: nB[j]})
 		}
 	}

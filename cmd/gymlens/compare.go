@@ -24,6 +24,7 @@ func compareCommand(e *env) *cli.Command {
 			"p-values are adjusted across the pairs, metric by metric.",
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "harness-switch", Usage: "`FROM,TO` harnesses, per model"},
+			&cli.StringFlag{Name: "source", Value: "gym", Usage: "`RUNS` to compare: gym (Proactivity-Gym) or pare (PARE and Meta-ARE; name their configurations)"},
 		}, selectionFlags()...), bootstrapFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			sw := splitList(cmd.String("harness-switch"))
@@ -34,6 +35,21 @@ func compareCommand(e *env) *cli.Command {
 				return usagef("--harness-switch: expected FROM,TO, found %q", cmd.String("harness-switch"))
 			case cmd.String("harness-switch") == "" && cmd.Args().Len() < 2:
 				return usagef("compare: name at least two configurations (or use --harness-switch)")
+			}
+			if cmd.String("source") == "pare" {
+				if sw != nil {
+					return usagef("compare --source pare: name configurations; --harness-switch is for Proactivity-Gym runs")
+				}
+				return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error {
+					res, err := comparePARE(ctx, cmd, w, cmd.Args().Slice())
+					if err != nil {
+						return err
+					}
+					return printCompare(e, format, res, cmd.Bool("quiet"))
+				})
+			}
+			if s := cmd.String("source"); s != "gym" {
+				return usagef("--source: expected gym or pare, found %q", s)
 			}
 			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error { return runCompare(ctx, cmd, e, format, w, sw) })
 		},

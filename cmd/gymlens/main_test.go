@@ -471,6 +471,37 @@ func TestPAREDecisions(t *testing.T) {
 			t.Errorf("%s = %v (n %d), want %v", s.Statistic, s.Value, s.N, wv)
 		}
 	}
+	// Two PARE configurations compared on the same scenarios: a copy of
+	// one trace under another observe model.
+	tr, _ := os.ReadFile(filepath.Join(src, "apartment_feature_comparison_query_run_4.json"))
+	other := filepath.Join(dir, "other")
+	os.MkdirAll(other, 0o755)
+	os.WriteFile(filepath.Join(other, "t.json"), bytes.Replace(tr, []byte(`"model_id": "user:gpt-5-mini|observe:`), []byte(`"model_id": "user:gpt-5-mini|observe:other-model|x:`), 1), 0o644)
+	if code, _, stderr := gymlens(t, "--db", db, "ingest", other); code != 0 {
+		t.Fatal(stderr)
+	}
+	var arn string
+	code, stdout, stderr = gymlens(t, "--db", db, "-f", "csv", "query", "SELECT DISTINCT config_id FROM pare_runs WHERE config_id LIKE 'arn%'")
+	if lines := strings.Split(strings.TrimSpace(stdout), "\n"); code == 0 && len(lines) == 2 {
+		arn = lines[1]
+	} else {
+		t.Fatalf("%d %s %s", code, stdout, stderr)
+	}
+	code, stdout, stderr = gymlens(t, "--db", db, "compare", "--source", "pare", "other-model | gpt-5-mini", arn,
+		"--metrics", "acceptances", "--resamples", "200", "-f", "json")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	var cmp []struct {
+		Metric string  `json:"metric"`
+		Diff   float64 `json:"diff"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &cmp); err != nil || len(cmp) != 1 || cmp[0].Metric != "acceptances" || cmp[0].Diff != -0.5 {
+		t.Errorf("compare: %v %s", err, stdout)
+	}
+	if code, _, stderr := gymlens(t, "--db", db, "compare", "--source", "pare", "nope", arn); code != 1 || !strings.Contains(stderr, "no PARE runs of configuration") {
+		t.Errorf("unknown configuration: %d %q", code, stderr)
+	}
 	// A decision outside PARE's three is an error with its line and field.
 	os.WriteFile(filepath.Join(ann, "bad.csv"), []byte("sample_id,annotator_id,human_decision\nx,h1,maybe\n"), 0o644)
 	code, _, stderr = gymlens(t, "--db", db, "ingest", filepath.Join(ann, "bad.csv"))

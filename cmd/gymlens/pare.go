@@ -15,26 +15,27 @@ import (
 // pareDimensions are what PARE runs can be broken down by.
 var pareDimensions = []string{"config", "scenario", "source"}
 
-// computePAREMetrics estimates PARE's metrics per group of runs, with a
-// cluster bootstrap over scenarios. Runs PARE itself leaves out (a
-// RateLimitError) are left out too.
-func computePAREMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) ([]analysis.Result, error) {
+// pareValues are PARE runs' metric values for the runs --where keeps
+// (runs PARE itself leaves out, with a RateLimitError, left out too).
+type pareValues struct {
+	runs   []*ingest.PARERun
+	values [][]float64 // per run, the metrics named
+	scen   []string
+	names  []string
+	opt    analysis.BootstrapOptions
+}
+
+func loadPAREValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) (*pareValues, error) {
 	opt, err := bootstrapOptions(cmd)
 	if err != nil {
 		return nil, err
 	}
-	by := splitList(cmd.String("by"))
-	for _, d := range by {
-		if !slices.Contains(pareDimensions, d) {
-			return nil, usagef("--by: PARE runs break down by %s, found %q", strings.Join(pareDimensions, ", "), d)
-		}
-	}
-	names := analysis.PAREMetrics
+	pv := &pareValues{opt: opt, names: analysis.PAREMetrics}
 	if cmd.IsSet("metrics") {
-		names = splitList(cmd.String("metrics"))
+		pv.names = splitList(cmd.String("metrics"))
 	}
 	var cols []int
-	for _, n := range names {
+	for _, n := range pv.names {
 		i := slices.Index(analysis.PAREMetrics, n)
 		if i < 0 {
 			return nil, usagef("--metrics: unknown PARE metric %q: expected some of %s", n, strings.Join(analysis.PAREMetrics, ", "))
@@ -45,23 +46,15 @@ func computePAREMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehou
 	if err != nil {
 		return nil, err
 	}
+	for d := range where {
+		if !slices.Contains(pareDimensions, d) {
+			return nil, usagef("--where: PARE runs are selected by %s, found %q", strings.Join(pareDimensions, ", "), d)
+		}
+	}
 	runs, err := w.LoadPARERuns(ctx)
 	if err != nil {
 		return nil, err
 	}
-	dim := func(r *ingest.PARERun, d string) string {
-		switch d {
-		case "config":
-			return r.ConfigID
-		case "scenario":
-			return r.Scenario
-		}
-		return r.Source
-	}
-	var values [][]float64
-	var scen []string
-	groups := map[string]*analysis.Group{}
-	var order []string
 	for i := range runs {
 		r := &runs[i]
 		if r.Skip != "" {
@@ -69,10 +62,7 @@ func computePAREMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehou
 		}
 		keep := true
 		for d, vals := range where {
-			if !slices.Contains(pareDimensions, d) {
-				return nil, usagef("--where: PARE runs are selected by %s, found %q", strings.Join(pareDimensions, ", "), d)
-			}
-			keep = keep && slices.Contains(vals, dim(r, d))
+			keep = keep && slices.Contains(vals, pareDim(r, d))
 		}
 		if !keep {
 			continue
@@ -82,29 +72,94 @@ func computePAREMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehou
 		for j, c := range cols {
 			row[j] = all[c]
 		}
+		pv.runs, pv.values, pv.scen = append(pv.runs, r), append(pv.values, row), append(pv.scen, r.Scenario)
+	}
+	if len(pv.values) == 0 {
+		return nil, fmt.Errorf("no PARE or Meta-ARE run to measure in %s (ingest traces first)", w.Path)
+	}
+	return pv, nil
+}
+
+func pareDim(r *ingest.PARERun, d string) string {
+	switch d {
+	case "config":
+		return r.ConfigID
+	case "scenario":
+		return r.Scenario
+	}
+	return r.Source
+}
+
+// groups gathers the runs by the values of dims, in text order.
+func (pv *pareValues) groups(dims []string) []analysis.Group {
+	byID := map[string]*analysis.Group{}
+	var order []string
+	for i, r := range pv.runs {
 		key := map[string]string{}
 		var parts []string
-		for _, d := range by {
-			key[d] = dim(r, d)
+		for _, d := range dims {
+			key[d] = pareDim(r, d)
 			parts = append(parts, key[d])
 		}
 		id := strings.Join(parts, "\x00")
-		g := groups[id]
+		g := byID[id]
 		if g == nil {
 			g = &analysis.Group{Key: key}
-			groups[id] = g
+			byID[id] = g
 			order = append(order, id)
 		}
-		g.Runs = append(g.Runs, len(values))
-		values, scen = append(values, row), append(scen, r.Scenario)
-	}
-	if len(values) == 0 {
-		return nil, fmt.Errorf("no PARE or Meta-ARE run to measure in %s (ingest traces first)", w.Path)
+		g.Runs = append(g.Runs, i)
 	}
 	slices.Sort(order)
-	var gs []analysis.Group
+	var out []analysis.Group
 	for _, id := range order {
-		gs = append(gs, *groups[id])
+		out = append(out, *byID[id])
 	}
-	return analysis.SummarizeNamed(gs, values, scen, names, opt), nil
+	return out
+}
+
+// computePAREMetrics estimates PARE's metrics per group of runs, with a
+// cluster bootstrap over scenarios.
+func computePAREMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) ([]analysis.Result, error) {
+	by := splitList(cmd.String("by"))
+	for _, d := range by {
+		if !slices.Contains(pareDimensions, d) {
+			return nil, usagef("--by: PARE runs break down by %s, found %q", strings.Join(pareDimensions, ", "), d)
+		}
+	}
+	pv, err := loadPAREValues(ctx, cmd, w)
+	if err != nil {
+		return nil, err
+	}
+	return analysis.SummarizeNamed(pv.groups(by), pv.values, pv.scen, pv.names, pv.opt), nil
+}
+
+// comparePARE compares PARE configurations pairwise on the same resampled
+// scenarios.
+func comparePARE(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, configs []string) ([]analysis.Comparison, error) {
+	pv, err := loadPAREValues(ctx, cmd, w)
+	if err != nil {
+		return nil, err
+	}
+	byConfig := map[string][]int{}
+	for _, g := range pv.groups([]string{"config"}) {
+		byConfig[g.Key["config"]] = g.Runs
+	}
+	for _, c := range configs {
+		if byConfig[c] == nil {
+			var have []string
+			for k := range byConfig {
+				have = append(have, k)
+			}
+			slices.Sort(have)
+			return nil, fmt.Errorf("no PARE runs of configuration %q; configurations: %s", c, strings.Join(have, "; "))
+		}
+	}
+	var pairs []analysis.Pair
+	for i := 0; i < len(configs); i++ {
+		for j := i + 1; j < len(configs); j++ {
+			pairs = append(pairs, analysis.Pair{A: configs[i], B: configs[j], RunsA: byConfig[configs[i]], RunsB: byConfig[configs[j]]})
+		}
+	}
+	return analysis.CompareNamed(pairs, pv.values, pv.scen, pv.names, pv.opt), nil
 }
