@@ -114,6 +114,8 @@ type pass struct {
 	pare        []*pareRun
 	pareSamples []pareSample
 	pareAnnots  []pareAnnotation
+	pareResults []pareResult
+	pareReports []pareReport
 }
 
 // Ingest loads the files and folders in paths into the warehouse as one
@@ -440,6 +442,8 @@ func (p *pass) readFile(f runlog.File) error {
 		return p.readPARESamples(fs)
 	case runlog.KindPAREAnnotations:
 		return p.readPAREAnnotations(fs)
+	case runlog.KindPAREResults, runlog.KindPARECombined, runlog.KindAREOutput, runlog.KindAREStats:
+		return p.readPAREResultFile(fs)
 	}
 	return nil
 }

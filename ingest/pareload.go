@@ -158,9 +158,14 @@ func (p *pass) loadPARE() error {
 			if len(t.Metadata) > 0 {
 				meta = t.Metadata
 			}
+			var prompt, completion, reasoning any
+			if t.Tokens.Known {
+				prompt, completion, reasoning = t.Tokens.Prompt, t.Tokens.Completion, t.Tokens.Reasoning
+			}
 			if err := a.AppendRow(r.runID, r.source, t.ScenarioID, runNo, r.config, nullStr(t.ModelIDs["user"]), nullStr(t.ModelIDs["observe"]),
 				nullStr(t.ModelIDs["execute"]), nullStr(t.AgentID), nullFloat(start), nullFloat(end), int32(len(t.Events)),
-				nullStr(t.Skip), meta, int32(r.file.id)); err != nil {
+				nullStr(t.Skip), meta, int32(r.file.id), nullStr(t.Capability), appSet(t), t.ToolNoise, t.EnvNoise,
+				int32(t.Tokens.Calls), prompt, completion, reasoning); err != nil {
 				return err
 			}
 		}
@@ -188,6 +193,24 @@ func (p *pass) loadPARE() error {
 		}
 		return nil
 	})
+}
+
+// appSet names the app classes a trace's scenario uses, sorted, joined
+// by "+" (NULL when it lists none).
+func appSet(t *pare.Trace) any {
+	seen := map[string]bool{}
+	var cls []string
+	for _, c := range t.Apps {
+		if c != "" && !seen[c] {
+			seen[c] = true
+			cls = append(cls, c)
+		}
+	}
+	if len(cls) == 0 {
+		return nil
+	}
+	sort.Strings(cls)
+	return strings.Join(cls, "+")
 }
 
 func nullFloat(f float64) any {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/gymlens/gymlens/ingest/pare"
 	"github.com/gymlens/gymlens/ingest/runlog"
 )
 
@@ -256,8 +257,14 @@ func (w *Warehouse) JudgeVersions(ctx context.Context) ([]JudgeVersion, error) {
 type PARERun struct {
 	RunID, Source, Scenario, ConfigID string
 	Skip                              string
-	Events                            []PAREEvent
-	Decisions                         []PAREDecision
+	Capability, AppSet                string // "" when not known
+	ToolNoise, EnvNoise               bool
+	LLMCalls                          int
+	// Tokens: prompt + completion tokens of the run's LLM calls; NaN when
+	// unknown (the export wrote zeros throughout).
+	Tokens    float64
+	Events    []PAREEvent
+	Decisions []PAREDecision
 }
 
 // PAREEvent is a completed event of a PARE run, in time order.
@@ -277,9 +284,12 @@ type PAREDecision struct {
 func (w *Warehouse) LoadPARERuns(ctx context.Context) ([]PARERun, error) {
 	var runs []PARERun
 	byID := map[string]int{}
-	err := w.scan(ctx, `SELECT run_id, source, scenario, config_id, coalesce(skip_reason, '') FROM pare_runs ORDER BY run_id`, func(rows *sql.Rows) error {
+	err := w.scan(ctx, `SELECT run_id, source, scenario, config_id, coalesce(skip_reason, ''), coalesce(capability, ''), coalesce(app_set, ''),
+		coalesce(tool_noise, false), coalesce(env_noise, false), coalesce(llm_calls, 0), coalesce(prompt_tokens + completion_tokens, 'NaN'::DOUBLE)
+		FROM pare_runs ORDER BY run_id`, func(rows *sql.Rows) error {
 		var r PARERun
-		if err := rows.Scan(&r.RunID, &r.Source, &r.Scenario, &r.ConfigID, &r.Skip); err != nil {
+		if err := rows.Scan(&r.RunID, &r.Source, &r.Scenario, &r.ConfigID, &r.Skip, &r.Capability, &r.AppSet, &r.ToolNoise, &r.EnvNoise,
+			&r.LLMCalls, &r.Tokens); err != nil {
 			return err
 		}
 		byID[r.RunID] = len(runs)
@@ -358,4 +368,85 @@ func (w *Warehouse) LoadPARESamples(ctx context.Context) ([]PARESampleRow, int, 
 		return nil
 	})
 	return out, orphans, err
+}
+
+// PAREResultRow is a run as a PARE or Meta-ARE result file lists it.
+type PAREResultRow struct {
+	ResultID, Source, Scenario, ConfigID, Status string
+	RunNumber                                    int        // -1 when not given
+	Success                                      float64    // 1 or 0; NaN when not validated
+	RunID                                        string     // the linked trace's run, or ""
+	RunDuration, JobDuration                     float64    // NaN when not given
+	Counts                                       [5]float64 // PARE's stored counts (pare.CountFields); NaN when not given
+	ProposalRate, AcceptanceRate                 float64
+	Capability, Phase, Noise                     string
+	File                                         string
+	Line                                         int
+}
+
+// LoadPAREResults reads the result rows, sorted by result id.
+func (w *Warehouse) LoadPAREResults(ctx context.Context) ([]PAREResultRow, error) {
+	var out []PAREResultRow
+	err := w.scan(ctx, `SELECT r.result_id, r.source, r.scenario, r.config_id, r.status, coalesce(r.run_number, -1), coalesce(r.success, 'NaN'::DOUBLE),
+		coalesce(r.run_id, ''), coalesce(r.run_duration, 'NaN'::DOUBLE), coalesce(r.job_duration, 'NaN'::DOUBLE),
+		coalesce(r.proposal_count::DOUBLE, 'NaN'), coalesce(r.acceptance_count::DOUBLE, 'NaN'), coalesce(r.read_only_actions::DOUBLE, 'NaN'),
+		coalesce(r.write_actions::DOUBLE, 'NaN'), coalesce(r.number_of_turns::DOUBLE, 'NaN'),
+		coalesce(r.proposal_rate, 'NaN'::DOUBLE), coalesce(r.acceptance_rate, 'NaN'::DOUBLE),
+		coalesce(r.capability, ''), coalesce(r.phase, ''), r.tool_failure_probability, r.env_events_per_minute, f.path, r.src_line
+		FROM pare_results r JOIN ingested_files f USING (file_id) ORDER BY r.result_id`, func(rows *sql.Rows) error {
+		var x PAREResultRow
+		var tfp sql.NullFloat64
+		var epm sql.NullInt64
+		if err := rows.Scan(&x.ResultID, &x.Source, &x.Scenario, &x.ConfigID, &x.Status, &x.RunNumber, &x.Success, &x.RunID,
+			&x.RunDuration, &x.JobDuration, &x.Counts[0], &x.Counts[1], &x.Counts[2], &x.Counts[3], &x.Counts[4],
+			&x.ProposalRate, &x.AcceptanceRate, &x.Capability, &x.Phase, &tfp, &epm, &x.File, &x.Line); err != nil {
+			return err
+		}
+		res := pare.Result{Source: x.Source, Phase: x.Phase}
+		if tfp.Valid {
+			res.ToolFailure = &tfp.Float64
+		}
+		if epm.Valid {
+			n := int(epm.Int64)
+			res.EnvEvents = &n
+		}
+		x.Noise = res.Noise()
+		out = append(out, x)
+		return nil
+	})
+	return out, err
+}
+
+// PAREReportRow is a section of a stored PARE or Meta-ARE summary report.
+type PAREReportRow struct {
+	Source, Kind, Section, ConfigID string
+	Stats                 map[string]float64 // its numeric statistics, as written
+	File                  string
+	Line                  int
+}
+
+// LoadPAREReports reads the summary reports, in file and line order.
+func (w *Warehouse) LoadPAREReports(ctx context.Context) ([]PAREReportRow, error) {
+	var out []PAREReportRow
+	err := w.scan(ctx, `SELECT r.source, r.kind, r.section, r.config_id, r.stats::VARCHAR, f.path, r.src_line
+		FROM pare_reports r JOIN ingested_files f USING (file_id) ORDER BY r.file_id, r.src_line, r.section`, func(rows *sql.Rows) error {
+		var x PAREReportRow
+		var raw string
+		if err := rows.Scan(&x.Source, &x.Kind, &x.Section, &x.ConfigID, &raw, &x.File, &x.Line); err != nil {
+			return err
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(raw), &m); err != nil {
+			return err
+		}
+		x.Stats = map[string]float64{}
+		for k, v := range m {
+			if f, ok := v.(float64); ok {
+				x.Stats[k] = f
+			}
+		}
+		out = append(out, x)
+		return nil
+	})
+	return out, err
 }

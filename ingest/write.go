@@ -148,6 +148,9 @@ func (p *pass) load(decisions map[string]runDecision) error {
 	if err := p.loadPARE(); err != nil {
 		return err
 	}
+	if err := p.loadPAREResults(); err != nil {
+		return err
+	}
 	if err := p.loadPAREAnnotations(); err != nil {
 		return err
 	}
@@ -454,6 +457,8 @@ func (p *pass) record(first int) error {
 		"pare_event":        `SELECT file_id, count(*) FROM pare_events WHERE file_id >= ? GROUP BY ALL`,
 		"decision_point":    `SELECT file_id, count(*) FROM decision_points WHERE file_id >= ? GROUP BY ALL`,
 		"pare_sample":       `SELECT file_id, count(*) FROM pare_samples WHERE file_id >= ? GROUP BY ALL`,
+		"pare_result":       `SELECT file_id, count(*) FROM pare_results WHERE file_id >= ? GROUP BY ALL`,
+		"pare_report":       `SELECT file_id, count(*) FROM pare_reports WHERE file_id >= ? GROUP BY ALL`,
 		"pare_annotation":   `SELECT file_id, count(*) FROM pare_annotations WHERE file_id >= ? GROUP BY ALL`,
 	}
 	byFile := map[int]map[string]int64{}

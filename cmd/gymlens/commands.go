@@ -83,7 +83,9 @@ func ingestCommand(e *env) *cli.Command {
 		Name:      "ingest",
 		Usage:     "load run logs, scenario specs and ratings into the warehouse (one transaction)",
 		ArgsUsage: "PATH...",
-		Description: "Reads *.jsonl, *.jsonl.gz, *.jsonl.zst, scenario *.json/*.yaml/*.yml and ratings *.csv,\n" +
+		Description: "Reads *.jsonl, *.jsonl.gz, *.jsonl.zst, scenario *.json/*.yaml/*.yml and ratings *.csv, and PARE / Meta-ARE\n" +
+			"traces, result files (*_result.json, combined_result.json, output.jsonl, benchmark_stats.json), annotation samples\n" +
+			"(*.parquet) and annotation CSVs (docs/pare.md),\n" +
 			"from files and folders (recursively). Every record is validated; on any error nothing is written.\n" +
 			"A file whose content was ingested before is skipped.",
 		Flags: ingestFlags(),
@@ -104,7 +106,18 @@ func ingestCommand(e *env) *cli.Command {
 			if err != nil {
 				return fmt.Errorf("%v\ningest failed: nothing was written to %s", err, w.Path)
 			}
-			return printSummary(e, cmd, format, "ingested", sum)
+			if err := printSummary(e, cmd, format, "ingested", sum); err != nil {
+				return err
+			}
+			// Result files beside traces: say at once whether they agree.
+			if format == "table" && !cmd.Bool("quiet") && sum.Records["pare_result"]+sum.Records["pare_report"] > 0 {
+				rc, err := reconcile(ctx, w)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(e.stdout, reconcileLine(rc)+" (gymlens reconcile lists them)")
+			}
+			return nil
 		},
 	}
 }
@@ -139,7 +152,7 @@ func validateCommand(e *env) *cli.Command {
 }
 
 var recordOrder = []string{"scenario", "run", "event", "task", "judgment", "rating", "pare_run", "pare_event", "decision_point",
-	"pare_sample", "pare_annotation"}
+	"pare_sample", "pare_annotation", "pare_result", "pare_report"}
 
 func printSummary(e *env, cmd *cli.Command, format, verb string, s *ingest.Summary) error {
 	secs := s.Elapsed.Seconds()

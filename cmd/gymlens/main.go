@@ -110,7 +110,7 @@ func newApp(e *env) *cli.Command {
 			&cli.StringFlag{Name: "memory-limit", Usage: "DuckDB memory `LIMIT`, such as 2GB (default: 200MB when ingesting, 1GB otherwise)"},
 		},
 		Commands: []*cli.Command{
-			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), scoreCommand(e), judgeCommand(e), metricsCommand(e), compareCommand(e), corrCommand(e), agreeCommand(e), humanCommand(e), annotateCommand(e), tableCommand(e), plotCommand(e), reportCommand(e), notebookCommand(e), decisionsCommand(e), exportCommand(e), queryCommand(e),
+			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), scoreCommand(e), judgeCommand(e), metricsCommand(e), compareCommand(e), corrCommand(e), agreeCommand(e), humanCommand(e), annotateCommand(e), tableCommand(e), plotCommand(e), reportCommand(e), notebookCommand(e), decisionsCommand(e), reconcileCommand(e), exportCommand(e), queryCommand(e),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {

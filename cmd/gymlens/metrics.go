@@ -112,8 +112,8 @@ func metricsCommand(e *env) *cli.Command {
 			"Metrics: " + strings.Join(analysis.AllMetrics, ", ") + ".\n" +
 			"Scales: TC and its parts 0–100; TA, TR-D and TA's parts in percent; TR-J 1–5.\n" +
 			"The resampling unit is the scenario. Judgments are averaged over judges unless --judge names one.\n" +
-			"--source pare: the PARE and Meta-ARE runs instead, with their metrics (" + strings.Join(analysis.PAREMetrics, ", ") + ")\n" +
-			"by config, scenario or source (docs/pare.md).",
+			"--source pare: the PARE and Meta-ARE runs instead, with their metrics (" + strings.Join(pareRunMetrics, ", ") + ",\n" +
+			"pass@K, pass^K, pare_pass@k, pare_pass^k) by " + strings.Join(pareDimensions, ", ") + " (docs/pare.md).",
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "by", Value: "config", Usage: "break down by `DIM[,DIM]` (\"\" for one overall group)"},
 			&cli.StringFlag{Name: "source", Value: "gym", Usage: "`RUNS` to measure: gym (Proactivity-Gym) or pare (PARE and Meta-ARE)"},
@@ -153,13 +153,23 @@ func splitList(s string) []string {
 
 // parseWhere reads --where DIM=VALUE flags: dimension → allowed values.
 func parseWhere(cmd *cli.Command) (map[string][]string, error) {
+	return parseWhereIn(cmd, nil)
+}
+
+// parseWhereIn reads --where; dims, when not nil, are the dimensions
+// allowed (the 3T dimensions otherwise).
+func parseWhereIn(cmd *cli.Command, dims []string) (map[string][]string, error) {
 	where := map[string][]string{}
 	for _, c := range cmd.StringSlice("where") {
 		d, v, ok := strings.Cut(c, "=")
 		if !ok {
 			return nil, usagef("--where: expected DIM=VALUE, found %q", c)
 		}
-		if err := analysis.CheckDimension(d); err != nil {
+		if dims != nil {
+			if !slices.Contains(dims, d) {
+				return nil, usagef("--where: PARE runs are selected by %s, found %q", strings.Join(dims, ", "), d)
+			}
+		} else if err := analysis.CheckDimension(d); err != nil {
 			return nil, usageError{fmt.Errorf("--where: %v", err)}
 		}
 		where[d] = append(where[d], v)

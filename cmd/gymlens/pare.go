@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -12,17 +15,119 @@ import (
 	"github.com/gymlens/gymlens/ingest"
 )
 
-// pareDimensions are what PARE runs can be broken down by.
-var pareDimensions = []string{"config", "scenario", "source"}
+// pareDimensions are what PARE and Meta-ARE runs can be broken down by.
+var pareDimensions = []string{"config", "scenario", "source", "apps", "noise", "capability"}
 
-// pareValues are PARE runs' metric values for the runs --where keeps
-// (runs PARE itself leaves out, with a RateLimitError, left out too).
+// pareRunMetrics are the per-run metrics: those recomputed from the
+// traces, success (from the result rows) and tokens (from the traces,
+// when the export recorded them).
+var pareRunMetrics = append(append([]string(nil), analysis.PAREMetrics...), "success", "tokens")
+
+// passMetric matches the scenario-level metrics: pass@K and pass^K (the
+// unbiased estimators; K a number, or k for the smallest number of
+// validated runs of a scenario in the group) and PARE's own pare_pass@k
+// and pare_pass^k (share of scenarios with at least one success / all
+// runs successful).
+var passMetric = regexp.MustCompile(`^(pare_)?pass([@^])(k|[1-9][0-9]*)$`)
+
+// pareUnit is one run: a result row, the trace it links to, or both.
+type pareUnit struct {
+	run    *ingest.PARERun       // nil: no trace ingested
+	result *ingest.PAREResultRow // nil: no result row
+}
+
+func (u *pareUnit) dim(d string) string {
+	r, t := u.result, u.run
+	switch d {
+	case "config":
+		if r != nil {
+			return r.ConfigID
+		}
+		return t.ConfigID
+	case "scenario":
+		if r != nil {
+			return r.Scenario
+		}
+		return t.Scenario
+	case "source":
+		if r != nil {
+			return r.Source
+		}
+		return t.Source
+	case "apps":
+		if t != nil && t.AppSet != "" {
+			return t.AppSet
+		}
+		return "unknown"
+	case "noise":
+		if r != nil {
+			return r.Noise
+		}
+		switch {
+		case t.ToolNoise && t.EnvNoise:
+			return "tool+env"
+		case t.ToolNoise:
+			return "tool"
+		case t.EnvNoise:
+			return "env"
+		}
+		return "none"
+	case "capability":
+		if r != nil && r.Capability != "" {
+			return r.Capability
+		}
+		if t != nil && t.Capability != "" {
+			return t.Capability
+		}
+		return "n/a"
+	}
+	return ""
+}
+
+// loadPAREUnits joins result rows with the traces they link to; traces no
+// row links to are runs of their own.
+func loadPAREUnits(ctx context.Context, w *ingest.Warehouse) ([]pareUnit, []ingest.PARERun, []ingest.PAREResultRow, error) {
+	runs, err := w.LoadPARERuns(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rows, err := w.LoadPAREResults(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	byID := map[string]int{}
+	for i, r := range runs {
+		byID[r.RunID] = i
+	}
+	linked := map[string]bool{}
+	var units []pareUnit
+	for i := range rows {
+		u := pareUnit{result: &rows[i]}
+		if j, ok := byID[rows[i].RunID]; ok && !linked[rows[i].RunID] {
+			u.run = &runs[j]
+			linked[rows[i].RunID] = true
+		}
+		units = append(units, u)
+	}
+	for i := range runs {
+		if !linked[runs[i].RunID] {
+			units = append(units, pareUnit{run: &runs[i]})
+		}
+	}
+	return units, runs, rows, nil
+}
+
+// pareValues are PARE units' metric values for the units --where keeps.
+// Traces PARE itself leaves out (a RateLimitError) give no trace metrics;
+// such a trace without a result row is left out.
 type pareValues struct {
-	runs   []*ingest.PARERun
-	values [][]float64 // per run, the metrics named
+	units  []*pareUnit
+	values [][]float64 // per unit, the run metrics named
 	scen   []string
-	names  []string
+	names  []string // run metrics
+	pass   []string // scenario-level metrics
 	opt    analysis.BootstrapOptions
+	note   []string
 }
 
 func loadPAREValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) (*pareValues, error) {
@@ -30,75 +135,91 @@ func loadPAREValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) 
 	if err != nil {
 		return nil, err
 	}
-	pv := &pareValues{opt: opt, names: analysis.PAREMetrics}
+	where, err := parseWhereIn(cmd, pareDimensions)
+	if err != nil {
+		return nil, err
+	}
+	units, _, rows, err := loadPAREUnits(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	pv := &pareValues{opt: opt}
 	if cmd.IsSet("metrics") {
-		pv.names = splitList(cmd.String("metrics"))
-	}
-	var cols []int
-	for _, n := range pv.names {
-		i := slices.Index(analysis.PAREMetrics, n)
-		if i < 0 {
-			return nil, usagef("--metrics: unknown PARE metric %q: expected some of %s", n, strings.Join(analysis.PAREMetrics, ", "))
+		for _, n := range splitList(cmd.String("metrics")) {
+			switch {
+			case slices.Contains(pareRunMetrics, n):
+				pv.names = append(pv.names, n)
+			case passMetric.MatchString(n):
+				pv.pass = append(pv.pass, n)
+			default:
+				return nil, usagef("--metrics: unknown PARE metric %q: expected some of %s, pass@K, pass^K, pare_pass@k, pare_pass^k",
+					n, strings.Join(pareRunMetrics, ", "))
+			}
 		}
-		cols = append(cols, i)
-	}
-	where, err := parseWhere(cmd)
-	if err != nil {
-		return nil, err
-	}
-	for d := range where {
-		if !slices.Contains(pareDimensions, d) {
-			return nil, usagef("--where: PARE runs are selected by %s, found %q", strings.Join(pareDimensions, ", "), d)
+	} else {
+		pv.names = append(pv.names, analysis.PAREMetrics...)
+		if len(rows) > 0 {
+			pv.names = append(pv.names, "success")
+			pv.pass = []string{"pare_pass@k", "pare_pass^k", "pass@k", "pass^k"}
+		}
+		for _, u := range units {
+			if u.run != nil && !math.IsNaN(u.run.Tokens) {
+				pv.names = append(pv.names, "tokens")
+				break
+			}
 		}
 	}
-	runs, err := w.LoadPARERuns(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for i := range runs {
-		r := &runs[i]
-		if r.Skip != "" {
+	for i := range units {
+		u := &units[i]
+		if u.result == nil && u.run.Skip != "" {
 			continue
 		}
 		keep := true
 		for d, vals := range where {
-			keep = keep && slices.Contains(vals, pareDim(r, d))
+			keep = keep && slices.Contains(vals, u.dim(d))
 		}
 		if !keep {
 			continue
 		}
-		all := analysis.PARERunValues(r)
-		row := make([]float64, len(cols))
-		for j, c := range cols {
-			row[j] = all[c]
+		var trace []float64
+		if u.run != nil && u.run.Skip == "" {
+			trace = analysis.PARERunValues(u.run)
 		}
-		pv.runs, pv.values, pv.scen = append(pv.runs, r), append(pv.values, row), append(pv.scen, r.Scenario)
+		row := make([]float64, len(pv.names))
+		for j, n := range pv.names {
+			row[j] = math.NaN()
+			switch k := slices.Index(analysis.PAREMetrics, n); {
+			case k >= 0:
+				if trace != nil {
+					row[j] = trace[k]
+				}
+			case n == "success":
+				if u.result != nil {
+					row[j] = 100 * u.result.Success
+				}
+			case n == "tokens":
+				if u.run != nil {
+					row[j] = u.run.Tokens
+				}
+			}
+		}
+		pv.units, pv.values, pv.scen = append(pv.units, u), append(pv.values, row), append(pv.scen, u.dim("scenario"))
 	}
 	if len(pv.values) == 0 {
-		return nil, fmt.Errorf("no PARE or Meta-ARE run to measure in %s (ingest traces first)", w.Path)
+		return nil, fmt.Errorf("no PARE or Meta-ARE run to measure in %s (ingest traces or result files first)", w.Path)
 	}
 	return pv, nil
 }
 
-func pareDim(r *ingest.PARERun, d string) string {
-	switch d {
-	case "config":
-		return r.ConfigID
-	case "scenario":
-		return r.Scenario
-	}
-	return r.Source
-}
-
-// groups gathers the runs by the values of dims, in text order.
+// groups gathers the units by the values of dims, in text order.
 func (pv *pareValues) groups(dims []string) []analysis.Group {
 	byID := map[string]*analysis.Group{}
 	var order []string
-	for i, r := range pv.runs {
+	for i, u := range pv.units {
 		key := map[string]string{}
 		var parts []string
 		for _, d := range dims {
-			key[d] = pareDim(r, d)
+			key[d] = u.dim(d)
 			parts = append(parts, key[d])
 		}
 		id := strings.Join(parts, "\x00")
@@ -118,8 +239,108 @@ func (pv *pareValues) groups(dims []string) []analysis.Group {
 	return out
 }
 
-// computePAREMetrics estimates PARE's metrics per group of runs, with a
-// cluster bootstrap over scenarios.
+// scenarioTally is a scenario's result rows within a group.
+type scenarioTally struct {
+	name                 string
+	rows, validated, won int
+}
+
+func (pv *pareValues) tally(g analysis.Group) []scenarioTally {
+	idx := map[string]int{}
+	var out []scenarioTally
+	for _, i := range g.Runs {
+		r := pv.units[i].result
+		if r == nil {
+			continue
+		}
+		j, ok := idx[r.Scenario]
+		if !ok {
+			j = len(out)
+			idx[r.Scenario] = j
+			out = append(out, scenarioTally{name: r.Scenario})
+		}
+		out[j].rows++
+		if !math.IsNaN(r.Success) {
+			out[j].validated++
+			if r.Success == 1 {
+				out[j].won++
+			}
+		}
+	}
+	return out
+}
+
+// passValues computes the scenario-level metrics of one group: a row per
+// scenario (with result rows), its value of each metric; notes say what
+// k stood for and what was left out.
+func passValues(tal []scenarioTally, names []string) ([][]float64, []string, []string) {
+	minRuns := 0
+	for i, s := range tal {
+		if i == 0 || s.validated < minRuns {
+			minRuns = s.validated
+		}
+	}
+	rows := make([][]float64, len(tal))
+	scen := make([]string, len(tal))
+	var notes []string
+	for i, s := range tal {
+		scen[i] = s.name
+		rows[i] = make([]float64, len(names))
+		for j, n := range names {
+			m := passMetric.FindStringSubmatch(n)
+			pareOwn, all := m[1] != "", m[2] == "^"
+			switch {
+			case pareOwn && !all:
+				rows[i][j] = 100 * b2f(s.validated > 0 && s.won > 0)
+			case pareOwn:
+				rows[i][j] = 100 * b2f(s.validated > 0 && s.won == s.validated)
+			default:
+				k := minRuns
+				if m[3] != "k" {
+					k, _ = strconv.Atoi(m[3])
+				}
+				v := analysis.PassAt(s.validated, s.won, k)
+				if all {
+					v = analysis.PassHat(s.validated, s.won, k)
+				}
+				rows[i][j] = 100 * v
+			}
+		}
+	}
+	for _, n := range names {
+		if m := passMetric.FindStringSubmatch(n); m[1] == "" {
+			k := minRuns
+			if m[3] != "k" {
+				k, _ = strconv.Atoi(m[3])
+			}
+			short := 0
+			for _, s := range tal {
+				if s.validated < k {
+					short++
+				}
+			}
+			if m[3] == "k" {
+				notes = append(notes, fmt.Sprintf("%s: k = %d, the fewest validated runs of a scenario here", n, k))
+			}
+			if short > 0 {
+				notes = append(notes, fmt.Sprintf("%s: %d scenarios with fewer than %d validated runs left out", n, short, k))
+			}
+		}
+	}
+	return rows, scen, notes
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// computePAREMetrics estimates the metrics per group: run metrics as the
+// mean over runs with a cluster bootstrap over scenarios (success with a
+// Wilson interval when no scenario has more than one validated run), and
+// the pass metrics as the mean over scenarios, scenarios resampled.
 func computePAREMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) ([]analysis.Result, error) {
 	by := splitList(cmd.String("by"))
 	for _, d := range by {
@@ -131,22 +352,88 @@ func computePAREMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehou
 	if err != nil {
 		return nil, err
 	}
-	return analysis.SummarizeNamed(pv.groups(by), pv.values, pv.scen, pv.names, pv.opt), nil
+	groups := pv.groups(by)
+	var out []analysis.Result
+	for _, g := range groups {
+		res := analysis.SummarizeNamed([]analysis.Group{g}, pv.values, pv.scen, pv.names, pv.opt)
+		if j := slices.Index(pv.names, "success"); j >= 0 {
+			wilsonIfSingle(&res[j], pv.tally(g), pv.opt.Level)
+		}
+		if t := slices.Index(pv.names, "tokens"); t >= 0 {
+			unknown := 0
+			for _, i := range g.Runs {
+				if math.IsNaN(pv.values[i][t]) {
+					unknown++
+				}
+			}
+			if unknown > 0 {
+				res[t].Warnings = append(res[t].Warnings, fmt.Sprintf("%d runs with unknown token counts (the export wrote zeros) left out, not counted as 0", unknown))
+			}
+		}
+		out = append(out, res...)
+		if len(pv.pass) == 0 {
+			continue
+		}
+		tal := pv.tally(g)
+		rows, scen, notes := passValues(tal, pv.pass)
+		one := analysis.Group{Key: g.Key}
+		for i := range rows {
+			one.Runs = append(one.Runs, i)
+		}
+		pres := analysis.SummarizeNamed([]analysis.Group{one}, rows, scen, pv.pass, pv.opt)
+		for j := range pres {
+			pres[j].Warnings = append(pres[j].Warnings, "n counts scenarios")
+			for _, n := range notes {
+				if strings.HasPrefix(n, pv.pass[j]+":") {
+					pres[j].Warnings = append(pres[j].Warnings, strings.TrimPrefix(n, pv.pass[j]+": "))
+				}
+			}
+		}
+		out = append(out, pres...)
+	}
+	return out, nil
 }
 
-// comparePARE compares PARE configurations pairwise on the same resampled
-// scenarios.
+// wilsonIfSingle gives the success rate a Wilson interval when no
+// scenario of the group has more than one validated run (the scenario
+// bootstrap is then a bootstrap of independent trials).
+func wilsonIfSingle(r *analysis.Result, tal []scenarioTally, level float64) {
+	n, k := 0, 0
+	for _, s := range tal {
+		if s.validated > 1 {
+			return
+		}
+		n += s.validated
+		k += s.won
+	}
+	if n == 0 {
+		return
+	}
+	lo, hi := analysis.Wilson(k, n, level)
+	r.Lo, r.Hi, r.Method, r.Resamples = 100*lo, 100*hi, "wilson", 0
+	var keep []string
+	for _, w := range r.Warnings {
+		if !strings.Contains(w, "interval") && !strings.Contains(w, "one scenario") {
+			keep = append(keep, w)
+		}
+	}
+	r.Warnings = append(keep, "one validated run per scenario: Wilson score interval")
+}
+
+// comparePARE compares configurations pairwise on the same resampled
+// scenarios: run metrics as differences of run means, pass metrics as
+// differences of scenario means.
 func comparePARE(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, configs []string) ([]analysis.Comparison, error) {
 	pv, err := loadPAREValues(ctx, cmd, w)
 	if err != nil {
 		return nil, err
 	}
-	byConfig := map[string][]int{}
+	byConfig := map[string]analysis.Group{}
 	for _, g := range pv.groups([]string{"config"}) {
-		byConfig[g.Key["config"]] = g.Runs
+		byConfig[g.Key["config"]] = g
 	}
 	for _, c := range configs {
-		if byConfig[c] == nil {
+		if _, ok := byConfig[c]; !ok {
 			var have []string
 			for k := range byConfig {
 				have = append(have, k)
@@ -158,8 +445,26 @@ func comparePARE(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, con
 	var pairs []analysis.Pair
 	for i := 0; i < len(configs); i++ {
 		for j := i + 1; j < len(configs); j++ {
-			pairs = append(pairs, analysis.Pair{A: configs[i], B: configs[j], RunsA: byConfig[configs[i]], RunsB: byConfig[configs[j]]})
+			pairs = append(pairs, analysis.Pair{A: configs[i], B: configs[j], RunsA: byConfig[configs[i]].Runs, RunsB: byConfig[configs[j]].Runs})
 		}
 	}
-	return analysis.CompareNamed(pairs, pv.values, pv.scen, pv.names, pv.opt), nil
+	out := analysis.CompareNamed(pairs, pv.values, pv.scen, pv.names, pv.opt)
+	if len(pv.pass) == 0 {
+		return out, nil
+	}
+	// Pass metrics: a row per scenario and configuration.
+	var rows [][]float64
+	var scen []string
+	at := map[string][]int{}
+	for _, c := range configs {
+		r, s, _ := passValues(pv.tally(byConfig[c]), pv.pass)
+		for i := range r {
+			at[c] = append(at[c], len(rows))
+			rows, scen = append(rows, r[i]), append(scen, s[i])
+		}
+	}
+	for i := range pairs {
+		pairs[i].RunsA, pairs[i].RunsB = at[pairs[i].A], at[pairs[i].B]
+	}
+	return append(out, analysis.CompareNamed(pairs, rows, scen, pv.pass, pv.opt)...), nil
 }

@@ -32,6 +32,23 @@ type Trace struct {
 	Skip string
 	// Metadata is the trace's own metadata object, as written.
 	Metadata json.RawMessage
+	// Capability is metadata.definition.config: the Gaia2 capability
+	// (execution, search, adaptability, time, ambiguity, mini) of a
+	// Meta-ARE run; "" when not given.
+	Capability string
+	// ToolNoise and EnvNoise are the definition's has_tool_augmentation
+	// and has_env_events_augmentation flags.
+	ToolNoise, EnvNoise bool
+	Tokens              Tokens
+}
+
+// Tokens are the token counts of a run's llm_output logs. Exports that
+// do not record usage write zeros in every field: such counts are
+// unknown, not zero (Known false).
+type Tokens struct {
+	Calls                         int // llm_output entries
+	Prompt, Completion, Reasoning int64
+	Known                         bool // some entry has a non-zero count
 }
 
 // Event is a completed event: who did what with which app.
@@ -117,6 +134,9 @@ func ReadTrace(path string, b []byte) (*Trace, error) {
 			t.RunNumber = &n
 		}
 		t.AgentID = string(m.GetStringBytes("simulation", "agent_id"))
+		t.Capability = string(m.GetStringBytes("definition", "config"))
+		t.ToolNoise = m.GetBool("definition", "has_tool_augmentation")
+		t.EnvNoise = m.GetBool("definition", "has_env_events_augmentation")
 		for _, part := range strings.Split(string(m.GetStringBytes("simulation", "model_id")), "|") {
 			if role, model, ok := strings.Cut(part, ":"); ok && !strings.Contains(role, "/") && role != "arn" {
 				t.ModelIDs[role] = model
@@ -226,6 +246,18 @@ func (t *Trace) readLogs(v *fastjson.Value) error {
 			}
 			if c != nil && c.Type() == fastjson.TypeArray {
 				lg.Messages = len(c.GetArray())
+			}
+		case "llm_output":
+			t.Tokens.Calls++
+			p, c, r := l.GetInt64("prompt_tokens"), l.GetInt64("completion_tokens"), l.GetInt64("reasoning_tokens")
+			if p < 0 || c < 0 || r < 0 {
+				return &TraceError{Path: t.Path, Field: fmt.Sprintf("world_logs[%d]", i), Msg: "negative token count"}
+			}
+			t.Tokens.Prompt += p
+			t.Tokens.Completion += c
+			t.Tokens.Reasoning += r
+			if p+c+r+l.GetInt64("total_tokens") > 0 {
+				t.Tokens.Known = true
 			}
 		}
 		t.Logs = append(t.Logs, lg)

@@ -2,6 +2,7 @@ package pare
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,4 +136,32 @@ func TestHandMadeTraces(t *testing.T) {
 		t.Error("a missing file read")
 	}
 	_ = os.ErrNotExist
+}
+
+// Token counts: PARE's exports write zeros in every usage field (so the
+// fixtures' counts are unknown, not zero); a trace with counts sums them.
+func TestTokens(t *testing.T) {
+	tr := fixture(t, "add_missing_group_contacts_run_1.json")
+	if tr.Tokens.Known || tr.Tokens.Calls != 22 || tr.Tokens.Prompt != 0 {
+		t.Errorf("fixture: %+v", tr.Tokens)
+	}
+	out := func(p, c, r int) string {
+		return fmt.Sprintf(`"{\"timestamp\": 1.0, \"log_type\": \"llm_output\", \"agent_id\": \"a\", \"content\": \"x\", \"prompt_tokens\": %d, \"completion_tokens\": %d, \"reasoning_tokens\": %d, \"total_tokens\": %d}"`, p, c, r, p+c)
+	}
+	src := `{"version": "are_simulation_v1", "completed_events": [], "metadata": {"definition": {"scenario_id": "s", "config": "search",
+		"has_tool_augmentation": true}}, "world_logs": [` + out(100, 20, 5) + `, ` + out(0, 0, 0) + `, ` + out(50, 10, 0) + `]}`
+	tr2, err := ReadTrace("tokens.json", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := tr2.Tokens; !k.Known || k.Calls != 3 || k.Prompt != 150 || k.Completion != 30 || k.Reasoning != 5 {
+		t.Errorf("%+v", k)
+	}
+	if tr2.Capability != "search" || !tr2.ToolNoise || tr2.EnvNoise {
+		t.Errorf("%q %v %v", tr2.Capability, tr2.ToolNoise, tr2.EnvNoise)
+	}
+	if _, err := ReadTrace("neg.json", []byte(`{"version": "are_simulation_v1", "completed_events": [], "world_logs": [`+out(-1, 0, 0)+`]}`)); err == nil ||
+		!strings.Contains(err.Error(), "neg.json: field world_logs[0]: negative token count") {
+		t.Errorf("negative: %v", err)
+	}
 }

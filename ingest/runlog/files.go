@@ -33,10 +33,15 @@ const (
 	KindPARETrace            // a PARE or Meta-ARE trace (JSON, version are_simulation_v1)
 	KindPARESamples          // PARE annotation samples (Parquet)
 	KindPAREAnnotations      // PARE human annotations (CSV with sample_id, annotator_id, human_decision)
+	KindPAREResults          // PARE result rows (*_result.json: a list of objects with base_scenario_id)
+	KindPARECombined         // PARE's combined_result.json (per_config_results)
+	KindAREOutput            // Meta-ARE output.jsonl (task_id, trace_id, score, metadata)
+	KindAREStats             // Meta-ARE benchmark_stats.json (statistics.per_capability)
 )
 
 func (k Kind) String() string {
-	return [...]string{"unknown", "jsonl", "scenario", "ratings", "pare_trace", "pare_samples", "pare_annotations"}[k]
+	return [...]string{"unknown", "jsonl", "scenario", "ratings", "pare_trace", "pare_samples", "pare_annotations",
+		"pare_results", "pare_combined", "are_output", "are_stats"}[k]
 }
 
 // File is one input file found by Discover.
@@ -143,7 +148,7 @@ func Discover(paths []string) (files []File, skipped []Skipped, err error) {
 			return nil, nil, err
 		}
 		if len(files) == before {
-			return nil, nil, &Error{File: p, Msg: "folder holds no file gymlens reads (*.jsonl, *.jsonl.gz, *.jsonl.zst, scenario *.json/*.yaml/*.yml, ratings *.csv, PARE/ARE traces *.json)"}
+			return nil, nil, &Error{File: p, Msg: "folder holds no file gymlens reads (*.jsonl, *.jsonl.gz, *.jsonl.zst, scenario *.json/*.yaml/*.yml, ratings *.csv, PARE/ARE traces and result files *.json, output.jsonl, annotation samples *.parquet)"}
 		}
 	}
 	for i := range files {
@@ -179,11 +184,18 @@ func kindOrder(k Kind) int {
 func classify(path string) (Kind, string) {
 	name := strings.ToLower(filepath.Base(path))
 	switch {
-	case strings.HasSuffix(name, ".jsonl"), strings.HasSuffix(name, ".jsonl.gz"), strings.HasSuffix(name, ".jsonl.zst"):
+	case strings.HasSuffix(name, ".jsonl"):
+		if isAREOutput(path) {
+			return KindAREOutput, ""
+		}
+		return KindJSONL, ""
+	case strings.HasSuffix(name, ".jsonl.gz"), strings.HasSuffix(name, ".jsonl.zst"):
 		return KindJSONL, ""
 	case strings.HasSuffix(name, ".json"), strings.HasSuffix(name, ".yaml"), strings.HasSuffix(name, ".yml"):
-		if strings.HasSuffix(name, ".json") && isPARETrace(path) {
-			return KindPARETrace, ""
+		if strings.HasSuffix(name, ".json") {
+			if k := jsonKind(path); k != KindUnknown {
+				return k, ""
+			}
 		}
 		if isScenarioFile(path) {
 			return KindScenario, ""
@@ -203,24 +215,67 @@ func classify(path string) (Kind, string) {
 	return KindUnknown, "unknown file extension"
 }
 
-// isPARETrace says whether a JSON file is a PARE or Meta-ARE trace: an
+// jsonKind tells the PARE and Meta-ARE files among *.json: a trace (an
 // object naming the are_simulation_v1 format, or starting with its world
-// logs or completed events.
-func isPARETrace(path string) bool {
+// logs or completed events), PARE result rows (a list of objects with
+// base_scenario_id), PARE's combined_result.json (per_config_results) and
+// Meta-ARE's benchmark_stats.json (statistics with per_capability).
+// Anything else is KindUnknown here (a scenario spec, maybe).
+func jsonKind(path string) Kind {
 	b, err := os.ReadFile(path)
+	if err != nil {
+		return KindUnknown
+	}
+	t := bytes.TrimLeft(b, " \t\r\n")
+	if len(t) == 0 {
+		return KindUnknown
+	}
+	head := t[:min(len(t), 4096)]
+	switch t[0] {
+	case '[':
+		if bytes.Contains(head, []byte(`"base_scenario_id"`)) {
+			return KindPAREResults
+		}
+	case '{':
+		// The version key may come last; the world logs or the completed
+		// events come first in the exports, so a truncated trace is still
+		// recognised (and reported as truncated).
+		if bytes.Contains(b, []byte(`"are_simulation_v1"`)) ||
+			bytes.Contains(head, []byte(`"world_logs"`)) || bytes.Contains(head, []byte(`"completed_events"`)) {
+			return KindPARETrace
+		}
+		if bytes.Contains(b, []byte(`"per_config_results"`)) {
+			return KindPARECombined
+		}
+		if bytes.Contains(b, []byte(`"per_capability"`)) {
+			return KindAREStats
+		}
+	}
+	return KindUnknown
+}
+
+// isAREOutput says whether a .jsonl file is Meta-ARE's output.jsonl: its
+// first line is an object with task_id and score and no record type.
+func isAREOutput(path string) bool {
+	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
-	t := bytes.TrimLeft(b, " \t\r\n")
-	if len(t) == 0 || t[0] != '{' {
-		return false
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		ln := bytes.TrimSpace(sc.Bytes())
+		if len(ln) == 0 {
+			continue
+		}
+		v, err := fastjson.ParseBytes(ln)
+		if err != nil || v.Type() != fastjson.TypeObject {
+			return false
+		}
+		return v.Exists("task_id") && v.Exists("score") && !v.Exists("type")
 	}
-	// The version key may come last; the world logs or the completed
-	// events come first in the exports, so a truncated trace is still
-	// recognised (and reported as truncated).
-	head := t[:min(len(t), 4096)]
-	return bytes.Contains(b, []byte(`"are_simulation_v1"`)) ||
-		bytes.Contains(head, []byte(`"world_logs"`)) || bytes.Contains(head, []byte(`"completed_events"`))
+	return false
 }
 
 func isScenarioFile(path string) bool {

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gymlens/gymlens/analysis"
+)
+
+var (
+	pareFixtures = filepath.Join("..", "..", "ingest", "pare", "testdata")
+	pareHandmade = filepath.Join("..", "..", "ingest", "testdata", "pare")
+	configA      = "proactive_claude-4.5_claude-4.5 | gpt-5-mini"
+	configB      = "proactive_gpt-5_gpt-5 | gpt-5-mini"
+)
+
+type metricRecord struct {
+	Group    map[string]string `json:"group"`
+	Metric   string            `json:"metric"`
+	NRuns    int               `json:"n_runs"`
+	Mean     *float64          `json:"mean"`
+	Lo       *float64          `json:"ci_low"`
+	Hi       *float64          `json:"ci_high"`
+	Method   string            `json:"ci_method"`
+	Warnings []string          `json:"warnings"`
+}
+
+func metricRecords(t *testing.T, args ...string) []metricRecord {
+	t.Helper()
+	code, stdout, stderr := gymlens(t, append(args, "-f", "json")...)
+	if code != 0 {
+		t.Fatalf("%v: %d %s", args, code, stderr)
+	}
+	var out []metricRecord
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err, stdout)
+	}
+	return out
+}
+
+// A PARE user points gymlens at a results folder and a traces folder:
+// result rows link to their traces, PARE's numbers come back (and every
+// stored number that differs is listed), with intervals, pass@k and
+// paired comparisons PARE does not give.
+func TestPAREResults(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.duckdb")
+	traces := filepath.Join(dir, "traces")
+	os.MkdirAll(traces, 0o755)
+	for _, n := range []string{"add_missing_group_contacts_run_1.json", "apartment_feature_comparison_query_run_4.json", "urgent_meeting_bumps_personal_errand_run_3.json"} {
+		b, err := os.ReadFile(filepath.Join(pareFixtures, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(traces, n), b, 0o644)
+	}
+	code, stdout, stderr := gymlens(t, "--db", db, "ingest", filepath.Join(pareHandmade, "results"), traces, filepath.Join(pareHandmade, "are"))
+	if code != 0 || !strings.Contains(stdout, "3 pare runs, 75 pare events, 2 decision points, 40 pare results, 5 pare reports") ||
+		!strings.Contains(stdout, "40 result rows, 3 linked to an ingested trace") ||
+		!strings.Contains(stdout, "in 3 result rows (linked to traces; 37 not linked) and 5 report sections: 6 mismatches") {
+		t.Fatalf("ingest: %d %s %s", code, stdout, stderr)
+	}
+
+	// Exactly the numbers altered on purpose (make_handmade.py) differ.
+	code, stdout, stderr = gymlens(t, "--db", db, "reconcile", "-f", "json")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	var mm []struct {
+		Where, Item, Field, Kind string
+		Stored, Recomputed       float64
+	}
+	if err := json.Unmarshal([]byte(stdout), &mm); err != nil {
+		t.Fatal(err, stdout)
+	}
+	var got []string
+	for _, m := range mm {
+		got = append(got, fmt.Sprintf("%s/%s/%s/%.6g/%.6g/%s", filepath.Base(m.Where), strings.Split(m.Item, " | ")[0], m.Field, m.Stored, m.Recomputed, m.Kind))
+	}
+	want := []string{
+		"benchmark_stats.json:29/search/pass_k/2/1/value",
+		"combined_result.json:9/proactive_claude-4.5_claude-4.5/success_rate/0.538462/53.8462/unit",
+		"combined_result.json:9/proactive_claude-4.5_claude-4.5/total_acceptances/9/8/value",
+		"obs_claude-4.5_exec_claude-4.5_enmi_0_es_42_tfp_0.0_result.json:188/apartment_feature_comparison_query_run_4/number_of_turns/9/10/value",
+		"obs_claude-4.5_exec_claude-4.5_enmi_0_es_42_tfp_0.0_result.json:188/apartment_feature_comparison_query_run_4/proposal_rate/0.111111/0.1/value",
+		"obs_claude-4.5_exec_claude-4.5_enmi_0_es_42_tfp_0.0_result.json:188/apartment_feature_comparison_query_run_4/acceptance_rate/100/1/unit",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("mismatches:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if code, _, stderr := gymlens(t, "--db", db, "reconcile", "--strict"); code != 1 || !strings.Contains(stderr, "6 mismatches") {
+		t.Errorf("--strict: %d %s", code, stderr)
+	}
+
+	// Success, PARE's Pass@k / Pass^k and the unbiased estimators, per
+	// configuration, against the reference script's numbers.
+	var refs struct {
+		Pass    map[string]map[string]float64
+		Success map[string]float64
+	}
+	b, _ := os.ReadFile(filepath.Join(pareHandmade, "refs.json"))
+	if err := json.Unmarshal(b, &refs); err != nil {
+		t.Fatal(err)
+	}
+	recs := metricRecords(t, "--db", db, "metrics", "--source", "pare", "--where", "source=pare", "--resamples", "500",
+		"--metrics", "success,pass@1,pass@2,pass^2,pass@3,pare_pass@k,pare_pass^k,pass@k")
+	cfgName := map[string]string{configA: "A", configB: "B"}
+	checked := 0
+	for _, r := range recs {
+		name := cfgName[r.Group["config"]]
+		if name == "" {
+			continue // the traces no result row names
+		}
+		want, ok := refs.Pass[name][r.Metric]
+		if r.Metric == "success" {
+			want, ok = refs.Success[name], true
+		}
+		if r.Metric == "pass@k" {
+			want, ok = refs.Pass[name][fmt.Sprintf("pass@%g", refs.Pass[name]["k"])], true
+		}
+		if !ok || r.Mean == nil || math.Abs(*r.Mean-want) > 1e-9 {
+			t.Errorf("%s %s: %v, reference %v", name, r.Metric, r.Mean, want)
+		}
+		checked++
+	}
+	if checked != 16 {
+		t.Errorf("%d values checked", checked)
+	}
+
+	// Paired comparison of the two configurations on the same scenarios.
+	code, stdout, stderr = gymlens(t, "--db", db, "compare", "--source", "pare", configA, configB, "--metrics", "success,pass@1",
+		"--resamples", "500", "-f", "json")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	var cmp []struct {
+		Metric string
+		Diff   float64
+		N      int `json:"n_clusters"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &cmp); err != nil {
+		t.Fatal(err, stdout)
+	}
+	if len(cmp) != 2 || cmp[0].Metric != "success" || math.Abs(cmp[0].Diff-(refs.Success["B"]-refs.Success["A"])) > 1e-9 ||
+		cmp[1].Metric != "pass@1" || math.Abs(cmp[1].Diff-(refs.Pass["B"]["pass@1"]-refs.Pass["A"]["pass@1"])) > 1e-9 || cmp[1].N != 4 {
+		t.Errorf("%s", stdout)
+	}
+
+	// Meta-ARE by capability; the model named by benchmark_stats.json.
+	recs = metricRecords(t, "--db", db, "metrics", "--source", "pare", "--where", "source=are", "--by", "capability,config,noise",
+		"--metrics", "success", "--resamples", "200")
+	if len(recs) != 2 || recs[0].Group["capability"] != "execution" || recs[0].Group["config"] != "llama-4-maverick" ||
+		recs[0].Group["noise"] != "standard" || *recs[0].Mean != 50 || recs[0].NRuns != 8 || *recs[1].Mean != 500.0/6 {
+		t.Errorf("%+v", recs)
+	}
+	// App sets come from the traces.
+	recs = metricRecords(t, "--db", db, "metrics", "--source", "pare", "--by", "apps", "--metrics", "proposals", "--resamples", "200")
+	if len(recs) != 4 || recs[0].Group["apps"] != "HomeScreenSystemApp+PASAgentUserInterface+StatefulApartmentApp+StatefulContactsApp+StatefulMessagingApp" &&
+		!strings.Contains(recs[0].Group["apps"], "PASAgentUserInterface") || recs[3].Group["apps"] != "unknown" {
+		t.Errorf("%+v", recs)
+	}
+	// PARE's exports write zero token counts: unknown, never 0.
+	recs = metricRecords(t, "--db", db, "metrics", "--source", "pare", "--where", "config="+configA, "--metrics", "tokens", "--resamples", "200")
+	if len(recs) != 1 || recs[0].Mean != nil || recs[0].NRuns != 0 || !strings.Contains(strings.Join(recs[0].Warnings, ";"), "unknown token counts (the export wrote zeros) left out, not counted as 0") {
+		t.Errorf("tokens: %+v", recs)
+	}
+
+	// The same runs from another file: refused, nothing written.
+	again := filepath.Join(dir, "again")
+	os.MkdirAll(again, 0o755)
+	src, _ := os.ReadFile(filepath.Join(pareHandmade, "results", "base_full_user_gpt-5-mini_mt_10_umi_1_omi_5_emi_10", "obs_gpt-5_exec_gpt-5_enmi_0_es_42_tfp_0.0_result.json"))
+	os.WriteFile(filepath.Join(again, "copy_result.json"), append(src, '\n'), 0o644)
+	if code, _, stderr := gymlens(t, "--db", db, "ingest", again); code != 1 || !strings.Contains(stderr, "copy_result.json:2") ||
+		!strings.Contains(stderr, "is already in the warehouse from another result file") || !strings.Contains(stderr, "nothing was written") {
+		t.Errorf("again: %d %s", code, stderr)
+	}
+	// A bad row: the file, line and field.
+	os.WriteFile(filepath.Join(again, "copy_result.json"), []byte("[\n{\"base_scenario_id\": \"x\", \"proactive_model\": \"p\", \"status\": \"won\"}]"), 0o644)
+	if code, _, stderr := gymlens(t, "--db", db, "ingest", again); code != 1 || !strings.Contains(stderr, "copy_result.json:2") ||
+		!strings.Contains(stderr, "status") {
+		t.Errorf("bad row: %d %s", code, stderr)
+	}
+}
+
+// One validated run per scenario: the success rate gets a Wilson score
+// interval (the reference is statsmodels', in refs.json).
+func TestPAREWilson(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "standard", "search")
+	os.MkdirAll(out, 0o755)
+	var lines []string
+	for i := range 10 {
+		score := 0.0
+		if i < 3 {
+			score = 1
+		}
+		lines = append(lines, fmt.Sprintf(`{"task_id": "s%02d", "trace_id": null, "score": %g, "metadata": {"scenario_id": "s%02d", "run_number": 1}}`, i, score, i))
+	}
+	os.WriteFile(filepath.Join(out, "output.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	db := filepath.Join(dir, "w.duckdb")
+	if code, stdout, stderr := gymlens(t, "--db", db, "ingest", dir); code != 0 || !strings.Contains(stdout, "10 pare results") {
+		t.Fatalf("%d %s %s", code, stdout, stderr)
+	}
+	recs := metricRecords(t, "--db", db, "metrics", "--source", "pare", "--metrics", "success")
+	lo, hi := analysis.Wilson(3, 10, 0.95)
+	// statsmodels: proportion_confint(3, 10, method="wilson")
+	const refLo, refHi = 0.10779126740630525, 0.6032218525388546
+	if len(recs) != 1 || recs[0].Method != "wilson" || *recs[0].Mean != 30 || math.Abs(*recs[0].Lo-100*refLo) > 1e-9 || math.Abs(*recs[0].Hi-100*refHi) > 1e-9 ||
+		math.Abs(lo-refLo) > 1e-12 || math.Abs(hi-refHi) > 1e-12 || recs[0].Group["config"] != "unknown model" {
+		t.Errorf("%+v", recs)
+	}
+}
