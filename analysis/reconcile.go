@@ -107,28 +107,21 @@ func Reconcile(runs []ingest.PARERun, rows []ingest.PAREResultRow, reports []ing
 	for _, rep := range reports {
 		where := fmt.Sprintf("%s:%d", rep.File, rep.Line)
 		var sel []ingest.PAREResultRow
-		cluster := func(r *ingest.PAREResultRow) string { return r.Scenario }
 		for _, r := range rows {
 			if r.Source != rep.Source || r.ConfigID != rep.ConfigID {
 				continue
 			}
-			if rep.Source == "are" && rep.Section != "global" && capabilityKey(&r) != rep.Section {
+			if rep.Source == "are" && rep.Section != "global" && CapabilityKey(&r) != rep.Section {
 				continue
 			}
 			sel = append(sel, r)
-		}
-		if rep.Source == "are" {
-			cluster = func(r *ingest.PAREResultRow) string { return r.Scenario + "\x00" + r.Phase }
 		}
 		if len(sel) == 0 {
 			rc.Notes = append(rc.Notes, fmt.Sprintf("%s: %s %q: no result rows of it are ingested; not checked", where, rep.Kind, rep.Section))
 			continue
 		}
 		rc.SectionsChecked++
-		got := ReportStats(sel, cluster)
-		if rep.Source == "are" && rep.Section == "global" {
-			addGlobal(got, sel)
-		}
+		got := SectionStats(sel, rep.Source, rep.Section)
 		keys := make([]string, 0, len(rep.Stats))
 		for k := range rep.Stats {
 			keys = append(keys, k)
@@ -153,9 +146,23 @@ func Reconcile(runs []ingest.PARERun, rows []ingest.PAREResultRow, reports []ing
 	return rc
 }
 
-// capabilityKey names a Meta-ARE run's report section as Meta-ARE does:
+// SectionStats are the statistics of one report section, recomputed from
+// its result rows: a PARE configuration (section ""), or a Meta-ARE
+// capability or "global" (with the macro and micro success rates).
+func SectionStats(rows []ingest.PAREResultRow, source, section string) map[string]float64 {
+	if source != "are" {
+		return ReportStats(rows, func(r *ingest.PAREResultRow) string { return r.Scenario })
+	}
+	s := ReportStats(rows, func(r *ingest.PAREResultRow) string { return r.Scenario + "\x00" + r.Phase })
+	if section == "global" {
+		addGlobal(s, rows)
+	}
+	return s
+}
+
+// CapabilityKey names a Meta-ARE run's report section as Meta-ARE does:
 // the capability, with the phase for the mixed "mini" set.
-func capabilityKey(r *ingest.PAREResultRow) string {
+func CapabilityKey(r *ingest.PAREResultRow) string {
 	if r.Capability == "mini" {
 		return "mini_" + r.Phase
 	}
@@ -168,7 +175,7 @@ func addGlobal(s map[string]float64, rows []ingest.PAREResultRow) {
 	type acc struct{ sum, n float64 }
 	per := map[string]*acc{}
 	for _, r := range rows {
-		k := capabilityKey(&r)
+		k := CapabilityKey(&r)
 		if per[k] == nil {
 			per[k] = &acc{}
 		}

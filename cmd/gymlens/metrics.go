@@ -117,12 +117,20 @@ func metricsCommand(e *env) *cli.Command {
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "by", Value: "config", Usage: "break down by `DIM[,DIM]` (\"\" for one overall group)"},
 			&cli.StringFlag{Name: "source", Value: "gym", Usage: "`RUNS` to measure: gym (Proactivity-Gym) or pare (PARE and Meta-ARE)"},
+			&cli.BoolFlag{Name: "pare-report", Usage: "with --source pare: the statistics PARE's combined_result.json and Meta-ARE's benchmark_stats.json give, recomputed from the ingested result rows"},
 		}, selectionFlags()...), bootstrapFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error {
 				switch cmd.String("source") {
 				case "gym":
 				case "pare":
+					if cmd.Bool("pare-report") {
+						r, err := pareReport(ctx, w)
+						if err != nil {
+							return err
+						}
+						return reports.WriteResult(e.stdout, format, r)
+					}
 					res, err := computePAREMetrics(ctx, cmd, w)
 					if err != nil {
 						return err

@@ -13,10 +13,12 @@ import (
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/reports"
 )
 
 // pareDimensions are what PARE and Meta-ARE runs can be broken down by.
-var pareDimensions = []string{"config", "scenario", "source", "apps", "noise", "capability"}
+// "run" makes a group of each run (its values, without an interval).
+var pareDimensions = []string{"config", "scenario", "source", "apps", "noise", "capability", "run"}
 
 // pareRunMetrics are the per-run metrics: those recomputed from the
 // traces, success (from the result rows) and tokens (from the traces,
@@ -72,6 +74,11 @@ func (u *pareUnit) dim(d string) string {
 			return "env"
 		}
 		return "none"
+	case "run":
+		if r != nil {
+			return r.ResultID
+		}
+		return t.RunID
 	case "capability":
 		if r != nil && r.Capability != "" {
 			return r.Capability
@@ -467,4 +474,64 @@ func comparePARE(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, con
 		pairs[i].RunsA, pairs[i].RunsB = at[pairs[i].A], at[pairs[i].B]
 	}
 	return append(out, analysis.CompareNamed(pairs, rows, scen, pv.pass, pv.opt)...), nil
+}
+
+// pareReport recomputes, from the ingested result rows, the statistics
+// PARE's combined_result.json (per configuration) and Meta-ARE's
+// benchmark_stats.json (per model and capability, and global) give.
+func pareReport(ctx context.Context, w *ingest.Warehouse) (*reports.Result, error) {
+	rows, err := w.LoadPAREResults(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("no PARE or Meta-ARE result rows in %s: PARE's report is computed from its result files (ingest *_result.json or output.jsonl)", w.Path)
+	}
+	type section struct{ source, config, part string }
+	var order []section
+	sel := map[section][]ingest.PAREResultRow{}
+	add := func(s section, r ingest.PAREResultRow) {
+		if _, ok := sel[s]; !ok {
+			order = append(order, s)
+		}
+		sel[s] = append(sel[s], r)
+	}
+	for _, r := range rows {
+		if r.Source == "are" {
+			add(section{"are", r.ConfigID, analysis.CapabilityKey(&r)}, r)
+			add(section{"are", r.ConfigID, "global"}, r)
+			continue
+		}
+		add(section{"pare", r.ConfigID, ""}, r)
+	}
+	slices.SortStableFunc(order, func(a, b section) int {
+		return strings.Compare(a.source+"\x00"+a.config+"\x00"+a.part, b.source+"\x00"+b.config+"\x00"+b.part)
+	})
+	keys := map[string]bool{}
+	stats := make([]map[string]float64, len(order))
+	for i, s := range order {
+		stats[i] = analysis.SectionStats(sel[s], s.source, s.part)
+		for k := range stats[i] {
+			keys[k] = true
+		}
+	}
+	cols := []string{"source", "config", "section"}
+	var names []string
+	for k := range keys {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	res := &reports.Result{Columns: append(cols, names...)}
+	for i, s := range order {
+		row := []any{s.source, s.config, s.part}
+		for _, k := range names {
+			if v, ok := stats[i][k]; ok {
+				row = append(row, v)
+			} else {
+				row = append(row, nil)
+			}
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	return res, nil
 }

@@ -132,6 +132,39 @@ func TestPAREResults(t *testing.T) {
 		t.Errorf("%d values checked", checked)
 	}
 
+	// PARE's own report, recomputed from the rows: equal to the numpy port
+	// of PARE's report code for every statistic.
+	code, stdout, stderr = gymlens(t, "--db", db, "metrics", "--source", "pare", "--pare-report", "-f", "json")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	var report []map[string]any
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
+		t.Fatal(err, stdout)
+	}
+	var trueA map[string]any
+	b, _ = os.ReadFile(filepath.Join(pareHandmade, "refs.json"))
+	var all map[string]json.RawMessage
+	json.Unmarshal(b, &all)
+	json.Unmarshal(all["combined_A_true"], &trueA)
+	found := 0
+	for _, row := range report {
+		if row["config"] != configA {
+			continue
+		}
+		for k, v := range trueA {
+			if f, ok := v.(float64); ok && k != "tool_failure_probability" && k != "num_env_events_per_minute" {
+				found++
+				if g, ok := row[k].(float64); !ok || math.Abs(g-f) > 1e-9*math.Max(1, math.Abs(f)) {
+					t.Errorf("--pare-report %s: %v, reference %v", k, row[k], f)
+				}
+			}
+		}
+	}
+	if found < 30 || len(report) != 5 {
+		t.Errorf("--pare-report: %d statistics checked, %d sections", found, len(report))
+	}
+
 	// Paired comparison of the two configurations on the same scenarios.
 	code, stdout, stderr = gymlens(t, "--db", db, "compare", "--source", "pare", configA, configB, "--metrics", "success,pass@1",
 		"--resamples", "500", "-f", "json")
