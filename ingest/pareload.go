@@ -92,7 +92,13 @@ func (p *pass) addPARE(fs *fileState, tr *pare.Trace, dps []pare.DecisionPoint, 
 	}
 	r := &pareRun{file: fs, trace: tr, source: "pare", decisions: dps}
 	if tr.IsPARE() {
-		r.config = tr.ModelIDs["observe"] + " | " + tr.ModelIDs["user"]
+		// The observe model names the proactive agent; an execute model
+		// that differs from it is named too.
+		obs := tr.ModelIDs["observe"]
+		if ex := tr.ModelIDs["execute"]; ex != "" && ex != obs {
+			obs += " / " + ex
+		}
+		r.config = obs + " | " + tr.ModelIDs["user"]
 	} else {
 		r.source, r.config = "are", tr.ModelIDs["agent"]
 	}

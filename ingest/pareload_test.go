@@ -104,3 +104,35 @@ func TestIngestPARETraceErrors(t *testing.T) {
 		t.Fatalf("duplicate run across ingests: %v", err)
 	}
 }
+
+// A trace whose execute model differs from its observe model names both in
+// its configuration; one that agrees names the observe model only.
+func TestPAREConfigNamesExecuteModel(t *testing.T) {
+	w := openTemp(t)
+	dir := t.TempDir()
+	prompts := `"{\"timestamp\": 1.0, \"log_type\": \"system_prompt\", \"agent_id\": \"u\", \"content\": \"You are simulating a real human user\"}",` +
+		`"{\"timestamp\": 1.1, \"log_type\": \"system_prompt\", \"agent_id\": \"o\", \"content\": \"You are a proactive assistant that monitors\"}"`
+	trace := func(scen, models string) string {
+		return `{"version": "are_simulation_v1", "apps": [], "completed_events": [], "world_logs": [` + prompts + `],
+			"metadata": {"definition": {"scenario_id": "` + scen + `", "run_number": 1}, "simulation": {"model_id": "` + models + `"}}}`
+	}
+	os.WriteFile(filepath.Join(dir, "a.json"), []byte(trace("a", "user:u|observe:o|execute:e")), 0o644)
+	os.WriteFile(filepath.Join(dir, "b.json"), []byte(trace("b", "user:u|observe:o|execute:o")), 0o644)
+	if _, err := w.Ingest(ctx, []string{dir}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	rows, err := w.db.Query(`SELECT config_id FROM pare_runs ORDER BY scenario`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var c string
+		rows.Scan(&c)
+		got = append(got, c)
+	}
+	rows.Close()
+	if strings.Join(got, ";") != "o / e | u;o | u" {
+		t.Errorf("%v", got)
+	}
+}

@@ -1,6 +1,7 @@
 package pare
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -90,7 +91,7 @@ func (t *Trace) DecisionPoints() ([]DecisionPoint, error) {
 	}
 	user, observe := agents["user"], agents["observe"]
 	if user == "" || observe == "" {
-		return nil, fmt.Errorf("%s: cannot tell the user and the observing agent apart (no system prompts naming them)", t.Path)
+		return nil, errors.New("cannot tell the user and the observing agent apart (no system prompts naming them)")
 	}
 	cutoff := math.Inf(1)
 	if ex := agents["execute"]; ex != "" {
