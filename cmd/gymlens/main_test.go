@@ -487,7 +487,8 @@ func TestPAREDecisions(t *testing.T) {
 	} else {
 		t.Fatalf("%d %s %s", code, stdout, stderr)
 	}
-	code, stdout, stderr = gymlens(t, "--db", db, "compare", "--source", "pare", "other-model | gpt-5-mini", arn,
+	// The copy keeps the execute model, so its configuration names both.
+	code, stdout, stderr = gymlens(t, "--db", db, "compare", "--source", "pare", "other-model / "+arn, arn,
 		"--metrics", "acceptances", "--resamples", "200", "-f", "json")
 	if code != 0 {
 		t.Fatal(stderr)

@@ -285,26 +285,45 @@ func printMetrics(e *env, format string, by []string, res []analysis.Result, qui
 		for _, m := range metrics {
 			t.Columns = append(t.Columns, m)
 		}
+		// A warning is printed once, naming the groups it is about unless
+		// it is about all of them.
 		var warnings []string
-		wseen := map[string]bool{}
+		wgroups := map[string][]string{}
+		groups := 0
 		for i := 0; i < len(res); i += len(metrics) {
+			groups++
 			row := []any{}
+			var label []string
 			for _, d := range by {
 				row = append(row, res[i].Group[d])
+				label = append(label, d+"="+res[i].Group[d])
 			}
-			row = append(row, res[i].NRuns, res[i].Clusters)
+			// Runs: the most any run metric has (scenario-level metrics,
+			// such as pass@k, count scenarios).
+			runs := 0
+			for j := range metrics {
+				if !slices.Contains(res[i+j].Warnings, "n counts scenarios") {
+					runs = max(runs, res[i+j].NRuns)
+				}
+			}
+			row = append(row, runs, res[i].Clusters)
 			for j := range metrics {
 				r := res[i+j]
 				row = append(row, fmt.Sprintf("%s [%s, %s]", fmtNum(r.Value, r.Metric), fmtNum(r.Lo, r.Metric), fmtNum(r.Hi, r.Metric)))
 				for _, w := range r.Warnings {
 					msg := r.Metric + ": " + w
-					if !wseen[msg] {
-						wseen[msg] = true
+					if _, ok := wgroups[msg]; !ok {
 						warnings = append(warnings, msg)
 					}
+					wgroups[msg] = append(wgroups[msg], strings.Join(label, " "))
 				}
 			}
 			t.Rows = append(t.Rows, row)
+		}
+		for i, msg := range warnings {
+			if g := wgroups[msg]; len(g) < groups && len(by) > 0 {
+				warnings[i] = msg + " (" + strings.Join(g, "; ") + ")"
+			}
 		}
 		if err := reports.WriteResult(e.stdout, "table", t); err != nil {
 			return err
