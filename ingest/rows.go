@@ -420,9 +420,9 @@ func (w *Warehouse) LoadPAREResults(ctx context.Context) ([]PAREResultRow, error
 // PAREReportRow is a section of a stored PARE or Meta-ARE summary report.
 type PAREReportRow struct {
 	Source, Kind, Section, ConfigID string
-	Stats                 map[string]float64 // its numeric statistics, as written
-	File                  string
-	Line                  int
+	Stats                           map[string]float64 // its numeric statistics, as written
+	File                            string
+	Line                            int
 }
 
 // LoadPAREReports reads the summary reports, in file and line order.
