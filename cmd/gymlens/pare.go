@@ -167,7 +167,9 @@ func loadPAREValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) 
 		pv.names = append(pv.names, analysis.PAREMetrics...)
 		if len(rows) > 0 {
 			pv.names = append(pv.names, "success")
-			pv.pass = []string{"pare_pass@k", "pare_pass^k", "pass@k", "pass^k"}
+			if !slices.Contains(splitList(cmd.String("by")), "run") { // a run has no pass@k
+				pv.pass = []string{"pare_pass@k", "pare_pass^k", "pass@k", "pass^k"}
+			}
 		}
 		for _, u := range units {
 			if u.run != nil && !math.IsNaN(u.run.Tokens) {
@@ -277,16 +279,22 @@ func (pv *pareValues) tally(g analysis.Group) []scenarioTally {
 	return out
 }
 
-// passValues computes the scenario-level metrics of one group: a row per
-// scenario (with result rows), its value of each metric; notes say what
-// k stood for and what was left out.
-func passValues(tal []scenarioTally, names []string) ([][]float64, []string, []string) {
-	minRuns := 0
+// fewestRuns is the fewest validated runs a scenario has.
+func fewestRuns(tal []scenarioTally) int {
+	n := 0
 	for i, s := range tal {
-		if i == 0 || s.validated < minRuns {
-			minRuns = s.validated
+		if i == 0 || s.validated < n {
+			n = s.validated
 		}
 	}
+	return n
+}
+
+// passValues computes the scenario-level metrics of one group: a row per
+// scenario (with result rows), its value of each metric; notes say what
+// k stood for and what was left out. k is what "k" in pass@k stands for.
+func passValues(tal []scenarioTally, names []string, k int) ([][]float64, []string, []string) {
+	minRuns := k
 	rows := make([][]float64, len(tal))
 	scen := make([]string, len(tal))
 	var notes []string
@@ -382,7 +390,7 @@ func computePAREMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehou
 			continue
 		}
 		tal := pv.tally(g)
-		rows, scen, notes := passValues(tal, pv.pass)
+		rows, scen, notes := passValues(tal, pv.pass, fewestRuns(tal))
 		one := analysis.Group{Key: g.Key}
 		for i := range rows {
 			one.Runs = append(one.Runs, i)
@@ -459,12 +467,20 @@ func comparePARE(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, con
 	if len(pv.pass) == 0 {
 		return out, nil
 	}
-	// Pass metrics: a row per scenario and configuration.
+	// Pass metrics: a row per scenario and configuration; pass@k's k is
+	// the fewest validated runs of a scenario in any configuration
+	// compared, the same for all.
 	var rows [][]float64
 	var scen []string
 	at := map[string][]int{}
+	k := -1
 	for _, c := range configs {
-		r, s, _ := passValues(pv.tally(byConfig[c]), pv.pass)
+		if f := fewestRuns(pv.tally(byConfig[c])); k < 0 || f < k {
+			k = f
+		}
+	}
+	for _, c := range configs {
+		r, s, _ := passValues(pv.tally(byConfig[c]), pv.pass, k)
 		for i := range r {
 			at[c] = append(at[c], len(rows))
 			rows, scen = append(rows, r[i]), append(scen, s[i])
@@ -473,7 +489,13 @@ func comparePARE(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, con
 	for i := range pairs {
 		pairs[i].RunsA, pairs[i].RunsB = at[pairs[i].A], at[pairs[i].B]
 	}
-	return append(out, analysis.CompareNamed(pairs, rows, scen, pv.pass, pv.opt)...), nil
+	pc := analysis.CompareNamed(pairs, rows, scen, pv.pass, pv.opt)
+	for i := range pc {
+		if strings.HasSuffix(pc[i].Metric, "k") && !strings.HasPrefix(pc[i].Metric, "pare_") {
+			pc[i].Warnings = append(pc[i].Warnings, fmt.Sprintf("k = %d, the fewest validated runs of a scenario in the configurations compared", k))
+		}
+	}
+	return append(out, pc...), nil
 }
 
 // pareReport recomputes, from the ingested result rows, the statistics

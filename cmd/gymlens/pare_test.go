@@ -166,20 +166,27 @@ func TestPAREResults(t *testing.T) {
 	}
 
 	// Paired comparison of the two configurations on the same scenarios.
-	code, stdout, stderr = gymlens(t, "--db", db, "compare", "--source", "pare", configA, configB, "--metrics", "success,pass@1",
+	code, stdout, stderr = gymlens(t, "--db", db, "compare", "--source", "pare", configA, configB, "--metrics", "success,pass@1,pass@k",
 		"--resamples", "500", "-f", "json")
 	if code != 0 {
 		t.Fatal(stderr)
 	}
 	var cmp []struct {
-		Metric string
-		Diff   float64
-		N      int `json:"n_clusters"`
+		Metric   string
+		Diff     float64
+		N        int `json:"n_clusters"`
+		Warnings []string
 	}
 	if err := json.Unmarshal([]byte(stdout), &cmp); err != nil {
 		t.Fatal(err, stdout)
 	}
-	if len(cmp) != 2 || cmp[0].Metric != "success" || math.Abs(cmp[0].Diff-(refs.Success["B"]-refs.Success["A"])) > 1e-9 ||
+	// pass@k: k is the same on both sides, the fewer of the two (B has a
+	// scenario with two validated runs).
+	if len(cmp) != 3 || cmp[2].Metric != "pass@k" || math.Abs(cmp[2].Diff-(refs.Pass["B"]["pass@2"]-refs.Pass["A"]["pass@2"])) > 1e-9 ||
+		!strings.Contains(strings.Join(cmp[2].Warnings, ";"), "k = 2") || refs.Pass["B"]["k"] != 2 || refs.Pass["A"]["k"] != 3 {
+		t.Errorf("pass@k: %s", stdout)
+	}
+	if cmp[0].Metric != "success" || math.Abs(cmp[0].Diff-(refs.Success["B"]-refs.Success["A"])) > 1e-9 ||
 		cmp[1].Metric != "pass@1" || math.Abs(cmp[1].Diff-(refs.Pass["B"]["pass@1"]-refs.Pass["A"]["pass@1"])) > 1e-9 || cmp[1].N != 4 {
 		t.Errorf("%s", stdout)
 	}
