@@ -25,6 +25,12 @@ var pareDimensions = []string{"config", "scenario", "source", "apps", "noise", "
 // when the export recorded them).
 var pareRunMetrics = append(append([]string(nil), analysis.PAREMetrics...), "success", "tokens")
 
+// pooledMetrics are ratios of sums over a group's runs, as PARE's report
+// aggregates them (its aggregate acceptance and proposal rates), with a
+// cluster-bootstrap interval: acceptances / proposals in percent, and
+// proposals per turn.
+var pooledMetrics = []string{"pooled_acceptance_rate", "pooled_proposal_rate"}
+
 // passMetric matches the scenario-level metrics: pass@K and pass^K (the
 // unbiased estimators; K a number, or k for the smallest number of
 // validated runs of a scenario in the group) and PARE's own pare_pass@k
@@ -131,8 +137,10 @@ type pareValues struct {
 	units  []*pareUnit
 	values [][]float64 // per unit, the run metrics named
 	scen   []string
-	names  []string // run metrics
-	pass   []string // scenario-level metrics
+	names  []string    // run metrics
+	pass   []string    // scenario-level metrics
+	pooled []string    // ratio-of-sums metrics
+	counts [][]float64 // per unit: proposals, acceptances, turns (NaN when unknown)
 	opt    analysis.BootstrapOptions
 	note   []string
 }
@@ -158,13 +166,16 @@ func loadPAREValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) 
 				pv.names = append(pv.names, n)
 			case passMetric.MatchString(n):
 				pv.pass = append(pv.pass, n)
+			case slices.Contains(pooledMetrics, n):
+				pv.pooled = append(pv.pooled, n)
 			default:
-				return nil, usagef("--metrics: unknown PARE metric %q: expected some of %s, pass@K, pass^K, pare_pass@k, pare_pass^k",
-					n, strings.Join(pareRunMetrics, ", "))
+				return nil, usagef("--metrics: unknown PARE metric %q: expected some of %s, %s, pass@K, pass^K, pare_pass@k, pare_pass^k",
+					n, strings.Join(pareRunMetrics, ", "), strings.Join(pooledMetrics, ", "))
 			}
 		}
 	} else {
 		pv.names = append(pv.names, analysis.PAREMetrics...)
+		pv.pooled = pooledMetrics
 		if len(rows) > 0 {
 			pv.names = append(pv.names, "success")
 			if !slices.Contains(splitList(cmd.String("by")), "run") { // a run has no pass@k
@@ -193,6 +204,8 @@ func loadPAREValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) 
 		var trace []float64
 		if u.run != nil && u.run.Skip == "" {
 			trace = analysis.PARERunValues(u.run)
+		} else if u.result != nil {
+			trace = storedValues(u.result)
 		}
 		row := make([]float64, len(pv.names))
 		for j, n := range pv.names {
@@ -212,12 +225,83 @@ func loadPAREValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) 
 				}
 			}
 		}
+		c := []float64{math.NaN(), math.NaN(), math.NaN()}
+		if trace != nil {
+			c = []float64{trace[0], trace[1], trace[5]}
+		}
+		pv.counts = append(pv.counts, c)
 		pv.units, pv.values, pv.scen = append(pv.units, u), append(pv.values, row), append(pv.scen, u.dim("scenario"))
 	}
 	if len(pv.values) == 0 {
 		return nil, fmt.Errorf("no PARE or Meta-ARE run to measure in %s (ingest traces or result files first)", w.Path)
 	}
 	return pv, nil
+}
+
+// storedValues are the trace metrics a result row stores itself (PARE's
+// counts), for a run without a trace; the rest NaN.
+func storedValues(r *ingest.PAREResultRow) []float64 {
+	v := make([]float64, len(analysis.PAREMetrics))
+	for i := range v {
+		v[i] = math.NaN()
+	}
+	prop, acc, read, write, turns := r.Counts[0], r.Counts[1], r.Counts[2], r.Counts[3], r.Counts[4]
+	v[0], v[1], v[3], v[4], v[5] = prop, acc, read, write, turns
+	if prop > 0 {
+		v[2] = 100 * acc / prop
+	}
+	return v
+}
+
+// pooled estimates the ratio-of-sums metrics of one group, scenarios
+// resampled: runs with both parts of a ratio count.
+func (pv *pareValues) pooledResults(g analysis.Group) []analysis.Result {
+	var out []analysis.Result
+	for _, m := range pv.pooled {
+		num, den, scale := 1, 0, 100.0 // acceptances / proposals, percent
+		if m == "pooled_proposal_rate" {
+			num, den, scale = 0, 2, 1 // proposals per turn
+		}
+		idx := map[string]int{}
+		var nums, dens []float64
+		runs := 0
+		for _, i := range g.Runs {
+			a, b := pv.counts[i][num], pv.counts[i][den]
+			if math.IsNaN(a) || math.IsNaN(b) {
+				continue
+			}
+			runs++
+			c, ok := idx[pv.scen[i]]
+			if !ok {
+				c = len(nums)
+				idx[pv.scen[i]] = c
+				nums, dens = append(nums, 0), append(dens, 0)
+			}
+			nums[c] += a
+			dens[c] += b
+		}
+		stat := func(w, out []float64) {
+			var n, d float64
+			for c := range w {
+				n += w[c] * nums[c]
+				d += w[c] * dens[c]
+			}
+			out[0] = math.NaN()
+			if d > 0 {
+				out[0] = scale * n / d
+			}
+		}
+		var e analysis.Estimate
+		if len(nums) == 0 {
+			e = analysis.Estimate{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Method: pv.opt.Method, Level: pv.opt.Level,
+				Resamples: pv.opt.Resamples, Seed: pv.opt.Seed, Warnings: []string{"no run has this metric"}}
+		} else {
+			e = analysis.ClusterBootstrap(len(nums), 1, stat, pv.opt)[0]
+		}
+		e.Warnings = append(e.Warnings, "pooled over runs (a ratio of sums, as PARE's aggregate rates)")
+		out = append(out, analysis.Result{Group: g.Key, Metric: m, NRuns: runs, Estimate: e})
+	}
+	return out
 }
 
 // groups gathers the units by the values of dims, in text order.
@@ -386,6 +470,7 @@ func computePAREMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehou
 			}
 		}
 		out = append(out, res...)
+		out = append(out, pv.pooledResults(g)...)
 		if len(pv.pass) == 0 {
 			continue
 		}

@@ -165,6 +165,32 @@ func TestPAREResults(t *testing.T) {
 		t.Errorf("--pare-report: %d statistics checked, %d sections", found, len(report))
 	}
 
+	// PARE's pooled rates with intervals: for A the acceptance rate (its
+	// rows' stored counts and the linked traces' agree on acceptances and
+	// proposals), for B both rates.
+	recs = metricRecords(t, "--db", db, "metrics", "--source", "pare", "--metrics", "pooled_acceptance_rate,pooled_proposal_rate", "--resamples", "300")
+	var trueB map[string]any
+	cb, _ := os.ReadFile(filepath.Join(pareHandmade, "results", "base_full_user_gpt-5-mini_mt_10_umi_1_omi_5_emi_10", "combined_result.json"))
+	var combined struct {
+		Per []map[string]any `json:"per_config_results"`
+	}
+	json.Unmarshal(cb, &combined)
+	trueB = combined.Per[1]
+	pooled := map[string]float64{}
+	for _, r := range recs {
+		if r.Mean != nil {
+			pooled[cfgName[r.Group["config"]]+"/"+r.Metric] = *r.Mean
+		}
+		if cfgName[r.Group["config"]] != "" && (r.Lo == nil || r.Hi == nil) || !strings.Contains(strings.Join(r.Warnings, ";"), "pooled over runs") {
+			t.Errorf("pooled: %+v", r)
+		}
+	}
+	if math.Abs(pooled["A/pooled_acceptance_rate"]-100*trueA["aggregate_acceptance_rate"].(float64)) > 1e-9 ||
+		math.Abs(pooled["B/pooled_acceptance_rate"]-100*trueB["aggregate_acceptance_rate"].(float64)) > 1e-9 ||
+		math.Abs(pooled["B/pooled_proposal_rate"]-trueB["aggregate_proposal_rate"].(float64)) > 1e-9 {
+		t.Errorf("pooled %v", pooled)
+	}
+
 	// Paired comparison of the two configurations on the same scenarios.
 	code, stdout, stderr = gymlens(t, "--db", db, "compare", "--source", "pare", configA, configB, "--metrics", "success,pass@1,pass@k",
 		"--resamples", "500", "-f", "json")
