@@ -171,17 +171,7 @@ func TestMetrics(t *testing.T) {
 	if code != 0 {
 		t.Fatal(stderr)
 	}
-	var res []struct {
-		Group    map[string]string `json:"group"`
-		Metric   string            `json:"metric"`
-		NRuns    int               `json:"n_runs"`
-		Clusters int               `json:"n_clusters"`
-		Mean     *float64          `json:"mean"`
-		Lo       *float64          `json:"ci_low"`
-		Hi       *float64          `json:"ci_high"`
-		Method   string            `json:"ci_method"`
-		Warnings []string          `json:"warnings"`
-	}
+	var res []metricRecord
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}

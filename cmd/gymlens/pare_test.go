@@ -23,6 +23,7 @@ type metricRecord struct {
 	Group    map[string]string `json:"group"`
 	Metric   string            `json:"metric"`
 	NRuns    int               `json:"n_runs"`
+	Clusters int               `json:"n_clusters"`
 	Mean     *float64          `json:"mean"`
 	Lo       *float64          `json:"ci_low"`
 	Hi       *float64          `json:"ci_high"`
@@ -30,6 +31,7 @@ type metricRecord struct {
 	Warnings []string          `json:"warnings"`
 }
 
+// metricRecords runs a metrics command with -f json and reads its records.
 func metricRecords(t *testing.T, args ...string) []metricRecord {
 	t.Helper()
 	code, stdout, stderr := gymlens(t, append(args, "-f", "json")...)
