@@ -46,6 +46,29 @@ func CompareNamed(pairs []Pair, values [][]float64, scenario []string, names []s
 }
 
 func compare(pairs []Pair, values [][]float64, scenario []string, metrics []int, names []string, opt BootstrapOptions) []Comparison {
+	cell := func(i, m int) (float64, float64, bool) {
+		x := values[i][metrics[m]]
+		return x, 1, !math.IsNaN(x)
+	}
+	return compareCells(pairs, cell, scenario, len(metrics), names, nil, opt)
+}
+
+// CompareRatios is CompareNamed for ratios of sums: metric m of a set of
+// runs is scale[m] · Σ num[i][m] / Σ den[i][m] over its runs with both
+// (PARE's pooled rates), compared B − A on the same resampled scenarios.
+func CompareRatios(pairs []Pair, num, den [][]float64, scenario []string, names []string, scale []float64, opt BootstrapOptions) []Comparison {
+	cell := func(i, m int) (float64, float64, bool) {
+		a, b := num[i][m], den[i][m]
+		return a, b, !math.IsNaN(a) && !math.IsNaN(b)
+	}
+	return compareCells(pairs, cell, scenario, len(names), names, scale, opt)
+}
+
+// compareCells compares ratios of cluster sums: cell(i, m) gives run i's
+// numerator and denominator of metric m (a value and 1 for a mean), and
+// whether it has them; scale, when not nil, multiplies metric m.
+func compareCells(pairs []Pair, cell func(i, m int) (float64, float64, bool), scenario []string, nm int, names []string, scale []float64,
+	opt BootstrapOptions) []Comparison {
 	opt = opt.withDefaults()
 	cl := map[string]int{}
 	for _, p := range pairs {
@@ -57,7 +80,7 @@ func compare(pairs []Pair, values [][]float64, scenario []string, metrics []int,
 			}
 		}
 	}
-	ns, nm := len(cl), len(metrics)
+	ns := len(cl)
 	// sums[side][pair][metric][cluster], flattened.
 	idx := func(side, p, m, c int) int { return ((side*len(pairs)+p)*nm+m)*ns + c }
 	sum := make([]float64, 2*len(pairs)*nm*ns)
@@ -68,10 +91,10 @@ func compare(pairs []Pair, values [][]float64, scenario []string, metrics []int,
 		for side, set := range [][]int{pr.RunsA, pr.RunsB} {
 			for _, i := range set {
 				c := cl[scenario[i]]
-				for m, mi := range metrics {
-					if x := values[i][mi]; !math.IsNaN(x) {
+				for m := range nm {
+					if x, d, ok := cell(i, m); ok {
 						sum[idx(side, p, m, c)] += x
-						cnt[idx(side, p, m, c)]++
+						cnt[idx(side, p, m, c)] += d
 						if side == 0 {
 							nA[p*nm+m]++
 						} else {
@@ -91,6 +114,9 @@ func compare(pairs []Pair, values [][]float64, scenario []string, metrics []int,
 		if n == 0 {
 			return math.NaN()
 		}
+		if scale != nil {
+			return scale[m] * s / n
+		}
 		return s / n
 	}
 	k := len(pairs) * nm
@@ -109,7 +135,7 @@ func compare(pairs []Pair, values [][]float64, scenario []string, metrics []int,
 	out := make([]Comparison, 0, k)
 	col := make([]float64, opt.Resamples)
 	for p, pr := range pairs {
-		for m := range metrics {
+		for m := range nm {
 			j := p*nm + m
 			pv := math.NaN()
 			if reps != nil {

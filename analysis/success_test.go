@@ -132,3 +132,25 @@ func TestReportStats(t *testing.T) {
 	are := resultRows(t, filepath.Join(handmade, "are", "standard", "search", "output.jsonl"), pare.ReadAREOutput)
 	check("ARE search", refs.AreSearchTrue, ReportStats(are, func(r *ingest.PAREResultRow) string { return r.Scenario + "/" + r.Phase }))
 }
+
+// Ratios of sums compared: with denominators of one they are the means
+// CompareNamed compares; otherwise the pooled ratios, by hand.
+func TestCompareRatios(t *testing.T) {
+	values := [][]float64{{1}, {3}, {2}, {math.NaN()}, {5}, {4}}
+	scen := []string{"s1", "s2", "s1", "s2", "s1", "s2"}
+	pairs := []Pair{{A: "a", B: "b", RunsA: []int{0, 1}, RunsB: []int{2, 3, 4, 5}}}
+	opt := BootstrapOptions{Resamples: 500, Seed: 3}
+	ones := [][]float64{{1}, {1}, {1}, {1}, {1}, {1}}
+	got := CompareRatios(pairs, values, ones, scen, []string{"x"}, nil, opt)
+	want := CompareNamed(pairs, values, scen, []string{"x"}, opt)
+	if got[0].Value != want[0].Value || got[0].Lo != want[0].Lo || got[0].Hi != want[0].Hi || got[0].P != want[0].P || got[0].NB != 3 {
+		t.Errorf("%+v\n%+v", got[0], want[0])
+	}
+	// A: (1 + 1) / (2 + 2) = 0.5; B: (2 + 1) / (2 + 4) = 0.5, in percent.
+	num := [][]float64{{1}, {1}, {2}, {1}, {math.NaN()}, {7}}
+	den := [][]float64{{2}, {2}, {2}, {4}, {9}, {math.NaN()}}
+	r := CompareRatios(pairs, num, den, scen, []string{"pooled"}, []float64{100}, opt)[0]
+	if r.MeanA != 50 || r.MeanB != 50 || r.Value != 0 || r.NA != 2 || r.NB != 2 {
+		t.Errorf("%+v", r)
+	}
+}

@@ -231,6 +231,12 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 		if len(books) < 3 {
 			t.Fatalf("%d notebooks", len(books))
 		}
+		// notebooks/pare.md reads PARE and Meta-ARE files: the fixtures and
+		// the hand-made ones, beside the sample.
+		if code, _, stderr := gymlens(t, "--db", db, "--quiet", "ingest", filepath.Join("..", "..", "ingest", "pare", "testdata"),
+			filepath.Join("..", "..", "ingest", "testdata", "pare")); code != 0 {
+			t.Fatal(stderr)
+		}
 		out := filepath.Join(dir, "nb")
 		for _, nb := range books {
 			code, _, stderr := gymlens(t, "--db", db, "notebook", "run", nb, "--out", out)

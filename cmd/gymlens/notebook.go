@@ -20,7 +20,7 @@ import (
 
 // notebookCommands are the gymlens commands a notebook block may run:
 // those that only read.
-var notebookCommands = []string{"table", "plot", "metrics", "compare", "corr", "agree", "human", "query"}
+var notebookCommands = []string{"table", "plot", "metrics", "compare", "corr", "agree", "human", "query", "reconcile", "decisions"}
 
 func notebookCommand(e *env) *cli.Command {
 	return &cli.Command{

@@ -253,15 +253,21 @@ func storedValues(r *ingest.PAREResultRow) []float64 {
 	return v
 }
 
+// pooledParts names a pooled metric's numerator and denominator (places
+// in pareValues.counts) and its scale.
+func pooledParts(m string) (num, den int, scale float64) {
+	if m == "pooled_proposal_rate" {
+		return 0, 2, 1 // proposals per turn
+	}
+	return 1, 0, 100 // acceptances / proposals, percent
+}
+
 // pooled estimates the ratio-of-sums metrics of one group, scenarios
 // resampled: runs with both parts of a ratio count.
 func (pv *pareValues) pooledResults(g analysis.Group) []analysis.Result {
 	var out []analysis.Result
 	for _, m := range pv.pooled {
-		num, den, scale := 1, 0, 100.0 // acceptances / proposals, percent
-		if m == "pooled_proposal_rate" {
-			num, den, scale = 0, 2, 1 // proposals per turn
-		}
+		num, den, scale := pooledParts(m)
 		idx := map[string]int{}
 		var nums, dens []float64
 		runs := 0
@@ -549,6 +555,23 @@ func comparePARE(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, con
 		}
 	}
 	out := analysis.CompareNamed(pairs, pv.values, pv.scen, pv.names, pv.opt)
+	if len(pv.pooled) > 0 {
+		num := make([][]float64, len(pv.counts))
+		den := make([][]float64, len(pv.counts))
+		var scale []float64
+		for _, m := range pv.pooled {
+			n, d, sc := pooledParts(m)
+			for i, c := range pv.counts {
+				num[i], den[i] = append(num[i], c[n]), append(den[i], c[d])
+			}
+			scale = append(scale, sc)
+		}
+		pc := analysis.CompareRatios(pairs, num, den, pv.scen, pv.pooled, scale, pv.opt)
+		for i := range pc {
+			pc[i].Warnings = append(pc[i].Warnings, "pooled over runs (a ratio of sums, as PARE's aggregate rates)")
+		}
+		out = append(out, pc...)
+	}
 	if len(pv.pass) == 0 {
 		return out, nil
 	}

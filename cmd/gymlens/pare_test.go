@@ -194,7 +194,7 @@ func TestPAREResults(t *testing.T) {
 	}
 
 	// Paired comparison of the two configurations on the same scenarios.
-	code, stdout, stderr = gymlens(t, "--db", db, "compare", "--source", "pare", configA, configB, "--metrics", "success,pass@1,pass@k",
+	code, stdout, stderr = gymlens(t, "--db", db, "compare", "--source", "pare", configA, configB, "--metrics", "success,pass@1,pass@k,pooled_acceptance_rate",
 		"--resamples", "500", "-f", "json")
 	if code != 0 {
 		t.Fatal(stderr)
@@ -210,6 +210,12 @@ func TestPAREResults(t *testing.T) {
 	}
 	// pass@k: k is the same on both sides, the fewer of the two (B has a
 	// scenario with two validated runs).
+	// Run metrics, then pooled ones, then scenario ones.
+	if len(cmp) != 4 || cmp[1].Metric != "pooled_acceptance_rate" ||
+		math.Abs(cmp[1].Diff-100*(trueB["aggregate_acceptance_rate"].(float64)-trueA["aggregate_acceptance_rate"].(float64))) > 1e-9 {
+		t.Errorf("pooled: %s", stdout)
+	}
+	cmp = append(cmp[:1], cmp[2:]...)
 	if len(cmp) != 3 || cmp[2].Metric != "pass@k" || math.Abs(cmp[2].Diff-(refs.Pass["B"]["pass@2"]-refs.Pass["A"]["pass@2"])) > 1e-9 ||
 		!strings.Contains(strings.Join(cmp[2].Warnings, ";"), "k = 2") || refs.Pass["B"]["k"] != 2 || refs.Pass["A"]["k"] != 3 {
 		t.Errorf("pass@k: %s", stdout)

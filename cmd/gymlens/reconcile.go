@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -40,7 +43,11 @@ func reconcileCommand(e *env) *cli.Command {
 				}
 				r := &reports.Result{Columns: []string{"where", "item", "field", "stored", "recomputed", "kind", "note"}}
 				for _, m := range rc.Mismatches {
-					r.Rows = append(r.Rows, []any{m.Where, m.Item, m.Field, jsonNum(m.Stored), jsonNum(m.Recomputed), m.Kind, m.Note})
+					where := m.Where
+					if format == "table" { // shorter to read: relative to here
+						where = relativePath(where)
+					}
+					r.Rows = append(r.Rows, []any{where, m.Item, m.Field, jsonNum(m.Stored), jsonNum(m.Recomputed), m.Kind, m.Note})
 				}
 				if len(r.Rows) > 0 || format != "table" {
 					if err := reports.WriteResult(e.stdout, format, r); err != nil {
@@ -54,6 +61,19 @@ func reconcileCommand(e *env) *cli.Command {
 			})
 		},
 	}
+}
+
+// relativePath writes FILE:LINE with FILE relative to the working folder
+// when it is below it or near it (at most two folders up).
+func relativePath(where string) string {
+	wd, err := os.Getwd()
+	if err != nil || !filepath.IsAbs(where) {
+		return where
+	}
+	if rel, err := filepath.Rel(wd, where); err == nil && !strings.HasPrefix(rel, filepath.Join("..", "..", "..")) {
+		return rel
+	}
+	return where
 }
 
 func jsonNum(x float64) any {
