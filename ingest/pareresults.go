@@ -90,8 +90,9 @@ func commonTail(a, b []string) int {
 
 // traceRef is an ingested trace a result row may link to.
 type traceRef struct {
-	runID, scenario string
-	parts           []string
+	runID, scenario    string
+	config, capability string // the trace's configuration (ARE: the agent's model) and capability
+	parts              []string
 }
 
 // linkResults links each result row to the trace it names (its
@@ -100,28 +101,31 @@ type traceRef struct {
 // A tie or a different scenario leaves the row unlinked, with a note.
 func (p *pass) linkResults() error {
 	byName := map[string][]traceRef{}
-	add := func(runID, scenario, path string) {
-		parts := pathParts(path)
-		if len(parts) == 0 {
+	add := func(t traceRef, path string) {
+		t.parts = pathParts(path)
+		if len(t.parts) == 0 {
 			return
 		}
-		byName[parts[len(parts)-1]] = append(byName[parts[len(parts)-1]], traceRef{runID, scenario, parts})
+		name := t.parts[len(t.parts)-1]
+		byName[name] = append(byName[name], t)
 	}
 	for _, r := range p.pare {
-		add(r.runID, r.trace.ScenarioID, r.file.Path)
+		add(traceRef{runID: r.runID, scenario: r.trace.ScenarioID, config: r.config, capability: r.trace.Capability}, r.file.Path)
 	}
 	if p.conn != nil {
-		rows, err := p.conn.QueryContext(p.ctx, `SELECT r.run_id, r.scenario, f.path FROM pare_runs r JOIN ingested_files f USING (file_id)`)
+		rows, err := p.conn.QueryContext(p.ctx, `SELECT r.run_id, r.scenario, r.config_id, coalesce(r.capability, ''), f.path
+			FROM pare_runs r JOIN ingested_files f USING (file_id)`)
 		if err != nil {
 			return err
 		}
 		for rows.Next() {
-			var id, scen, path string
-			if err := rows.Scan(&id, &scen, &path); err != nil {
+			var t traceRef
+			var path string
+			if err := rows.Scan(&t.runID, &t.scenario, &t.config, &t.capability, &path); err != nil {
 				rows.Close()
 				return err
 			}
-			add(id, scen, path)
+			add(t, path)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -157,6 +161,14 @@ func (p *pass) linkResults() error {
 				r.file.Path, r.res.Line, r.res.ExportPath, best.scenario, r.res.Scenario))
 		default:
 			r.runID = best.runID
+			// A Meta-ARE line names neither model nor capability: the
+			// trace does, when no stats file or folder did.
+			if r.res.Source == "are" && r.res.Model == "" {
+				r.res.Model = best.config
+			}
+			if r.res.Capability == "" {
+				r.res.Capability = best.capability
+			}
 		}
 	}
 	if len(p.pareResults) > 0 {

@@ -289,3 +289,29 @@ func TestPAREWilson(t *testing.T) {
 		t.Errorf("%+v", recs)
 	}
 }
+
+// A Meta-ARE output.jsonl outside Gaia2's folders and without a stats
+// file: its lines take the model and the capability from the traces
+// they name.
+func TestAREModelFromTrace(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "traces"), 0o755)
+	var lines []string
+	for i, s := range []string{"t1", "t2"} {
+		trace := `{"version": "are_simulation_v1", "apps": [{"name": "Cal", "class_name": "CalendarApp"}], "completed_events": [], "world_logs": [],
+			"metadata": {"definition": {"scenario_id": "` + s + `", "run_number": 1, "config": "time"}, "simulation": {"agent_id": "default", "model_id": "llama-x"}}}`
+		os.WriteFile(filepath.Join(dir, "traces", s+".json"), []byte(trace), 0o644)
+		lines = append(lines, fmt.Sprintf(`{"task_id": "%s", "trace_id": "/cluster/out/traces/%s.json", "score": %d, "metadata": {"scenario_id": "%s", "run_number": 1, "status": "%s"}}`,
+			s, s, 1-i, s, []string{"success", "failed"}[i]))
+	}
+	os.WriteFile(filepath.Join(dir, "output.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	db := filepath.Join(dir, "w.duckdb")
+	if code, stdout, stderr := gymlens(t, "--db", db, "ingest", dir); code != 0 || !strings.Contains(stdout, "2 result rows, 2 linked") {
+		t.Fatalf("%d %s %s", code, stdout, stderr)
+	}
+	recs := metricRecords(t, "--db", db, "metrics", "--source", "pare", "--by", "config,capability,apps", "--metrics", "success")
+	if len(recs) != 1 || recs[0].Group["config"] != "llama-x" || recs[0].Group["capability"] != "time" || recs[0].Group["apps"] != "CalendarApp" ||
+		*recs[0].Mean != 50 || recs[0].NRuns != 2 {
+		t.Errorf("%+v", recs)
+	}
+}
