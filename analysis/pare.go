@@ -14,13 +14,15 @@ var PAREMetrics = []string{
 	"proposals",                 // observe-mode proposals sent to the user
 	"acceptances",               // accepts that answer a pending observe-mode proposal
 	"acceptance_rate",           // acceptances / proposals, in percent (NaN without proposals)
-	"read_actions",              // the agent's READ tool calls
-	"write_actions",             // the agent's WRITE tool calls
+	"read_actions",              // READ tool calls of the agent and the user, as PARE counts them
+	"write_actions",             // WRITE tool calls of the agent and the user (proposals and answers included)
 	"turns",                     // the last turn number + 1
 	"seconds_to_first_proposal", // from the last environment event before it to the first proposal
 	"seconds_to_decide",         // mean, over decision points, from proposal to decision
 	"turns_to_first_proposal",   // the first proposal's turn number
 	"proposals_before_accept",   // proposals before the first accepted one (NaN when none accepted)
+	"agent_read_actions",        // the proactive agent's READ tool calls
+	"agent_write_actions",       // the proactive agent's WRITE tool calls, proposals aside
 }
 
 // PARERunValues computes PAREMetrics for one run, in that order; a value
@@ -30,8 +32,10 @@ func PARERunValues(r *ingest.PARERun) []float64 {
 	for i := range v {
 		v[i] = math.NaN()
 	}
-	var proposals, accepts, reads, writes float64
-	pending := false
+	var proposals, accepts, reads, writes, agentReads, agentWrites float64
+	// PARE's rule: an accept counts when the last send_message_to_user
+	// was an observe-mode proposal, and consumes it; a reject does not.
+	lastMode := ""
 	maxTurn := -1
 	firstProposal := -1
 	lastEnv := math.NaN()
@@ -40,38 +44,43 @@ func PARERunValues(r *ingest.PARERun) []float64 {
 		if e.Turn > maxTurn {
 			maxTurn = e.Turn
 		}
-		switch e.Actor {
-		case "env":
-			if firstProposal < 0 {
-				lastEnv = e.T
-			}
-		case "agent":
-			if strings.HasSuffix(e.Function, "send_message_to_user") && e.Mode == "observe" {
-				proposals++
-				pending = true
-				if firstProposal < 0 {
-					firstProposal = i
-				}
-				continue
-			}
+		if e.Actor == "agent" || e.Actor == "user" {
 			switch e.Operation {
 			case "READ":
 				reads++
 			case "WRITE":
 				writes++
 			}
-		case "user":
-			switch {
-			case strings.HasSuffix(e.Function, "accept_proposal"):
-				if pending {
-					accepts++
-					if math.IsNaN(proposalsBefore) {
-						proposalsBefore = proposals - 1
+		}
+		switch e.Actor {
+		case "env":
+			if firstProposal < 0 {
+				lastEnv = e.T
+			}
+		case "agent":
+			if strings.HasSuffix(e.Function, "send_message_to_user") {
+				lastMode = e.Mode
+				if e.Mode == "observe" {
+					proposals++
+					if firstProposal < 0 {
+						firstProposal = i
 					}
+					continue
 				}
-				pending = false
-			case strings.HasSuffix(e.Function, "reject_proposal"):
-				pending = false
+			}
+			switch e.Operation {
+			case "READ":
+				agentReads++
+			case "WRITE":
+				agentWrites++
+			}
+		case "user":
+			if strings.HasSuffix(e.Function, "accept_proposal") && lastMode == "observe" {
+				accepts++
+				lastMode = ""
+				if math.IsNaN(proposalsBefore) {
+					proposalsBefore = proposals - 1
+				}
 			}
 		}
 	}
@@ -102,5 +111,6 @@ func PARERunValues(r *ingest.PARERun) []float64 {
 		v[7] = sum / n
 	}
 	v[9] = proposalsBefore
+	v[10], v[11] = agentReads, agentWrites
 	return v
 }

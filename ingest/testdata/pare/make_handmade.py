@@ -56,7 +56,7 @@ descB = "obs_gpt-5_exec_gpt-5_enmi_0_es_42_tfp_0.0"
 
 rowsA = [
     # Linked to the fixture trace; every stored count agrees with it.
-    pare_row(A, "add_missing_group_contacts", 1, "failed", (1, 0, 15, 1, 10), TRACES + "/" + descA + "/add_missing_group_contacts_run_1.json", dur=31.5),
+    pare_row(A, "add_missing_group_contacts", 1, "failed", (1, 0, 22, 5, 10), TRACES + "/" + descA + "/add_missing_group_contacts_run_1.json", dur=31.5),
     pare_row(A, "add_missing_group_contacts", 2, "success", (2, 1, 12, 2, 10), dur=40.0),
     pare_row(A, "add_missing_group_contacts", 3, "success", (1, 1, 14, 3, 10), dur=35.25),
     pare_row(A, "apartment_feature_comparison_query", 1, "failed", (0, 0, 9, 0, 10), dur=20.0),
@@ -65,7 +65,7 @@ rowsA = [
     # Linked; turns stored as 9 (the trace has 10) and the acceptance rate
     # written in percent: a value and a unit mismatch (and the proposal
     # rate, 1/9, follows the wrong turns).
-    pare_row(A, "apartment_feature_comparison_query", 4, "success", (1, 1, 13, 2, 9), TRACES + "/" + descA + "/apartment_feature_comparison_query_run_4.json",
+    pare_row(A, "apartment_feature_comparison_query", 4, "success", (1, 1, 20, 4, 9), TRACES + "/" + descA + "/apartment_feature_comparison_query_run_4.json",
              acc_rate=100.0, dur=27.0),
     pare_row(A, "urgent_meeting_bumps_personal_errand", 1, "failed", (2, 0, 8, 0, 10), dur=30.0),
     pare_row(A, "urgent_meeting_bumps_personal_errand", 2, "failed", (1, 0, 7, 0, 10), dur=29.0),
@@ -84,7 +84,7 @@ rowsB = [
     pare_row(B, "urgent_meeting_bumps_personal_errand", 1, "success", (1, 1, 7, 2, 10), dur=22.0),
     pare_row(B, "urgent_meeting_bumps_personal_errand", 2, "success", (1, 1, 6, 2, 10), dur=23.0),
     # Linked to the rate-limited fixture trace: an exception, not validated.
-    pare_row(B, "urgent_meeting_bumps_personal_errand", 3, "exception", (2, 1, 10, 2, 9), TRACES + "/" + descB + "/urgent_meeting_bumps_personal_errand_run_3.json"),
+    pare_row(B, "urgent_meeting_bumps_personal_errand", 3, "exception", (2, 1, 15, 6, 9), TRACES + "/" + descB + "/urgent_meeting_bumps_personal_errand_run_3.json"),
     pare_row(B, "group_gift_purchase_coordination", 1, "success", (1, 1, 5, 2, 10), dur=30.0),
     pare_row(B, "group_gift_purchase_coordination", 2, "failed", (1, 0, 6, 0, 10), dur=28.0),
     pare_row(B, "group_gift_purchase_coordination", 3, "success", (1, 1, 5, 3, 10), dur=31.0),
