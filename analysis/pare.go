@@ -23,6 +23,7 @@ var PAREMetrics = []string{
 	"proposals_before_accept",   // proposals before the first accepted one (NaN when none accepted)
 	"agent_read_actions",        // the proactive agent's READ tool calls
 	"agent_write_actions",       // the proactive agent's WRITE tool calls, proposals aside
+	"proposal_rate",             // proposals per turn (NaN without turns)
 }
 
 // PARERunValues computes PAREMetrics for one run, in that order; a value
@@ -112,5 +113,8 @@ func PARERunValues(r *ingest.PARERun) []float64 {
 	}
 	v[9] = proposalsBefore
 	v[10], v[11] = agentReads, agentWrites
+	if v[5] > 0 {
+		v[12] = proposals / v[5]
+	}
 	return v
 }

@@ -27,7 +27,7 @@ func TestPARERunValues(t *testing.T) {
 	v := PARERunValues(r)
 	want := map[string]float64{"proposals": 2, "acceptances": 1, "acceptance_rate": 50, "read_actions": 2, "write_actions": 7,
 		"turns": 5, "seconds_to_first_proposal": 5, "seconds_to_decide": 7.5, "turns_to_first_proposal": 1, "proposals_before_accept": 1,
-		"agent_read_actions": 1, "agent_write_actions": 2}
+		"agent_read_actions": 1, "agent_write_actions": 2, "proposal_rate": 0.4}
 	// PARE's acceptance rule: a reject does not consume the proposal, so
 	// an accept after it still counts.
 	r2 := &ingest.PARERun{Events: []ingest.PAREEvent{
@@ -46,7 +46,7 @@ func TestPARERunValues(t *testing.T) {
 	}
 	// No proposal at all: the rates and timings are undefined, not zero.
 	v = PARERunValues(&ingest.PARERun{Events: []ingest.PAREEvent{{T: 1, Actor: "env", Turn: -1}}})
-	for _, name := range []string{"acceptance_rate", "seconds_to_first_proposal", "seconds_to_decide", "turns_to_first_proposal", "proposals_before_accept", "turns"} {
+	for _, name := range []string{"acceptance_rate", "seconds_to_first_proposal", "seconds_to_decide", "turns_to_first_proposal", "proposals_before_accept", "turns", "proposal_rate"} {
 		for i, n := range PAREMetrics {
 			if n == name && !math.IsNaN(v[i]) {
 				t.Errorf("%s = %v without proposals, want NaN", name, v[i])

@@ -265,7 +265,7 @@ func fmtNum(x float64, metric string) string {
 	if strings.HasPrefix(metric, "TR-J") || strings.HasPrefix(metric, "TRJ") {
 		return fmt.Sprintf("%.2f", x)
 	}
-	if metric == "pooled_proposal_rate" { // proposals per turn
+	if metric == "pooled_proposal_rate" || metric == "proposal_rate" { // proposals per turn
 		return fmt.Sprintf("%.3f", x)
 	}
 	return fmt.Sprintf("%.1f", x)

@@ -250,6 +250,9 @@ func storedValues(r *ingest.PAREResultRow) []float64 {
 	if prop > 0 {
 		v[2] = 100 * acc / prop
 	}
+	if turns > 0 {
+		v[12] = prop / turns
+	}
 	return v
 }
 
