@@ -33,9 +33,15 @@ var exportTables = []exportTable{
 	{"task_outcomes", "run_id, task", true},
 	{"judgments", "run_id, task, metric, judge, prompt", true},
 	{"ratings", "file_id, src_line", false},
+	{"task_scores", "run_id, task", false},
+	{"judge_calls", "judge, model, prompt, run_id, task, metric, input_hash, created_at", false},
 	{"pare_runs", "run_id", false},
 	{"pare_events", "run_id, seq", false},
 	{"decision_points", "run_id, sample_id", false},
+	{"pare_samples", "sample_id, file_id", false},
+	{"pare_annotations", "file_id, src_line", false},
+	{"pare_results", "result_id", false},
+	{"pare_reports", "file_id, src_line, section", false},
 }
 
 // ExportResult says what Export wrote.

@@ -3,6 +3,7 @@ package ingest
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,6 +38,25 @@ func sampleWarehouse(t *testing.T) *Warehouse {
 
 func TestExportParquetAndArrow(t *testing.T) {
 	w := sampleWarehouse(t)
+	// Every table of the warehouse is exported.
+	rows, err := w.db.Query(`SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' ORDER BY ALL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all, listed []string
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		all = append(all, n)
+	}
+	rows.Close()
+	for _, tb := range exportTables {
+		listed = append(listed, tb.name)
+	}
+	slices.Sort(listed)
+	if strings.Join(all, ",") != strings.Join(listed, ",") {
+		t.Errorf("tables %v, exported %v", all, listed)
+	}
 	counts := map[string]int64{}
 	for _, tb := range exportTables {
 		var n int64
