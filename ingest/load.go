@@ -268,6 +268,23 @@ func (p *pass) countValid(decisions map[string]runDecision) {
 			p.sum.Runs++
 		}
 	}
+	// PARE and Meta-ARE files, as read.
+	add := func(typ string, n int) {
+		if n > 0 {
+			p.sum.Records[typ] += int64(n)
+		}
+	}
+	for _, r := range p.pare {
+		add("pare_run", 1)
+		add("pare_event", len(r.trace.Events))
+		add("decision_point", len(r.decisions))
+	}
+	add("pare_sample", len(p.pareSamples))
+	add("pare_annotation", len(p.pareAnnots))
+	add("pare_result", len(p.pareResults))
+	for _, r := range p.pareReports {
+		add("pare_report", len(r.rep.Sections))
+	}
 }
 
 func (p *pass) startProgress(start time.Time, nfiles int, total int64) func() {

@@ -61,7 +61,12 @@ func TestPAREResults(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(traces, n), b, 0o644)
 	}
-	code, stdout, stderr := gymlens(t, "--db", db, "ingest", filepath.Join(pareHandmade, "results"), traces, filepath.Join(pareHandmade, "are"))
+	// validate reads them as ingest would and writes nothing.
+	code, stdout, stderr := gymlens(t, "validate", filepath.Join(pareHandmade, "results"), traces, filepath.Join(pareHandmade, "are"))
+	if code != 0 || !strings.Contains(stdout, "valid 9 files") || !strings.Contains(stdout, "3 pare runs, 75 pare events, 2 decision points, 40 pare results, 5 pare reports") {
+		t.Fatalf("validate: %d %s %s", code, stdout, stderr)
+	}
+	code, stdout, stderr = gymlens(t, "--db", db, "ingest", filepath.Join(pareHandmade, "results"), traces, filepath.Join(pareHandmade, "are"))
 	if code != 0 || !strings.Contains(stdout, "3 pare runs, 75 pare events, 2 decision points, 40 pare results, 5 pare reports") ||
 		!strings.Contains(stdout, "40 result rows, 3 linked to an ingested trace") ||
 		!strings.Contains(stdout, "in 3 result rows (linked to traces; 37 not linked) and 5 report sections: 6 mismatches") {
