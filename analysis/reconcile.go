@@ -103,6 +103,11 @@ func Reconcile(runs []ingest.PARERun, rows []ingest.PAREResultRow, reports []ing
 		if !math.IsNaN(r.AcceptanceRate) {
 			rc.check(where, r.ResultID, "acceptance_rate", r.AcceptanceRate, ratio(v[1], v[0]))
 		}
+		// The row's success against the trace's own verdict (Valid or
+		// Invalid), when both are given.
+		if !math.IsNaN(r.Success) && !math.IsNaN(run.Success) {
+			rc.check(where, r.ResultID, "success", r.Success, run.Success)
+		}
 	}
 	for _, rep := range reports {
 		where := fmt.Sprintf("%s:%d", rep.File, rep.Line)

@@ -171,7 +171,7 @@ func (p *pass) loadPARE() error {
 			if err := a.AppendRow(r.runID, r.source, t.ScenarioID, runNo, r.config, nullStr(t.ModelIDs["user"]), nullStr(t.ModelIDs["observe"]),
 				nullStr(t.ModelIDs["execute"]), nullStr(t.AgentID), nullFloat(start), nullFloat(end), int32(len(t.Events)),
 				nullStr(t.Skip), meta, int32(r.file.id), nullStr(t.Capability), appSet(t), t.ToolNoise, t.EnvNoise,
-				int32(t.Tokens.Calls), prompt, completion, reasoning); err != nil {
+				int32(t.Tokens.Calls), prompt, completion, reasoning, nullStr(t.Validation), t.HasException); err != nil {
 				return err
 			}
 		}

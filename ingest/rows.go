@@ -262,7 +262,11 @@ type PARERun struct {
 	LLMCalls                          int
 	// Tokens: prompt + completion tokens of the run's LLM calls; NaN when
 	// unknown (the export wrote zeros throughout).
-	Tokens    float64
+	Tokens float64
+	// Success is the trace's own verdict: 1 (Valid), 0 (Invalid), NaN
+	// when not given or when the run raised (not validated, as PARE
+	// leaves such runs out of its success rate).
+	Success   float64
 	Events    []PAREEvent
 	Decisions []PAREDecision
 }
@@ -285,11 +289,12 @@ func (w *Warehouse) LoadPARERuns(ctx context.Context) ([]PARERun, error) {
 	var runs []PARERun
 	byID := map[string]int{}
 	err := w.scan(ctx, `SELECT run_id, source, scenario, config_id, coalesce(skip_reason, ''), coalesce(capability, ''), coalesce(app_set, ''),
-		coalesce(tool_noise, false), coalesce(env_noise, false), coalesce(llm_calls, 0), coalesce(prompt_tokens + completion_tokens, 'NaN'::DOUBLE)
+		coalesce(tool_noise, false), coalesce(env_noise, false), coalesce(llm_calls, 0), coalesce(prompt_tokens + completion_tokens, 'NaN'::DOUBLE),
+		CASE WHEN has_exception THEN 'NaN'::DOUBLE WHEN validation = 'Valid' THEN 1 WHEN validation = 'Invalid' THEN 0 ELSE 'NaN'::DOUBLE END
 		FROM pare_runs ORDER BY run_id`, func(rows *sql.Rows) error {
 		var r PARERun
 		if err := rows.Scan(&r.RunID, &r.Source, &r.Scenario, &r.ConfigID, &r.Skip, &r.Capability, &r.AppSet, &r.ToolNoise, &r.EnvNoise,
-			&r.LLMCalls, &r.Tokens); err != nil {
+			&r.LLMCalls, &r.Tokens, &r.Success); err != nil {
 			return err
 		}
 		byID[r.RunID] = len(runs)

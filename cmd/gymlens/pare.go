@@ -44,6 +44,15 @@ type pareUnit struct {
 	result *ingest.PAREResultRow // nil: no result row
 }
 
+// success is 1 or 0 from the result row, else from the trace's own
+// verdict; NaN when neither gives one (or the run was not validated).
+func (u *pareUnit) success() float64 {
+	if u.result != nil {
+		return u.result.Success
+	}
+	return u.run.Success
+}
+
 func (u *pareUnit) dim(d string) string {
 	r, t := u.result, u.run
 	switch d {
@@ -176,7 +185,11 @@ func loadPAREValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) 
 	} else {
 		pv.names = append(pv.names, analysis.PAREMetrics...)
 		pv.pooled = pooledMetrics
-		if len(rows) > 0 {
+		hasVerdict := false
+		for _, u := range units {
+			hasVerdict = hasVerdict || u.run != nil && !math.IsNaN(u.run.Success)
+		}
+		if len(rows) > 0 || hasVerdict {
 			pv.names = append(pv.names, "success")
 			if !slices.Contains(splitList(cmd.String("by")), "run") { // a run has no pass@k
 				pv.pass = []string{"pare_pass@k", "pare_pass^k", "pass@k", "pass^k"}
@@ -216,9 +229,7 @@ func loadPAREValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) 
 					row[j] = trace[k]
 				}
 			case n == "success":
-				if u.result != nil {
-					row[j] = 100 * u.result.Success
-				}
+				row[j] = 100 * u.success()
 			case n == "tokens":
 				if u.run != nil {
 					row[j] = u.run.Tokens
@@ -341,7 +352,8 @@ func (pv *pareValues) groups(dims []string) []analysis.Group {
 	return out
 }
 
-// scenarioTally is a scenario's result rows within a group.
+// scenarioTally is a scenario's runs within a group: all, those with a
+// success value (validated), and the successful ones.
 type scenarioTally struct {
 	name                 string
 	rows, validated, won int
@@ -351,20 +363,18 @@ func (pv *pareValues) tally(g analysis.Group) []scenarioTally {
 	idx := map[string]int{}
 	var out []scenarioTally
 	for _, i := range g.Runs {
-		r := pv.units[i].result
-		if r == nil {
-			continue
-		}
-		j, ok := idx[r.Scenario]
+		u := pv.units[i]
+		scen := u.dim("scenario")
+		j, ok := idx[scen]
 		if !ok {
 			j = len(out)
-			idx[r.Scenario] = j
-			out = append(out, scenarioTally{name: r.Scenario})
+			idx[scen] = j
+			out = append(out, scenarioTally{name: scen})
 		}
 		out[j].rows++
-		if !math.IsNaN(r.Success) {
+		if s := u.success(); !math.IsNaN(s) {
 			out[j].validated++
-			if r.Success == 1 {
+			if s == 1 {
 				out[j].won++
 			}
 		}

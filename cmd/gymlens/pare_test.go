@@ -303,8 +303,10 @@ func TestAREModelFromTrace(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "traces"), 0o755)
 	var lines []string
 	for i, s := range []string{"t1", "t2"} {
+		// t1's trace calls its run Invalid; its line says success.
 		trace := `{"version": "are_simulation_v1", "apps": [{"name": "Cal", "class_name": "CalendarApp"}], "completed_events": [], "world_logs": [],
-			"metadata": {"definition": {"scenario_id": "` + s + `", "run_number": 1, "config": "time"}, "simulation": {"agent_id": "default", "model_id": "llama-x"}}}`
+			"metadata": {"definition": {"scenario_id": "` + s + `", "run_number": 1, "config": "time"}, "simulation": {"agent_id": "default", "model_id": "llama-x"},
+			"annotation": {"validation_decision": "Invalid"}}}`
 		os.WriteFile(filepath.Join(dir, "traces", s+".json"), []byte(trace), 0o644)
 		lines = append(lines, fmt.Sprintf(`{"task_id": "%s", "trace_id": "/cluster/out/traces/%s.json", "score": %d, "metadata": {"scenario_id": "%s", "run_number": 1, "status": "%s"}}`,
 			s, s, 1-i, s, []string{"success", "failed"}[i]))
@@ -314,9 +316,33 @@ func TestAREModelFromTrace(t *testing.T) {
 	if code, stdout, stderr := gymlens(t, "--db", db, "ingest", dir); code != 0 || !strings.Contains(stdout, "2 result rows, 2 linked") {
 		t.Fatalf("%d %s %s", code, stdout, stderr)
 	}
+	code, stdout, stderr := gymlens(t, "--db", db, "reconcile", "-f", "csv")
+	if code != 0 || !strings.Contains(stdout, "output.jsonl:1,t1_run_1 | llama-x,success,1,0,value,") || strings.Count(stdout, "\n") != 2 {
+		t.Errorf("reconcile: %d %s %s", code, stdout, stderr)
+	}
 	recs := metricRecords(t, "--db", db, "metrics", "--source", "pare", "--by", "config,capability,apps", "--metrics", "success")
 	if len(recs) != 1 || recs[0].Group["config"] != "llama-x" || recs[0].Group["capability"] != "time" || recs[0].Group["apps"] != "CalendarApp" ||
 		*recs[0].Mean != 50 || recs[0].NRuns != 2 {
 		t.Errorf("%+v", recs)
+	}
+}
+
+// Traces without result rows: the success is the trace's own verdict
+// (Valid, Invalid); the rate-limited run is left out.
+func TestPARESuccessFromTraces(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", pareFixtures); code != 0 {
+		t.Fatal(stderr)
+	}
+	recs := metricRecords(t, "--db", db, "metrics", "--source", "pare", "--by", "scenario", "--metrics", "success,pare_pass@k", "--resamples", "200")
+	got := map[string]float64{}
+	for _, r := range recs {
+		if r.Mean != nil {
+			got[r.Group["scenario"]+"/"+r.Metric] = *r.Mean
+		}
+	}
+	if len(recs) != 4 || got["add_missing_group_contacts/success"] != 0 || got["apartment_feature_comparison_query/success"] != 100 ||
+		got["apartment_feature_comparison_query/pare_pass@k"] != 100 {
+		t.Errorf("%v", got)
 	}
 }

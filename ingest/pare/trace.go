@@ -40,6 +40,11 @@ type Trace struct {
 	// and has_env_events_augmentation flags.
 	ToolNoise, EnvNoise bool
 	Tokens              Tokens
+	// Validation is the trace's own verdict on the run
+	// (metadata.annotation.validation_decision: Valid or Invalid; "" when
+	// not given); HasException is metadata.definition.has_exception.
+	Validation   string
+	HasException bool
 }
 
 // Tokens are the token counts of a run's llm_output logs. Exports that
@@ -137,6 +142,8 @@ func ReadTrace(path string, b []byte) (*Trace, error) {
 		t.Capability = string(m.GetStringBytes("definition", "config"))
 		t.ToolNoise = m.GetBool("definition", "has_tool_augmentation")
 		t.EnvNoise = m.GetBool("definition", "has_env_events_augmentation")
+		t.HasException = m.GetBool("definition", "has_exception")
+		t.Validation = string(m.GetStringBytes("annotation", "validation_decision"))
 		for _, part := range strings.Split(string(m.GetStringBytes("simulation", "model_id")), "|") {
 			if role, model, ok := strings.Cut(part, ":"); ok && !strings.Contains(role, "/") && role != "arn" {
 				t.ModelIDs[role] = model

@@ -145,6 +145,10 @@ func TestTokens(t *testing.T) {
 	if tr.Tokens.Known || tr.Tokens.Calls != 22 || tr.Tokens.Prompt != 0 {
 		t.Errorf("fixture: %+v", tr.Tokens)
 	}
+	// The traces' own verdicts.
+	if tr.Validation != "Invalid" || tr.HasException || fixture(t, "apartment_feature_comparison_query_run_4.json").Validation != "Valid" {
+		t.Errorf("verdicts: %q %v", tr.Validation, tr.HasException)
+	}
 	out := func(p, c, r int) string {
 		return fmt.Sprintf(`"{\"timestamp\": 1.0, \"log_type\": \"llm_output\", \"agent_id\": \"a\", \"content\": \"x\", \"prompt_tokens\": %d, \"completion_tokens\": %d, \"reasoning_tokens\": %d, \"total_tokens\": %d}"`, p, c, r, p+c)
 	}
