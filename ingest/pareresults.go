@@ -157,6 +157,7 @@ func (p *pass) linkResults() error {
 			p.sum.Notes = append(p.sum.Notes, fmt.Sprintf("%s:%d: the trace %s matches more than one ingested trace; the row is not linked to any",
 				r.file.Path, r.res.Line, r.res.ExportPath))
 		case best.scenario != r.res.Scenario:
+			unlinked++
 			p.sum.Notes = append(p.sum.Notes, fmt.Sprintf("%s:%d: the trace named (%s) is of scenario %q, the row of %q; not linked",
 				r.file.Path, r.res.Line, r.res.ExportPath, best.scenario, r.res.Scenario))
 		default:
