@@ -136,3 +136,50 @@ func TestPAREConfigNamesExecuteModel(t *testing.T) {
 		t.Errorf("%v", got)
 	}
 }
+
+// Linking result rows to traces by the path they name: the trace sharing
+// the most trailing names; a tie, or a trace of another scenario, links
+// nothing and says so.
+func TestPAREResultLinks(t *testing.T) {
+	w := openTemp(t)
+	dir := t.TempDir()
+	trace := func(scen, model string) string {
+		return `{"version": "are_simulation_v1", "apps": [], "completed_events": [], "world_logs": [],
+			"metadata": {"definition": {"scenario_id": "` + scen + `", "run_number": 1}, "simulation": {"model_id": "` + model + `"}}}`
+	}
+	for _, d := range []string{"cfgA", "cfgB"} {
+		os.MkdirAll(filepath.Join(dir, "traces", d), 0o755)
+	}
+	// The same file name under two configurations, and one trace of
+	// scenario "other" under the name of "s2".
+	os.WriteFile(filepath.Join(dir, "traces", "cfgA", "s1_run_1.json"), []byte(trace("s1", "m")), 0o644)
+	os.WriteFile(filepath.Join(dir, "traces", "cfgB", "s1_run_1.json"), []byte(trace("s1", "m2")), 0o644)
+	os.WriteFile(filepath.Join(dir, "traces", "cfgA", "s2_run_1.json"), []byte(trace("other", "m")), 0o644)
+	row := func(scen, user, path string) string {
+		return `{"base_scenario_id": "` + scen + `", "run_number": 1, "status": "failed", "success_numeric": 0.0, "proactive_model": "p", "user_model": "` + user + `", "export_path": "` + path + `"}`
+	}
+	rows := "[\n" + strings.Join([]string{
+		row("s1", "u1", "/far/away/cfgB/s1_run_1.json"), // two names shared with one trace: linked
+		row("s1", "u2", "/far/away/cfgC/s1_run_1.json"), // the file name only, with both: a tie
+		row("s2", "u1", "/far/away/cfgA/s2_run_1.json"), // a trace of another scenario
+		row("s3", "u1", ""),                             // no trace named
+	}, ",\n") + "]"
+	os.WriteFile(filepath.Join(dir, "x_result.json"), []byte(rows), 0o644)
+	sum, err := w.Ingest(ctx, []string{dir}, IngestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(sum.Notes, "\n")
+	if !strings.Contains(notes, "x_result.json:3: the trace /far/away/cfgC/s1_run_1.json matches more than one ingested trace") ||
+		!strings.Contains(notes, `x_result.json:4: the trace named (/far/away/cfgA/s2_run_1.json) is of scenario "other", the row of "s2"; not linked`) ||
+		!strings.Contains(notes, "4 result rows, 1 linked to an ingested trace") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	var linked string
+	if err := w.db.QueryRow(`SELECT string_agg(r.result_id || ' -> ' || f.path, '; ') FROM pare_results r JOIN pare_runs t USING (run_id) JOIN ingested_files f ON f.file_id = t.file_id`).Scan(&linked); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(linked, "s1_run_1 | p | u1 -> ") || !strings.HasSuffix(linked, filepath.Join("cfgB", "s1_run_1.json")) {
+		t.Errorf("linked: %s", linked)
+	}
+}
