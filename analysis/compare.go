@@ -64,6 +64,57 @@ func CompareRatios(pairs []Pair, num, den [][]float64, scenario []string, names 
 	return compareCells(pairs, cell, scenario, len(names), names, scale, opt)
 }
 
+// SummarizeRatios is SummarizeNamed for ratios of sums: metric m of a
+// group is scale[m] · Σ num[i][m] / Σ den[i][m] over its runs with both,
+// with a cluster bootstrap over the scenarios of those runs (a resample
+// adds each drawn scenario's sums as often as it is drawn).
+func SummarizeRatios(groups []Group, num, den [][]float64, scenario []string, names []string, scale []float64, opt BootstrapOptions) []Result {
+	var out []Result
+	for _, g := range groups {
+		for m, name := range names {
+			cl := map[string]int{}
+			var nums, dens []float64
+			runs := 0
+			for _, i := range g.Runs {
+				a, b := num[i][m], den[i][m]
+				if math.IsNaN(a) || math.IsNaN(b) {
+					continue
+				}
+				runs++
+				c, ok := cl[scenario[i]]
+				if !ok {
+					c = len(nums)
+					cl[scenario[i]] = c
+					nums, dens = append(nums, 0), append(dens, 0)
+				}
+				nums[c] += a
+				dens[c] += b
+			}
+			stat := func(w, out []float64) {
+				var n, d float64
+				for c := range w {
+					n += w[c] * nums[c]
+					d += w[c] * dens[c]
+				}
+				out[0] = math.NaN()
+				if d > 0 {
+					out[0] = scale[m] * n / d
+				}
+			}
+			var e Estimate
+			if len(nums) == 0 {
+				o := opt.withDefaults()
+				e = Estimate{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Method: o.Method, Level: o.Level, Resamples: o.Resamples,
+					Seed: o.Seed, Warnings: []string{"no run has this metric"}}
+			} else {
+				e = ClusterBootstrap(len(nums), 1, stat, opt)[0]
+			}
+			out = append(out, Result{Group: g.Key, Metric: name, NRuns: runs, Estimate: e})
+		}
+	}
+	return out
+}
+
 // compareCells compares ratios of cluster sums: cell(i, m) gives run i's
 // numerator and denominator of metric m (a value and 1 for a mean), and
 // whether it has them; scale, when not nil, multiplies metric m.

@@ -109,7 +109,7 @@ func ReportStats(rows []ingest.PAREResultRow, cluster func(*ingest.PAREResultRow
 		if len(vals) < 2 {
 			return 0, 0
 		}
-		sd = math.Sqrt(sampleVariance(vals))
+		sd = SD(vals)
 		return sd, sd / math.Sqrt(float64(len(vals)))
 	}
 	// Success rate over validated runs.
@@ -194,9 +194,9 @@ func ReportStats(rows []ingest.PAREResultRow, cluster func(*ingest.PAREResultRow
 	}
 	s["avg_run_duration"], s["avg_run_duration_std"] = 0, 0
 	if len(durs) > 0 {
-		s["avg_run_duration"] = mean(durs)
+		s["avg_run_duration"] = Mean(durs)
 		if len(durs) > 1 {
-			s["avg_run_duration_std"] = math.Sqrt(sampleVariance(durs))
+			s["avg_run_duration_std"] = SD(durs)
 		}
 	}
 	var jobs []float64
@@ -207,7 +207,7 @@ func ReportStats(rows []ingest.PAREResultRow, cluster func(*ingest.PAREResultRow
 	}
 	s["job_duration"] = 0
 	if len(jobs) > 0 {
-		s["job_duration"] = mean(jobs)
+		s["job_duration"] = Mean(jobs)
 	}
 	if rows[0].Source != "pare" {
 		return s
@@ -256,21 +256,4 @@ func ReportStats(rows []ingest.PAREResultRow, cluster func(*ingest.PAREResultRow
 	s["avg_read_only_actions_std"], s["avg_read_only_actions_sem"] = spread(rd)
 	s["avg_write_actions_std"], s["avg_write_actions_sem"] = spread(wr)
 	return s
-}
-
-func mean(x []float64) float64 {
-	var s float64
-	for _, v := range x {
-		s += v
-	}
-	return s / float64(len(x))
-}
-
-func sampleVariance(x []float64) float64 {
-	m := mean(x)
-	var ss float64
-	for _, v := range x {
-		ss += (v - m) * (v - m)
-	}
-	return ss / float64(len(x)-1)
 }

@@ -154,3 +154,28 @@ func TestCompareRatios(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 }
+
+// Pooled ratios: with denominators of one, the means SummarizeNamed
+// gives; otherwise the ratio of sums, by hand.
+func TestSummarizeRatios(t *testing.T) {
+	values := [][]float64{{1}, {3}, {2}, {math.NaN()}}
+	ones := [][]float64{{1}, {1}, {1}, {1}}
+	scen := []string{"s1", "s2", "s1", "s2"}
+	g := []Group{{Key: map[string]string{"c": "x"}, Runs: []int{0, 1, 2, 3}}}
+	opt := BootstrapOptions{Resamples: 400, Seed: 5}
+	got := SummarizeRatios(g, values, ones, scen, []string{"v"}, []float64{1}, opt)[0]
+	want := SummarizeNamed(g, values, scen, []string{"v"}, opt)[0]
+	if got.Value != want.Value || got.Lo != want.Lo || got.Hi != want.Hi || got.NRuns != 3 {
+		t.Errorf("%+v\n%+v", got, want)
+	}
+	// (1 + 2 + 1) / (2 + 2 + 4) = 0.5, in percent; run 3 lacks a denominator.
+	num := [][]float64{{1}, {2}, {1}, {5}}
+	den := [][]float64{{2}, {2}, {4}, {math.NaN()}}
+	r := SummarizeRatios(g, num, den, scen, []string{"p"}, []float64{100}, opt)[0]
+	if r.Value != 50 || r.NRuns != 3 || r.Clusters != 2 {
+		t.Errorf("%+v", r)
+	}
+	if e := SummarizeRatios(g, [][]float64{{math.NaN()}, {math.NaN()}, {math.NaN()}, {math.NaN()}}, den, scen, []string{"p"}, []float64{100}, opt)[0]; !math.IsNaN(e.Value) || e.NRuns != 0 {
+		t.Errorf("no runs: %+v", e)
+	}
+}

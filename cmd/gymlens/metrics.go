@@ -113,7 +113,7 @@ func metricsCommand(e *env) *cli.Command {
 			"Scales: TC and its parts 0–100; TA, TR-D and TA's parts in percent; TR-J 1–5.\n" +
 			"The resampling unit is the scenario. Judgments are averaged over judges unless --judge names one.\n" +
 			"--source pare: the PARE and Meta-ARE runs instead, with their metrics (" + strings.Join(pareRunMetrics, ", ") + ",\n" +
-			"pass@K, pass^K, pare_pass@k, pare_pass^k) by " + strings.Join(pareDimensions, ", ") + " (docs/pare.md).",
+			strings.Join(pooledMetrics, ", ") + ", pass@K, pass^K, pare_pass@k, pare_pass^k) by " + strings.Join(pareDimensions, ", ") + " (docs/pare.md).",
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "by", Value: "config", Usage: "break down by `DIM[,DIM]` (\"\" for one overall group)"},
 			&cli.StringFlag{Name: "source", Value: "gym", Usage: "`RUNS` to measure: gym (Proactivity-Gym) or pare (PARE and Meta-ARE)"},

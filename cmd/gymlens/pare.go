@@ -276,53 +276,22 @@ func pooledParts(m string) (num, den int, scale float64) {
 	return 1, 0, 100 // acceptances / proposals, percent
 }
 
-// pooled estimates the ratio-of-sums metrics of one group, scenarios
-// resampled: runs with both parts of a ratio count.
-func (pv *pareValues) pooledResults(g analysis.Group) []analysis.Result {
-	var out []analysis.Result
+// ratioParts are the pooled metrics' numerators and denominators per
+// unit (NaN when unknown), and their scales.
+func (pv *pareValues) ratioParts() (num, den [][]float64, scale []float64) {
+	num = make([][]float64, len(pv.counts))
+	den = make([][]float64, len(pv.counts))
 	for _, m := range pv.pooled {
-		num, den, scale := pooledParts(m)
-		idx := map[string]int{}
-		var nums, dens []float64
-		runs := 0
-		for _, i := range g.Runs {
-			a, b := pv.counts[i][num], pv.counts[i][den]
-			if math.IsNaN(a) || math.IsNaN(b) {
-				continue
-			}
-			runs++
-			c, ok := idx[pv.scen[i]]
-			if !ok {
-				c = len(nums)
-				idx[pv.scen[i]] = c
-				nums, dens = append(nums, 0), append(dens, 0)
-			}
-			nums[c] += a
-			dens[c] += b
+		n, d, sc := pooledParts(m)
+		for i, c := range pv.counts {
+			num[i], den[i] = append(num[i], c[n]), append(den[i], c[d])
 		}
-		stat := func(w, out []float64) {
-			var n, d float64
-			for c := range w {
-				n += w[c] * nums[c]
-				d += w[c] * dens[c]
-			}
-			out[0] = math.NaN()
-			if d > 0 {
-				out[0] = scale * n / d
-			}
-		}
-		var e analysis.Estimate
-		if len(nums) == 0 {
-			e = analysis.Estimate{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Method: pv.opt.Method, Level: pv.opt.Level,
-				Resamples: pv.opt.Resamples, Seed: pv.opt.Seed, Warnings: []string{"no run has this metric"}}
-		} else {
-			e = analysis.ClusterBootstrap(len(nums), 1, stat, pv.opt)[0]
-		}
-		e.Warnings = append(e.Warnings, "pooled over runs (a ratio of sums, as PARE's aggregate rates)")
-		out = append(out, analysis.Result{Group: g.Key, Metric: m, NRuns: runs, Estimate: e})
+		scale = append(scale, sc)
 	}
-	return out
+	return num, den, scale
 }
+
+const pooledNote = "pooled over runs (a ratio of sums, as PARE's aggregate rates)"
 
 // groups gathers the units by the values of dims, in text order.
 func (pv *pareValues) groups(dims []string) []analysis.Group {
@@ -471,11 +440,13 @@ func computePAREMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehou
 		return nil, err
 	}
 	groups := pv.groups(by)
+	num, den, scale := pv.ratioParts()
 	var out []analysis.Result
 	for _, g := range groups {
 		res := analysis.SummarizeNamed([]analysis.Group{g}, pv.values, pv.scen, pv.names, pv.opt)
+		tal := pv.tally(g)
 		if j := slices.Index(pv.names, "success"); j >= 0 {
-			wilsonIfSingle(&res[j], pv.tally(g), pv.opt.Level)
+			wilsonIfSingle(&res[j], tal, pv.opt.Level)
 		}
 		if t := slices.Index(pv.names, "tokens"); t >= 0 {
 			unknown := 0
@@ -489,11 +460,16 @@ func computePAREMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehou
 			}
 		}
 		out = append(out, res...)
-		out = append(out, pv.pooledResults(g)...)
+		if len(pv.pooled) > 0 {
+			pooled := analysis.SummarizeRatios([]analysis.Group{g}, num, den, pv.scen, pv.pooled, scale, pv.opt)
+			for j := range pooled {
+				pooled[j].Warnings = append(pooled[j].Warnings, pooledNote)
+			}
+			out = append(out, pooled...)
+		}
 		if len(pv.pass) == 0 {
 			continue
 		}
-		tal := pv.tally(g)
 		rows, scen, notes := passValues(tal, pv.pass, fewestRuns(tal))
 		one := analysis.Group{Key: g.Key}
 		for i := range rows {
@@ -569,19 +545,10 @@ func comparePARE(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, con
 	}
 	out := analysis.CompareNamed(pairs, pv.values, pv.scen, pv.names, pv.opt)
 	if len(pv.pooled) > 0 {
-		num := make([][]float64, len(pv.counts))
-		den := make([][]float64, len(pv.counts))
-		var scale []float64
-		for _, m := range pv.pooled {
-			n, d, sc := pooledParts(m)
-			for i, c := range pv.counts {
-				num[i], den[i] = append(num[i], c[n]), append(den[i], c[d])
-			}
-			scale = append(scale, sc)
-		}
+		num, den, scale := pv.ratioParts()
 		pc := analysis.CompareRatios(pairs, num, den, pv.scen, pv.pooled, scale, pv.opt)
 		for i := range pc {
-			pc[i].Warnings = append(pc[i].Warnings, "pooled over runs (a ratio of sums, as PARE's aggregate rates)")
+			pc[i].Warnings = append(pc[i].Warnings, pooledNote)
 		}
 		out = append(out, pc...)
 	}

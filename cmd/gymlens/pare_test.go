@@ -264,6 +264,11 @@ func TestPAREResults(t *testing.T) {
 		!strings.Contains(stderr, "status") {
 		t.Errorf("bad row: %d %s", code, stderr)
 	}
+	// Neither failed ingest changed the warehouse.
+	code, stdout, _ = gymlens(t, "--db", db, "-f", "csv", "query", "SELECT (SELECT count(*) FROM pare_results) || '/' || (SELECT count(*) FROM ingested_files) AS n")
+	if code != 0 || strings.TrimSpace(stdout) != "n\n40/9" {
+		t.Errorf("after failed ingests: %q", stdout)
+	}
 }
 
 // One validated run per scenario: the success rate gets a Wilson score
@@ -340,6 +345,10 @@ func TestPARESuccessFromTraces(t *testing.T) {
 		if r.Mean != nil {
 			got[r.Group["scenario"]+"/"+r.Metric] = *r.Mean
 		}
+	}
+	// PARE's report needs result rows.
+	if code, _, stderr := gymlens(t, "--db", db, "metrics", "--source", "pare", "--pare-report"); code != 1 || !strings.Contains(stderr, "no PARE or Meta-ARE result rows") {
+		t.Errorf("--pare-report without rows: %d %s", code, stderr)
 	}
 	if len(recs) != 4 || got["add_missing_group_contacts/success"] != 0 || got["apartment_feature_comparison_query/success"] != 100 ||
 		got["apartment_feature_comparison_query/pare_pass@k"] != 100 {

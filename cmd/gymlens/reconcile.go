@@ -19,11 +19,12 @@ func reconcileCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "reconcile",
 		Usage: "compare what PARE and Meta-ARE stored with what gymlens recomputes, and list every mismatch",
-		Description: "Each result row (PARE *_result.json, Meta-ARE output.jsonl) linked to an ingested trace: its stored counts\n" +
-			"and rates against those recomputed from the trace. Each section of a summary report (PARE combined_result.json,\n" +
-			"Meta-ARE benchmark_stats.json): its statistics against those recomputed from the ingested result rows, as\n" +
-			"PARE's and Meta-ARE's report code defines them. A stored number that is the recomputed one in the other unit\n" +
-			"(a fraction where the format writes a percent, or the reverse) is a mismatch of kind \"unit\".",
+		Description: "Each result row (PARE *_result.json, Meta-ARE output.jsonl) linked to an ingested trace: its stored\n" +
+			"counts and rates against those recomputed from the trace, and its success against the trace's own verdict.\n" +
+			"Each section of a summary report (PARE combined_result.json, Meta-ARE benchmark_stats.json): its statistics\n" +
+			"against those recomputed from the ingested result rows, as PARE's and Meta-ARE's report code defines them.\n" +
+			"A stored number that is the recomputed one in the other unit (a fraction where the format writes a percent,\n" +
+			"or the reverse) is a mismatch of kind \"unit\". --strict exits with status 1 when there is a mismatch.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "strict", Usage: "exit with status 1 when there is a mismatch"},
 		},
