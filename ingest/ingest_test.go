@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gymlens/gymlens/ingest/runlog"
 	"github.com/gymlens/gymlens/internal/sample"
 )
 
@@ -458,4 +460,97 @@ func TestNothingToLoadLeavesNoTransaction(t *testing.T) {
 		EffectiveExpected: "suggest", EffectiveChosen: "noop", Prefer: "logged"}}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A scenario written as a line of a JSONL stream ingests exactly as the same
+// scenario in a file of its own: every table holds the same rows, apart from
+// the file ids and lines that say where a record came from.
+func TestScenarioLinesIngestLikeScenarioFiles(t *testing.T) {
+	files := t.TempDir()
+	if _, err := sample.Write(files, sample.Options{Seed: 5, Configs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	lines := t.TempDir()
+	if err := os.CopyFS(lines, os.DirFS(files)); err != nil {
+		t.Fatal(err)
+	}
+	specs, _ := filepath.Glob(filepath.Join(lines, "scenarios", "*.yaml"))
+	if len(specs) != 10 {
+		t.Fatalf("%d scenario files", len(specs))
+	}
+	var stream []byte
+	for _, p := range specs {
+		_, js, err := runlog.ReadScenarioFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream = append(append(stream, js...), '\n')
+		os.Remove(p)
+	}
+	// The scenarios go in the middle of a run log, among its records.
+	logs, _ := filepath.Glob(filepath.Join(lines, "runs", "*.jsonl"))
+	b, err := os.ReadFile(logs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := bytes.IndexByte(b[len(b)/2:], '\n') + len(b)/2 + 1
+	os.WriteFile(logs[0], append(append(append([]byte(nil), b[:cut]...), stream...), b[cut:]...), 0o644)
+
+	w1, w2 := openTemp(t), openTemp(t)
+	for _, c := range []struct {
+		w   *Warehouse
+		dir string
+	}{{w1, files}, {w2, lines}} {
+		if _, err := c.w.Ingest(ctx, []string{c.dir}, IngestOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tb := range exportTables[3:] {
+		a, b := tableRows(t, w1, tb.name), tableRows(t, w2, tb.name)
+		if len(a) != len(b) {
+			t.Errorf("%s: %d rows from scenario files, %d from scenario lines", tb.name, len(a), len(b))
+			continue
+		}
+		for i := range a {
+			if a[i] != b[i] {
+				t.Errorf("%s differs:\n files: %s\n lines: %s", tb.name, a[i], b[i])
+				break
+			}
+		}
+	}
+}
+
+// tableRows returns every row of a table as text, sorted, without the
+// columns that name the file and line a record came from.
+func tableRows(t *testing.T, w *Warehouse, table string) []string {
+	t.Helper()
+	var drop []string
+	rows, err := w.db.Query(`SELECT column_name FROM information_schema.columns WHERE table_name = ? AND column_name IN ('file_id', 'src_line')`, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var c string
+		rows.Scan(&c)
+		drop = append(drop, c)
+	}
+	rows.Close()
+	sel := "*"
+	if len(drop) > 0 {
+		sel = "* EXCLUDE (" + strings.Join(drop, ", ") + ")"
+	}
+	rows, err = w.db.Query(`SELECT CAST(x AS VARCHAR) AS r FROM (SELECT ` + sel + ` FROM ` + table + `) x ORDER BY r`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var r string
+		if err := rows.Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
 }

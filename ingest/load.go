@@ -242,7 +242,13 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 	debug.FreeOSMemory()
 	p.loading.Store(true)
 	if err := p.load(decisions); err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// Every record passed the checks, so the database should have taken
+		// them all: say so instead of showing its bare message.
+		return nil, fmt.Errorf("the warehouse refused records that passed every check (nothing was written): %v; "+
+			"unless the machine ran out of memory or disk (see --memory-limit), this is a gymlens bug: please report it with the input", err)
 	}
 	if p.errs.Len() > 0 && !opt.SkipInvalid {
 		return nil, p.errs
@@ -418,8 +424,7 @@ func (p *pass) readFile(f runlog.File) error {
 			}
 			return err
 		}
-		v, _ := fastjson.ParseBytes(raw)
-		canon := v.MarshalTo(nil)
+		canon := canonicalJSON(raw)
 		p.chk.scenario(s, xxh3.Hash(canon), p.chk.at(f.Path, 0), canon)
 		p.records.Add(1)
 	case runlog.KindRatings:
@@ -489,6 +494,11 @@ func (p *pass) readStream(fs *fileState) error {
 				p.errs.Add(e)
 				p.reject(e, it.Raw, 1)
 				fs.rejected++
+			} else if s, ok := it.Rec.(*runlog.Scenario); ok {
+				// A scenario line is stored and compared exactly as the same
+				// scenario in a file of its own: canonical JSON, hashed.
+				canon := canonicalJSON(it.Raw)
+				p.chk.scenario(s, xxh3.Hash(canon), loc{here.file, int32(it.Line)}, canon)
 			} else if e := p.chk.record(it.Rec, it.Hash, loc{here.file, int32(it.Line)}); e != nil {
 				p.reject(e, it.Raw, 1)
 				fs.rejected++
@@ -511,6 +521,16 @@ func (p *pass) readStream(fs *fileState) error {
 		return nil
 	}
 	return p.collect(err)
+}
+
+// canonicalJSON is raw (valid JSON) without insignificant white space, so
+// that one scenario gives the same bytes and hash from any file.
+func canonicalJSON(raw []byte) []byte {
+	v, err := fastjson.ParseBytes(raw)
+	if err != nil {
+		return append([]byte(nil), raw...)
+	}
+	return v.MarshalTo(nil)
 }
 
 // collect adds an input error to the list, so that reading goes on with the

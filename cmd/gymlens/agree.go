@@ -34,6 +34,7 @@ func agreeCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "pare", Usage: "compare PARE's human annotations with its simulated user"},
 			&cli.StringFlag{Name: "judge", Usage: "with --human: this `JUDGE` alone instead of the judges' average"},
 			&cli.StringFlag{Name: "input", Usage: "agreement of the ratings in `FILE.csv`"},
+			&cli.StringFlag{Name: "categories", Usage: "with --input: the categories in their order, `A,B,C` (text values otherwise count as unordered, nominal)"},
 			&cli.StringFlag{Name: "level", Value: analysis.Interval, Usage: "with --input: Krippendorff's α `LEVEL`: nominal, ordinal, interval or ratio"},
 			&cli.StringSliceFlag{Name: "where", Usage: "keep runs with `DIM=VALUE` (repeat)"},
 		}, confidenceFlags()...),

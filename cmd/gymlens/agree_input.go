@@ -1,117 +1,16 @@
 package main
 
 import (
-	"encoding/csv"
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest/runlog"
 	"github.com/gymlens/gymlens/reports"
 )
-
-// longRatings are ratings in long format: per question, per item, per
-// rater, a value.
-type longRatings struct {
-	questions []string
-	items     map[string]map[string]map[string]float64 // question → item → rater → value
-	raters    map[string]map[string]bool               // question → raters
-}
-
-// readLongRatings reads a CSV with columns item, rater, value and an
-// optional question. An empty value is a missing rating; a rater rating
-// one item twice on one question is an error.
-func readLongRatings(path string) (*longRatings, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read: %v", path, err)
-	}
-	defer f.Close()
-	cr := csv.NewReader(f)
-	cr.FieldsPerRecord = 0
-	head, err := cr.Read()
-	if err == io.EOF {
-		return nil, fmt.Errorf("%s: empty file: expected a header with item, rater and value", path)
-	}
-	if err != nil {
-		return nil, csvErr(path, err)
-	}
-	col := map[string]int{}
-	for i, h := range head {
-		col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
-	}
-	for _, c := range []string{"item", "rater", "value"} {
-		if _, ok := col[c]; !ok {
-			return nil, fmt.Errorf("%s:1: field %s: required column is missing from the header (columns: item, rater, value, and optional question)", path, c)
-		}
-	}
-	qcol, hasQ := col["question"]
-	lr := &longRatings{items: map[string]map[string]map[string]float64{}, raters: map[string]map[string]bool{}}
-	where := map[[3]string]int{}
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, csvErr(path, err)
-		}
-		line, _ := cr.FieldPos(0)
-		item, rater, val := strings.TrimSpace(rec[col["item"]]), strings.TrimSpace(rec[col["rater"]]), strings.TrimSpace(rec[col["value"]])
-		q := ""
-		if hasQ {
-			q = strings.TrimSpace(rec[qcol])
-		}
-		for name, v := range map[string]string{"item": item, "rater": rater} {
-			if v == "" {
-				return nil, fmt.Errorf("%s:%d: field %s: empty", path, line, name)
-			}
-		}
-		if val == "" {
-			continue // a missing rating
-		}
-		v, err := strconv.ParseFloat(val, 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			_, c := cr.FieldPos(col["value"])
-			return nil, fmt.Errorf("%s:%d:%d: field value: expected a number, found %q", path, line, c, val)
-		}
-		k := [3]string{q, item, rater}
-		if first, dup := where[k]; dup {
-			return nil, fmt.Errorf("%s:%d: rater %q rated item %q twice (first on line %d)", path, line, rater, item, first)
-		}
-		where[k] = line
-		if lr.items[q] == nil {
-			lr.items[q] = map[string]map[string]float64{}
-			lr.raters[q] = map[string]bool{}
-			lr.questions = append(lr.questions, q)
-		}
-		if lr.items[q][item] == nil {
-			lr.items[q][item] = map[string]float64{}
-		}
-		lr.items[q][item][rater] = v
-		lr.raters[q][rater] = true
-	}
-	if len(lr.questions) == 0 {
-		return nil, fmt.Errorf("%s: no rating in the file", path)
-	}
-	sort.Strings(lr.questions)
-	return lr, nil
-}
-
-func csvErr(path string, err error) error {
-	var pe *csv.ParseError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s:%d:%d: malformed CSV: %v", path, pe.Line, pe.Column, pe.Err)
-	}
-	return fmt.Errorf("%s: %v", path, err)
-}
 
 // inputFigures are the agreement figures of one question.
 type inputFigures struct {
@@ -122,14 +21,14 @@ type inputFigures struct {
 	reasons                          map[string]string
 }
 
-func figuresOf(lr *longRatings, q, level string, opt analysis.BootstrapOptions) inputFigures {
-	f := inputFigures{question: q, reasons: map[string]string{}, nItems: len(lr.items[q]), nRaters: len(lr.raters[q])}
-	raters := sortedKeys(lr.raters[q])
+func figuresOf(q *runlog.Question, level string, opt analysis.BootstrapOptions) inputFigures {
+	f := inputFigures{question: q.Name, reasons: map[string]string{}, nItems: len(q.Items), nRaters: len(q.Raters)}
+	raters := sortedKeys(q.Raters)
 	var units [][]float64
-	for _, it := range sortedKeys(lr.items[q]) {
+	for _, it := range sortedKeys(q.Items) {
 		var u []float64
 		for _, r := range raters {
-			if v, ok := lr.items[q][it][r]; ok {
+			if v, ok := q.Items[it][r]; ok {
 				u = append(u, v)
 			}
 		}
@@ -151,9 +50,9 @@ func figuresOf(lr *longRatings, q, level string, opt analysis.BootstrapOptions) 
 	f.cohen, f.weighted = math.NaN(), math.NaN()
 	if len(raters) == 2 {
 		var a, b []float64
-		for _, it := range sortedKeys(lr.items[q]) {
-			x, ok1 := lr.items[q][it][raters[0]]
-			y, ok2 := lr.items[q][it][raters[1]]
+		for _, it := range sortedKeys(q.Items) {
+			x, ok1 := q.Items[it][raters[0]]
+			y, ok2 := q.Items[it][raters[1]]
 			if ok1 && ok2 {
 				a, b = append(a, x), append(b, y)
 			}
@@ -166,6 +65,10 @@ func figuresOf(lr *longRatings, q, level string, opt analysis.BootstrapOptions) 
 		}
 		if r2 != "" {
 			f.reasons["weighted_kappa"] = r2
+		}
+		if q.Labels != nil && !q.Ordered {
+			f.weighted = math.NaN()
+			f.reasons["weighted_kappa"] = "the categories are text with no order: give their order with --categories"
 		}
 	} else {
 		why := fmt.Sprintf("%d raters: Cohen's κ needs exactly two", len(raters))
@@ -183,13 +86,23 @@ func agreeInput(e *env, cmd *cli.Command, format string) error {
 	if err != nil {
 		return err
 	}
-	lr, err := readLongRatings(cmd.String("input"))
+	var cats []string
+	if c := cmd.String("categories"); c != "" {
+		cats = strings.Split(c, ",")
+	}
+	lr, err := runlog.ReadLongRatings(cmd.String("input"), cats)
 	if err != nil {
 		return err
 	}
 	var figs []inputFigures
-	for _, q := range lr.questions {
-		figs = append(figs, figuresOf(lr, q, level, opt))
+	for _, q := range lr.Questions {
+		if q.Labels != nil && !q.Ordered && level != analysis.Nominal {
+			e := *q.FirstText
+			e.Expected += fmt.Sprintf(" (--level %s; text categories need --level nominal, or their order in --categories %s)",
+				level, strings.Join(q.Labels, ","))
+			return &e
+		}
+		figs = append(figs, figuresOf(q, level, opt))
 	}
 	num := func(v float64) any {
 		if math.IsNaN(v) {

@@ -428,12 +428,12 @@ func TestAgreeInput(t *testing.T) {
 		}
 	}
 	for name, c := range map[string]struct{ text, want string }{
-		"nocol.csv":  {"item,value\n1,2\n", "nocol.csv:1: field rater"},
-		"nan.csv":    {"item,rater,value\n1,a,2\n1,b,high\n", `nan.csv:3:5: field value: expected a number, found "high"`},
-		"dup.csv":    {"item,rater,value\n1,a,2\n1,a,3\n", "dup.csv:3: rater \"a\" rated item \"1\" twice (first on line 2)"},
+		"nocol.csv":  {"item,value\n1,2\n", `nocol.csv:1: field "rater": required column`},
+		"nan.csv":    {"item,rater,value\n1,a,2\n1,b,high\n", `nan.csv:3:5: field "value": expected a number (--level interval; text categories need --level nominal, or their order in --categories 2,high), found "high"`},
+		"dup.csv":    {"item,rater,value\n1,a,2\n1,a,3\n", `dup.csv:3: field "value": rater "a" rated item "1" twice (first on line 2)`},
 		"empty.csv":  {"", "empty file"},
 		"quote.csv":  {"item,rater,value\n1,\"a,2\n", "malformed CSV"},
-		"noitem.csv": {"item,rater,value\n,a,2\n", "noitem.csv:2: field item: empty"},
+		"noitem.csv": {"item,rater,value\n,a,2\n", `noitem.csv:2:1: field "item": expected a non-empty item, found an empty cell`},
 	} {
 		code, _, stderr := gymlens(t, "agree", "--input", writeFile(t, dir, name, c.text))
 		if code != 1 || !strings.Contains(stderr, c.want) {
@@ -442,5 +442,130 @@ func TestAgreeInput(t *testing.T) {
 	}
 	if code, _, stderr := gymlens(t, "agree", "--input", path, "--level", "cardinal"); code != 2 {
 		t.Errorf("bad level: exit %d %q", code, stderr)
+	}
+}
+
+// agree --input with text categories: nominal labels of any text, ordered
+// ones with --categories, against scikit-learn and statsmodels on the same
+// strings (analysis/testdata/make_audit_refs.py).
+func TestAgreeInputTextCategories(t *testing.T) {
+	var refs struct {
+		Text struct {
+			Two struct {
+				A, B         []string
+				CohenKappa   float64 `json:"cohen_kappa"`
+				AlphaNominal float64 `json:"alpha_nominal"`
+			}
+			Three struct {
+				Ratings          [][]string
+				FleissKappa      float64 `json:"fleiss_kappa"`
+				AlphaNominal     float64 `json:"alpha_nominal"`
+				PercentAgreement float64 `json:"percent_agreement"`
+			}
+		} `json:"text_labels"`
+		Ordered struct {
+			Order          []string
+			A, B           []string
+			CohenKappa     float64 `json:"cohen_kappa"`
+			QuadraticKappa float64 `json:"quadratic_kappa"`
+			AlphaOrdinal   float64 `json:"alpha_ordinal"`
+			AlphaNominal   float64 `json:"alpha_nominal"`
+		} `json:"ordered_labels"`
+	}
+	b, err := os.ReadFile("../../analysis/testdata/audit_refs.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &refs); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	long := func(name string, raters ...[]string) string {
+		var s strings.Builder
+		s.WriteString("item,rater,value\n")
+		for r, vs := range raters {
+			for i, v := range vs {
+				fmt.Fprintf(&s, "i%03d,r%d,%s\n", i, r, v)
+			}
+		}
+		return writeFile(t, dir, name, s.String())
+	}
+	run := func(args ...string) map[string]any {
+		t.Helper()
+		code, out, stderr := gymlens(t, append([]string{"agree", "--resamples", "100", "-f", "json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		var res map[string]any
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err, out)
+		}
+		return res
+	}
+	near := func(what string, got any, want float64) {
+		t.Helper()
+		if g, ok := got.(float64); !ok || math.Abs(g-want) > 1e-12 {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
+	}
+	two := long("two.csv", refs.Text.Two.A, refs.Text.Two.B)
+	res := run("--input", two, "--level", "nominal")
+	near("Cohen's κ of accept/reject/gather_context", res["cohen_kappa"], refs.Text.Two.CohenKappa)
+	near("nominal α", res["krippendorff_alpha"], refs.Text.Two.AlphaNominal)
+	if res["weighted_kappa"] != nil || !strings.Contains(fmt.Sprint(res["reasons"]), "no order") {
+		t.Errorf("weighted κ of unordered text: %v (%v)", res["weighted_kappa"], res["reasons"])
+	}
+	var cols [3][]string
+	for _, row := range refs.Text.Three.Ratings {
+		for r := range 3 {
+			cols[r] = append(cols[r], row[r])
+		}
+	}
+	res = run("--input", long("three.csv", cols[:]...), "--level", "nominal")
+	near("Fleiss' κ of yes/no", res["fleiss_kappa"], refs.Text.Three.FleissKappa)
+	near("nominal α of yes/no", res["krippendorff_alpha"], refs.Text.Three.AlphaNominal)
+	near("percent agreement", res["percent_agreement"], refs.Text.Three.PercentAgreement)
+
+	ord := long("ordered.csv", refs.Ordered.A, refs.Ordered.B)
+	cats := strings.Join(refs.Ordered.Order, ",")
+	res = run("--input", ord, "--level", "ordinal", "--categories", cats)
+	near("ordinal α", res["krippendorff_alpha"], refs.Ordered.AlphaOrdinal)
+	near("quadratic κ in the given order", res["weighted_kappa"], refs.Ordered.QuadraticKappa)
+	near("Cohen's κ", res["cohen_kappa"], refs.Ordered.CohenKappa)
+	res = run("--input", ord, "--level", "nominal")
+	near("nominal α without an order", res["krippendorff_alpha"], refs.Ordered.AlphaNominal)
+
+	// Text at an ordered level needs the order; a value outside the given
+	// categories is named with its line.
+	if code, _, stderr := gymlens(t, "agree", "--input", ord, "--level", "ordinal"); code != 1 || !strings.Contains(stderr, "--categories") {
+		t.Errorf("ordinal text without --categories: exit %d %q", code, stderr)
+	}
+	bad := writeFile(t, dir, "bad.csv", "item,rater,value\n1,a,low\n1,b,medium\n")
+	if code, _, stderr := gymlens(t, "agree", "--input", bad, "--level", "ordinal", "--categories", cats); code != 1 ||
+		!strings.Contains(stderr, `bad.csv:3:5: field "value": expected one of --categories low,mid,high, found "medium"`) {
+		t.Errorf("value outside --categories: exit %d %q", code, stderr)
+	}
+}
+
+// Numbers in ratings files follow JSON's grammar; a blank question cell is
+// an error, not a question named "".
+func TestRatingsNumberGrammar(t *testing.T) {
+	dir := t.TempDir()
+	for _, v := range []string{"1_0", "0x1p4", "0x10", "+1", ".5", "1.", "Inf", "NaN", "01"} {
+		p := writeFile(t, dir, "n.csv", "item,rater,value\n1,a,2\n1,b,"+v+"\n")
+		// At the default (interval) level, a value that is not a number
+		// is text, which needs an order.
+		if code, _, stderr := gymlens(t, "agree", "--input", p); code != 1 || !strings.Contains(stderr, `n.csv:3:5: field "value": expected a number (--level interval;`) {
+			t.Errorf("agree --input value %q: exit %d %q", v, code, stderr)
+		}
+		corpus := writeFile(t, dir, "ratings.csv", "rater,question,value,item\nann,trust,"+v+",x\n")
+		if code, _, stderr := gymlens(t, "--db", filepath.Join(dir, "w.duckdb"), "validate", corpus); code != 1 ||
+			!strings.Contains(stderr, `ratings.csv:2:11: field "value": expected a number (JSON's grammar), found `) {
+			t.Errorf("ratings CSV value %q: exit %d %q", v, code, stderr)
+		}
+	}
+	p := writeFile(t, dir, "q.csv", "item,rater,value,question\n1,a,2,trust\n1,b,3, \n")
+	if code, _, stderr := gymlens(t, "agree", "--input", p); code != 1 || !strings.Contains(stderr, `q.csv:3:7: field "question": expected a non-empty question, found an empty cell`) {
+		t.Errorf("blank question: exit %d %q", code, stderr)
 	}
 }

@@ -569,8 +569,8 @@ func ReadRatingsCSV(path string, fileID int, fn func(line int, g *Rating, raw, r
 			obj = strconv.AppendQuote(obj, c)
 			obj = append(obj, ':')
 			if c == "value" || c == "day" {
-				if _, err := strconv.ParseFloat(v, 64); err != nil {
-					want := "a number"
+				if !IsJSONNumber(v) {
+					want := "a number (JSON's grammar)"
 					if c == "day" {
 						want = "an integer"
 					}

@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+"""Reference values for the fixes of the statistics audit (issue 12).
+
+Run with Debian's python3 (apt-get install python3-scipy python3-sklearn
+python3-statsmodels):
+    /usr/bin/python3 analysis/testdata/make_audit_refs.py > analysis/testdata/audit_refs.json
+The Go tests read the JSON (data and expected values); they never run this.
+
+- text_labels: Cohen's kappa of text labels (sklearn.metrics.cohen_kappa_score
+  on the strings themselves), Fleiss' kappa of text labels
+  (statsmodels aggregate_raters + fleiss_kappa), Krippendorff's alpha
+  (nominal) from the coincidence-matrix definition, written here.
+- ordered_labels: the same with an order given (low < mid < high):
+  quadratic-weighted kappa (sklearn, labels in that order) and ordinal alpha.
+"""
+import json
+
+import numpy as np
+import scipy
+import sklearn
+import statsmodels
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+rng = np.random.default_rng(12)
+out = {"numpy": np.__version__, "scipy": scipy.__version__, "sklearn": sklearn.__version__,
+       "statsmodels": statsmodels.__version__}
+
+
+def alpha(units, level, order=None):
+    """units: list of lists of values (missing left out); order: the
+    categories in order, for ordinal."""
+    units = [u for u in units if len(u) >= 2]
+    values = order if order is not None else sorted({v for u in units for v in u})
+    ix = {v: i for i, v in enumerate(values)}
+    V = len(values)
+    o = np.zeros((V, V))
+    for u in units:
+        m = len(u)
+        for i in range(m):
+            for j in range(m):
+                if i != j:
+                    o[ix[u[i]], ix[u[j]]] += 1.0 / (m - 1)
+    nc = o.sum(axis=1)
+    n = nc.sum()
+
+    def delta(c, k):
+        if level == "nominal":
+            return 0.0 if c == k else 1.0
+        lo, hi = min(c, k), max(c, k)
+        return (sum(nc[lo:hi + 1]) - (nc[c] + nc[k]) / 2) ** 2
+
+    do = sum(o[c, k] * delta(c, k) for c in range(V) for k in range(V))
+    de = sum(nc[c] * nc[k] * delta(c, k) for c in range(V) for k in range(V))
+    return 1 - (n - 1) * do / de
+
+
+# Two raters, PARE's three answers, 60 items.
+cats = ["accept", "reject", "gather_context"]
+truth = rng.integers(0, 3, size=60)
+a = np.where(rng.random(60) < 0.75, truth, rng.integers(0, 3, size=60))
+b = np.where(rng.random(60) < 0.7, truth, rng.integers(0, 3, size=60))
+la = [cats[i] for i in a]
+lb = [cats[i] for i in b]
+two = {"a": la, "b": lb, "cohen_kappa": cohen_kappa_score(la, lb),
+       "alpha_nominal": alpha([[x, y] for x, y in zip(la, lb)], "nominal")}
+
+# Three raters, yes/no, 40 items, every item rated by all three.
+t3 = rng.random(40) < 0.6
+r3 = np.where(rng.random((40, 3)) < 0.8, t3[:, None], ~t3[:, None])
+l3 = [["yes" if v else "no" for v in row] for row in r3]
+table, _ = aggregate_raters(np.array(l3, dtype=object))
+three = {"ratings": l3, "fleiss_kappa": fleiss_kappa(table, method="fleiss"),
+         "alpha_nominal": alpha(l3, "nominal"),
+         "percent_agreement": 100 * float(np.mean([
+             sum((row.count(c) * (row.count(c) - 1)) for c in set(row)) / (3 * 2) for row in l3]))}
+out["text_labels"] = {"two": two, "three": three}
+
+# Ordered text: low < mid < high, two raters.
+order = ["low", "mid", "high"]
+t = rng.integers(0, 3, size=50)
+oa = np.clip(t + rng.integers(-1, 2, size=50), 0, 2)
+ob = np.clip(t + rng.integers(-1, 2, size=50), 0, 2)
+ola = [order[i] for i in oa]
+olb = [order[i] for i in ob]
+out["ordered_labels"] = {
+    "order": order, "a": ola, "b": olb,
+    "cohen_kappa": cohen_kappa_score(ola, olb),
+    "quadratic_kappa": cohen_kappa_score(ola, olb, labels=order, weights="quadratic"),
+    "alpha_ordinal": alpha([[x, y] for x, y in zip(ola, olb)], "ordinal", order),
+    "alpha_nominal": alpha([[x, y] for x, y in zip(ola, olb)], "nominal"),
+}
+
+print(json.dumps(out, indent=1, sort_keys=True))
