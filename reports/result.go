@@ -37,8 +37,9 @@ func WriteResult(w io.Writer, format string, r *Result) error {
 	return fmt.Errorf("format: expected one of %s, found %q", strings.Join(ResultFormats, ", "), format)
 }
 
-// Cell formats one value as text: integers plainly, floats with up to
-// six significant digits, times in RFC 3339, NULL as empty.
+// Cell formats one value as text for people: integers plainly, floats with
+// up to six significant digits, times in RFC 3339, NULL as empty. Files
+// for programs use CSVCell, which loses no digit.
 func Cell(v any) string {
 	switch x := v.(type) {
 	case nil:
@@ -63,6 +64,24 @@ func Cell(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// CSVCell formats one value for CSV: as Cell, except that a float is
+// written in full, in the shortest form that reads back as the same
+// float64 (the form JSON output uses), and NaN or an infinity, which JSON
+// writes as null, is empty.
+func CSVCell(v any) string {
+	switch x := v.(type) {
+	case float32:
+		v = float64(x)
+	}
+	if f, ok := v.(float64); ok {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return ""
+		}
+		return string(jsonValue(f))
+	}
+	return Cell(v)
 }
 
 func formatFloat(f float64) string {
@@ -189,7 +208,7 @@ func writeCSV(w io.Writer, r *Result) error {
 	for _, row := range r.Rows {
 		rec := make([]string, len(row))
 		for i, v := range row {
-			rec[i] = Cell(v)
+			rec[i] = CSVCell(v)
 		}
 		cw.Write(rec)
 	}

@@ -13,16 +13,19 @@ func TestWriteResult(t *testing.T) {
 		Rows: [][]any{
 			{"GPT 5.6 Sol | CD | none", int64(90), 62.7125, time.Date(2026, 3, 2, 18, 0, 0, 0, time.UTC), nil},
 			{`say "hi",` + "\nthen", int64(7), math.NaN(), nil, true},
+			{"digits", int64(-1), 123456.789, nil, 1.0 / 3},
 		},
 	}
 	want := map[string]string{
 		"table": "name                      n     mean  when                  note\n" +
-			"───────────────────────  ──  ───────  ────────────────────  ────\n" +
+			"───────────────────────  ──  ───────  ────────────────────  ────────\n" +
 			"GPT 5.6 Sol | CD | none  90  62.7125  2026-03-02T18:00:00Z\n" +
-			"say \"hi\",⏎then            7      NaN                        true\n",
+			"say \"hi\",⏎then            7      NaN                        true\n" +
+			"digits                   -1   123457                        0.333333\n",
 		"json": "[\n  {\"name\": \"GPT 5.6 Sol | CD | none\", \"n\": 90, \"mean\": 62.7125, \"when\": \"2026-03-02T18:00:00Z\", \"note\": null},\n" +
-			"  {\"name\": \"say \\\"hi\\\",\\nthen\", \"n\": 7, \"mean\": null, \"when\": null, \"note\": true}\n]\n",
-		"csv": "name,n,mean,when,note\nGPT 5.6 Sol | CD | none,90,62.7125,2026-03-02T18:00:00Z,\n\"say \"\"hi\"\",\nthen\",7,NaN,,true\n",
+			"  {\"name\": \"say \\\"hi\\\",\\nthen\", \"n\": 7, \"mean\": null, \"when\": null, \"note\": true},\n" +
+			"  {\"name\": \"digits\", \"n\": -1, \"mean\": 123456.789, \"when\": null, \"note\": 0.3333333333333333}\n]\n",
+		"csv": "name,n,mean,when,note\nGPT 5.6 Sol | CD | none,90,62.7125,2026-03-02T18:00:00Z,\n\"say \"\"hi\"\",\nthen\",7,,,true\ndigits,-1,123456.789,,0.3333333333333333\n",
 	}
 	for format, w := range want {
 		var b bytes.Buffer

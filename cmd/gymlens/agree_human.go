@@ -122,9 +122,8 @@ func compareHumans(src *source, reliability bool) (*humanAgreement, error) {
 		questions = append(questions, q)
 	}
 	sort.Strings(questions)
-	scen, conf := analysis.Index{}, analysis.Index{}
+	conf := analysis.Index{}
 	for i := range runs {
-		scen.Of(runs[i].Scenario)
 		conf.Of(runs[i].ConfigID)
 	}
 	judgeValue := func(it *ratedItem, score string) (float64, bool) {
@@ -143,8 +142,12 @@ func compareHumans(src *source, reliability bool) (*humanAgreement, error) {
 	for _, q := range questions {
 		score, _, _ := analysis.QuestionScore(q)
 		keys := sortedKeys(items[q])
-		p := analysis.Paired{Score: q + " ~ " + score, Clusters: len(scen), Configs: len(conf)}
-		kp := analysis.Paired{Score: q + " ~ " + score, Clusters: len(scen)}
+		// The resampling units are the scenarios that hold rated items
+		// (numbered in item order, so that runs nobody rated change
+		// nothing), not every scenario of the runs selected.
+		scen := analysis.Index{}
+		p := analysis.Paired{Score: q + " ~ " + score, Configs: len(conf)}
+		kp := analysis.Paired{Score: q + " ~ " + score}
 		integer := true
 		var units [][]float64
 		var labelled, labelledJudge []float64
@@ -175,6 +178,7 @@ func compareHumans(src *source, reliability bool) (*humanAgreement, error) {
 				}
 			}
 		}
+		p.Clusters, kp.Clusters = len(scen), len(scen)
 		if len(p.A) > 0 {
 			vsStats = append(vsStats, analysis.ContinuousAgreement(p, analysis.AgreementOptions{Kendall: true}, opt)...)
 			if integer {
@@ -231,7 +235,7 @@ func compareHumans(src *source, reliability bool) (*humanAgreement, error) {
 			pairs.Rows = append(pairs.Rows, []any{q, pr.a, pr.b, len(pr.x), pr.kappa})
 		}
 	}
-	return &humanAgreement{judge: judge, vsStats: vsStats, conflation: conflation(items, judge, opt, scen),
+	return &humanAgreement{judge: judge, vsStats: vsStats, conflation: conflation(items, judge, opt),
 		confusion: confusion, reliab: reliab, pairs: pairs, ppi: ppi, notes: notes}, nil
 }
 
@@ -339,7 +343,8 @@ func raterPairs(items map[string]*ratedItem, keys []string) []raterPair {
 // conflation compares how strongly trust tracks capability for the judge
 // (r between its TR-J and TC) and for the humans (r between their trust
 // and tc ratings), on the tasks rated on both.
-func conflation(items map[string]map[string]*ratedItem, judge string, opt analysis.BootstrapOptions, scen analysis.Index) []analysis.AgreementStat {
+func conflation(items map[string]map[string]*ratedItem, judge string, opt analysis.BootstrapOptions) []analysis.AgreementStat {
+	scen := analysis.Index{} // the scenarios holding the items compared
 	trust, tc := items["trust"], items["tc"]
 	if trust == nil || tc == nil {
 		return nil

@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -567,5 +569,109 @@ func TestRatingsNumberGrammar(t *testing.T) {
 	p := writeFile(t, dir, "q.csv", "item,rater,value,question\n1,a,2,trust\n1,b,3, \n")
 	if code, _, stderr := gymlens(t, "agree", "--input", p); code != 1 || !strings.Contains(stderr, `q.csv:3:7: field "question": expected a non-empty question, found an empty cell`) {
 		t.Errorf("blank question: exit %d %q", code, stderr)
+	}
+}
+
+// agree --human resamples the scenarios that hold rated items: runs of
+// scenarios nobody rated change nothing, n_clusters counts the rated
+// scenarios, and with one rated scenario there is no interval, with the
+// reason.
+func TestAgreeHumanClustersAreTheRatedScenarios(t *testing.T) {
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full")
+	if code, _, stderr := gymlens(t, "sample", "--out", full, "--seed", "2"); code != 0 {
+		t.Fatal(stderr)
+	}
+	scenarioOf := func(runID string) string {
+		parts := strings.Split(runID, "/")
+		if len(parts) < 2 {
+			return ""
+		}
+		return parts[1]
+	}
+	specs, _ := filepath.Glob(filepath.Join(full, "scenarios", "*.yaml"))
+	var all []string
+	for _, s := range specs {
+		all = append(all, strings.TrimSuffix(filepath.Base(s), ".yaml"))
+	}
+	// copyCorpus copies the corpus, keeping the ratings of the scenarios in
+	// rated and the run records of those in kept.
+	copyCorpus := func(name string, rated, kept []string) string {
+		out := filepath.Join(dir, name)
+		err := filepath.WalkDir(full, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
+				return err
+			}
+			rel, _ := filepath.Rel(full, p)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			var keep []string
+			switch {
+			case strings.HasSuffix(p, "task_ratings.csv"):
+				rows := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+				keep = append(keep, rows[0])
+				for _, r := range rows[1:] {
+					if slices.Contains(rated, scenarioOf(strings.Split(r, ",")[3])) {
+						keep = append(keep, r)
+					}
+				}
+			case strings.HasSuffix(p, ".jsonl"):
+				for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+					var rec struct {
+						RunID string `json:"run_id"`
+					}
+					json.Unmarshal([]byte(l), &rec)
+					if slices.Contains(kept, scenarioOf(rec.RunID)) {
+						keep = append(keep, l)
+					}
+				}
+			default:
+				keep = []string{strings.TrimSuffix(string(b), "\n")}
+			}
+			os.MkdirAll(filepath.Dir(filepath.Join(out, rel)), 0o755)
+			return os.WriteFile(filepath.Join(out, rel), []byte(strings.Join(keep, "\n")+"\n"), 0o644)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		db := filepath.Join(dir, name+".duckdb")
+		if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", out); code != 0 {
+			t.Fatal(stderr)
+		}
+		return db
+	}
+	agree := func(db string) map[string][]map[string]any {
+		code, out, stderr := gymlens(t, "--db", db, "-q", "agree", "--human", "--resamples", "300", "-f", "json")
+		if code != 0 {
+			t.Fatal(stderr)
+		}
+		var res map[string][]map[string]any
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	half := all[:5]
+	some, only := agree(copyCorpus("some", half, all)), agree(copyCorpus("only", half, half))
+	for _, sec := range []string{"judge_human", "conflation"} {
+		if len(some[sec]) == 0 {
+			t.Fatalf("no %s rows", sec)
+		}
+		for i, r := range some[sec] {
+			if r["n_clusters"] != float64(5) {
+				t.Errorf("%s %v %v: n_clusters %v, want the 5 rated scenarios", sec, r["score"], r["statistic"], r["n_clusters"])
+			}
+			if !reflect.DeepEqual(r, only[sec][i]) {
+				t.Errorf("%s: runs of unrated scenarios changed\n %v\nto\n %v", sec, only[sec][i], r)
+			}
+		}
+	}
+	one := agree(copyCorpus("one", all[:1], all))
+	for _, r := range one["judge_human"] {
+		if r["n_clusters"] != float64(1) || r["ci_low"] != nil || !strings.Contains(fmt.Sprint(r["warnings"]), "no interval") {
+			t.Errorf("one rated scenario: %v", r)
+		}
 	}
 }

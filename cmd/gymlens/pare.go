@@ -351,11 +351,14 @@ func (pv *pareValues) tally(g analysis.Group) []scenarioTally {
 	return out
 }
 
-// fewestRuns is the fewest validated runs a scenario has.
+// fewestRuns is the fewest validated runs a scenario has, among the
+// scenarios that have one: a scenario with none (every run rate-limited,
+// say) says nothing about k and is left out of the pass metrics, which
+// name it (passValues).
 func fewestRuns(tal []scenarioTally) int {
 	n := 0
-	for i, s := range tal {
-		if i == 0 || s.validated < n {
+	for _, s := range tal {
+		if s.validated > 0 && (n == 0 || s.validated < n) {
 			n = s.validated
 		}
 	}
@@ -401,13 +404,20 @@ func passValues(tal []scenarioTally, names []string, k int) ([][]float64, []stri
 				k, _ = strconv.Atoi(m[3])
 			}
 			short := 0
+			var empty []string
 			for _, s := range tal {
-				if s.validated < k {
+				switch {
+				case s.validated == 0:
+					empty = append(empty, s.name)
+				case s.validated < k:
 					short++
 				}
 			}
-			if m[3] == "k" {
+			if m[3] == "k" && k > 0 {
 				notes = append(notes, fmt.Sprintf("%s: k = %d, the fewest validated runs of a scenario here", n, k))
+			}
+			if len(empty) > 0 {
+				notes = append(notes, fmt.Sprintf("%s: %d scenarios with no validated run left out: %s", n, len(empty), strings.Join(empty, ", ")))
 			}
 			if short > 0 {
 				notes = append(notes, fmt.Sprintf("%s: %d scenarios with fewer than %d validated runs left out", n, short, k))

@@ -355,3 +355,48 @@ func TestPARESuccessFromTraces(t *testing.T) {
 		t.Errorf("%v", got)
 	}
 }
+
+// A scenario with no validated run (every run an exception, as when all
+// were rate-limited) is left out of k and of pass@k, and named; the other
+// scenarios keep their pass@k.
+func TestPassAtKWithAnEmptyScenario(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "standard", "search")
+	os.MkdirAll(out, 0o755)
+	var lines []string
+	for s := range 4 {
+		for run := 1; run <= 3; run++ {
+			score, status := "0", "failed"
+			switch {
+			case s == 3:
+				score, status = "null", "exception"
+			case run <= s:
+				score, status = "1", "success"
+			}
+			lines = append(lines, fmt.Sprintf(`{"task_id": "s%d", "trace_id": null, "score": %s, "metadata": {"scenario_id": "s%d", "run_number": %d, "status": "%s"}}`,
+				s, score, s, run, status))
+		}
+	}
+	os.WriteFile(filepath.Join(out, "output.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	db := filepath.Join(dir, "w.duckdb")
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", dir); code != 0 {
+		t.Fatal(stderr)
+	}
+	recs := metricRecords(t, "--db", db, "metrics", "--source", "pare", "--metrics", "pass@k,pass^k,pass@1", "--resamples", "200")
+	// s0, s1, s2 have 3 validated runs with 0, 1 and 2 successes: k = 3;
+	// pass@3 = (0 + 1 + 1)/3, pass^3 = 0, pass@1 = (0 + 1/3 + 2/3)/3.
+	want := map[string]float64{"pass@k": 200.0 / 3, "pass^k": 0, "pass@1": 100.0 / 3}
+	if len(recs) != 3 {
+		t.Fatalf("%+v", recs)
+	}
+	for _, r := range recs {
+		if r.Mean == nil || math.Abs(*r.Mean-want[r.Metric]) > 1e-9 || r.NRuns != 3 {
+			t.Errorf("%s: %v over %d scenarios, want %v over 3", r.Metric, r.Mean, r.NRuns, want[r.Metric])
+		}
+		w := strings.Join(r.Warnings, "; ")
+		if !strings.Contains(w, "1 scenarios with no validated run left out: s3") ||
+			(r.Metric == "pass@k" && !strings.Contains(w, "k = 3")) || strings.Contains(w, "no run has this metric") {
+			t.Errorf("%s warnings: %s", r.Metric, w)
+		}
+	}
+}
