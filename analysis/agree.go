@@ -57,6 +57,11 @@ func NewAlphaData(units [][]float64, level string) (*AlphaData, error) {
 		return nil, err
 	}
 	a := &AlphaData{Level: level, Units: len(units)}
+	snapped := make([][]float64, len(units))
+	for i, u := range units {
+		snapped[i] = snapTies(u) // values equal to TiePrecision are one value
+	}
+	units = snapped
 	var all []float64
 	var sum float64
 	for _, u := range units {
@@ -271,7 +276,8 @@ func KrippendorffAlpha(units [][]float64, level string) (float64, string, error)
 	return a.Alpha(nil), "", nil
 }
 
-// categories returns the distinct values of xs, ascending.
+// categories returns the distinct values of xs, ascending (xs snapped to
+// TiePrecision by the caller).
 func categories(xs ...[]float64) []float64 {
 	var all []float64
 	for _, x := range xs {
@@ -298,6 +304,7 @@ type Confusion struct {
 // ConfusionMatrix counts paired values a[i], b[i], pair i counted w[i]
 // times (nil: once).
 func ConfusionMatrix(a, b, w []float64) Confusion {
+	a, b = snapTies(a), snapTies(b)
 	cats := categories(a, b)
 	pos := make(map[float64]int, len(cats))
 	for i, c := range cats {
@@ -398,7 +405,7 @@ func NewFleissData(units [][]float64) *FleissData {
 	var all [][]float64
 	for _, u := range units {
 		if len(u) >= 2 {
-			all = append(all, u)
+			all = append(all, snapTies(u))
 		}
 	}
 	f := &FleissData{Categories: categories(all...), Items: len(all)}
@@ -475,6 +482,7 @@ func KendallTauB(x, y []float64) float64 {
 	if n < 2 || len(y) != n {
 		return math.NaN()
 	}
+	x, y = snapTies(x), snapTies(y)
 	idx := make([]int, n)
 	for i := range idx {
 		idx[i] = i

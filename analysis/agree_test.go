@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -294,18 +295,25 @@ func TestContinuousAgreementPointValues(t *testing.T) {
 func TestPPIMean(t *testing.T) {
 	var r struct {
 		PPI struct {
-			F, Y, FL                          []float64
+			Unlabelled, Y, FL                 []float64
 			Corrected, Lo, Hi, Judge, Rectify float64
 		} `json:"ppi"`
 	}
 	load(t, "testdata/agree_refs.json", &r)
 	p := r.PPI
-	got := PPIMean(p.F, p.Y, p.FL, 0.95)
+	got := PPIMean(p.Unlabelled, p.Y, p.FL, 0.95)
 	closeTo(t, "judge mean", got.JudgeMean, p.Judge, 1e-12)
 	closeTo(t, "rectifier", got.Rectifier, p.Rectify, 1e-12)
 	closeTo(t, "corrected", got.Corrected, p.Corrected, 1e-12)
-	closeTo(t, "lower", got.CorrectedLo, p.Lo, 1e-9)
-	closeTo(t, "upper", got.CorrectedHi, p.Hi, 1e-9)
+	closeTo(t, "lower", got.CorrectedLo, p.Lo, 1e-12)
+	closeTo(t, "upper", got.CorrectedHi, p.Hi, 1e-12)
+	if got.N != len(p.Unlabelled)+len(p.Y) || got.Labelled != len(p.Y) {
+		t.Errorf("N %d, labelled %d", got.N, got.Labelled)
+	}
+	// Without unlabelled items there is nothing to correct.
+	if e := PPIMean(nil, p.Y, p.FL, 0.95); !math.IsNaN(e.Corrected) || e.Warning == "" {
+		t.Errorf("every item labelled: %+v", e)
+	}
 }
 
 // Constant scores give NaN with the reason, never a panic.
@@ -363,4 +371,47 @@ func TestKappaAgreementPoint(t *testing.T) {
 	}
 	u, _ := KappaAgreement(p, Unweighted, BootstrapOptions{Resamples: 200})
 	closeTo(t, "κ", u.Value, r.Cohen.Kappa, 1e-12)
+}
+
+// A judge average half-way between two points of a 1–5 scale counts half
+// on each before κ against humans, as scikit-learn's weighted κ with
+// sample weights (analysis/testdata/make_audit_refs.py); rounding every
+// half up, the old rule, gives another κ.
+func TestKappaOfJudgeHalves(t *testing.T) {
+	var r struct {
+		H struct {
+			Human          []float64
+			Judge          []float64
+			Halves         int
+			QuadraticKappa float64 `json:"quadratic_kappa"`
+			RoundedUp      float64 `json:"rounded_up_kappa"`
+		} `json:"judge_halves"`
+	}
+	load(t, "testdata/audit_refs.json", &r)
+	if r.H.Halves < 10 {
+		t.Fatalf("%d halves: the case does not test them", r.H.Halves)
+	}
+	var p Paired
+	for i, j := range r.H.Judge {
+		cats, ws := SplitToScale(j, 5)
+		for c := range cats {
+			p.A, p.B, p.Weight = append(p.A, r.H.Human[i]), append(p.B, cats[c]), append(p.Weight, ws[c])
+			p.Cluster = append(p.Cluster, i%8)
+		}
+	}
+	p.Clusters = 8
+	s, conf := KappaAgreement(p, Quadratic, BootstrapOptions{Resamples: 100, Seed: 1})
+	closeTo(t, "quadratic κ with halves split", s.Value, r.H.QuadraticKappa, 1e-12)
+	if s.N != len(r.H.Judge) || conf.N != float64(len(r.H.Judge)) {
+		t.Errorf("n = %d, confusion total %v, want %d items", s.N, conf.N, len(r.H.Judge))
+	}
+	if math.Abs(s.Value-r.H.RoundedUp) < 1e-3 {
+		t.Errorf("splitting halves should differ from rounding them up (%v vs %v)", s.Value, r.H.RoundedUp)
+	}
+	for v, want := range map[float64][]float64{3.5: {3, 4}, 3.4999999999999996: {3, 4}, 3.4: {3}, 0.2: {1}, 5.5: {5}, 4.75: {5}} {
+		cats, _ := SplitToScale(v, 5)
+		if fmt.Sprint(cats) != fmt.Sprint(want) {
+			t.Errorf("SplitToScale(%v) = %v, want %v", v, cats, want)
+		}
+	}
 }

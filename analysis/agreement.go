@@ -17,6 +17,9 @@ type Paired struct {
 	Clusters int
 	Config   []int // -1: none; configuration-level statistics need it
 	Configs  int
+	// Weight counts item i Weight[i] times (nil: once each); only
+	// KappaAgreement reads it, for an item split between two categories.
+	Weight []float64
 }
 
 // Add appends an item scored a by one source and b by the other.
@@ -87,10 +90,12 @@ func ContinuousAgreement(p Paired, ao AgreementOptions, opt BootstrapOptions) []
 		c[5] += b * b
 		c[6] += a * b
 	}
-	sp := newSpearman(p.A, p.B, p.Cluster, ns)
+	// Ranks and ties of values snapped to TiePrecision.
+	sa, sb := snapTies(p.A), snapTies(p.B)
+	sp := newSpearman(sa, sb, p.Cluster, ns)
 	var kt *kendall
 	if ao.Kendall {
-		kt = newKendall(p.A, p.B, p.Cluster, ns)
+		kt = newKendall(sa, sb, p.Cluster, ns)
 	}
 	var sumA, sumB, cnt []float64
 	if ao.ConfigLevel {
@@ -354,11 +359,13 @@ func (s *spearman) rho(wc []float64) float64 {
 }
 
 // KappaAgreement is the (weighted) κ of two sources' categorical values,
-// with its cluster-bootstrap interval, and the confusion matrix.
+// with its cluster-bootstrap interval, and the confusion matrix; pair i
+// counts p.Weight[i] times (nil: once).
 func KappaAgreement(p Paired, weighting string, opt BootstrapOptions) (AgreementStat, Confusion) {
 	// One confusion table per cluster: a resample adds them up with its
 	// weights, O(clusters × categories²) whatever the number of items.
-	all := ConfusionMatrix(p.A, p.B, nil)
+	pa, pb := snapTies(p.A), snapTies(p.B)
+	all := ConfusionMatrix(pa, pb, p.Weight)
 	K := len(all.Categories)
 	pos := make(map[float64]int, K)
 	for i, c := range all.Categories {
@@ -368,8 +375,14 @@ func KappaAgreement(p Paired, weighting string, opt BootstrapOptions) (Agreement
 	for c := range per {
 		per[c] = make([]float64, K*K)
 	}
-	for i := range p.A {
-		per[p.Cluster[i]][pos[p.A[i]]*K+pos[p.B[i]]]++
+	n := 0.0
+	for i := range pa {
+		w := 1.0
+		if p.Weight != nil {
+			w = p.Weight[i]
+		}
+		per[p.Cluster[i]][pos[pa[i]]*K+pos[pb[i]]] += w
+		n += w
 	}
 	stat := func(wc, out []float64) {
 		m := Confusion{Categories: all.Categories, Counts: make([][]float64, K)}
@@ -396,7 +409,7 @@ func KappaAgreement(p Paired, weighting string, opt BootstrapOptions) (Agreement
 		name = StatWeightedKappa
 	}
 	est := ClusterBootstrap(p.Clusters, 1, stat, opt)
-	s := AgreementStat{Score: p.Score, Stat: name, N: len(p.A), Estimate: est[0]}
+	s := AgreementStat{Score: p.Score, Stat: name, N: int(math.Round(n)), Estimate: est[0]}
 	explainNaN(&s)
 	return s, all
 }
@@ -507,47 +520,95 @@ func CorrDifference(xa, ya, xb, yb []float64, cluster []int, clusters int, opt B
 	return ClusterBootstrap(clusters, 3, stat, opt)
 }
 
+// SplitToScale places a score v on the categories 1, 2, …, max: the
+// nearest category with weight 1, or, when v lies exactly half-way between
+// two (to TiePrecision), each of them with weight ½. A mean of two judges'
+// 3 and 4 is neither a 3 nor a 4, and rounding every half up would move
+// every such item up the scale; values outside [1, max] go to the nearest
+// end.
+func SplitToScale(v float64, max int) (cats []float64, weights []float64) {
+	v = math.Max(1, math.Min(float64(max), SnapTie(v)))
+	lo := math.Floor(v)
+	if v-lo == 0.5 {
+		return []float64{lo, lo + 1}, []float64{0.5, 0.5}
+	}
+	return []float64{math.Round(v)}, []float64{1}
+}
+
 // PPIResult is a mean corrected with human labels by prediction-powered
 // inference (Angelopoulos et al., Science 2023).
 type PPIResult struct {
 	N, Labelled              int     // items with a judge score; of them, with human labels
-	JudgeMean                float64 // the judge-based mean over all N
+	JudgeMean                float64 // the judge's mean over all N items
 	JudgeLo, JudgeHi         float64 // its normal interval
 	HumanMean                float64 // the mean of the labels alone
 	HumanLo, HumanHi         float64
 	Rectifier                float64 // mean of human − judge on the labelled items
-	Corrected                float64 // JudgeMean + Rectifier
+	Corrected                float64 // the judge's mean over the unlabelled items + Rectifier
 	CorrectedLo, CorrectedHi float64
 	Level                    float64
+	Warning                  string // why Corrected is NaN, when it is
 }
 
-// PPIMean corrects the mean of judge scores f (all items) by the mean
-// residual of human labels y against the judge's scores fl on the labelled
-// items: θ = mean(f) + mean(y − fl), with variance var(f)/N +
-// var(y − fl)/n and a normal interval. It treats the labelled items as a
-// random sample of all the items.
-func PPIMean(f, y, fl []float64, level float64) PPIResult {
+// PPIMean is the prediction-powered mean of a score (Angelopoulos et al.
+// 2023, the mean estimator without power tuning): the judge's scores
+// unlabelled on the N − n items no human rated, human labels y and the
+// judge's scores fl on the n rated items,
+//
+//	θ̂ = mean(unlabelled) + mean(y − fl)
+//	se = √(σ̂²(unlabelled)/(N − n) + σ̂²(y − fl)/n)
+//
+// with σ̂² dividing by the count (as the paper and ppi_py's ppi_mean_ci
+// with lam = 1), and a normal interval. The two samples are disjoint, as
+// the variance formula assumes; the labelled items must be a random
+// sample of all the items. JudgeMean (over all N) and HumanMean (over the
+// n labels) are the uncorrected means with classical normal intervals.
+func PPIMean(unlabelled, y, fl []float64, level float64) PPIResult {
 	if level <= 0 || level >= 1 {
 		level = 0.95
 	}
+	if len(y) != len(fl) {
+		panic("analysis: PPIMean: y and fl differ in length")
+	}
 	z := distuv.UnitNormal.Quantile(1 - (1-level)/2)
-	r := PPIResult{N: len(f), Labelled: len(y), Level: level}
-	mf, vf := meanVar(f)
+	all := append(append([]float64(nil), unlabelled...), fl...)
+	r := PPIResult{N: len(all), Labelled: len(y), Level: level}
 	res := make([]float64, len(y))
 	for i := range y {
 		res[i] = y[i] - fl[i]
 	}
-	mr, vr := meanVar(res)
-	my, vy := meanVar(y)
-	N, n := float64(len(f)), float64(len(y))
-	r.JudgeMean, r.Rectifier, r.Corrected, r.HumanMean = mf, mr, mf+mr, my
-	se := math.Sqrt(vf / N)
-	r.JudgeLo, r.JudgeHi = mf-z*se, mf+z*se
-	se = math.Sqrt(vy / n)
-	r.HumanLo, r.HumanHi = my-z*se, my+z*se
-	se = math.Sqrt(vf/N + vr/n)
+	normal := func(x []float64) (m, lo, hi float64) {
+		m, v := meanVar(x)
+		se := math.Sqrt(v / float64(len(x)))
+		return m, m - z*se, m + z*se
+	}
+	r.JudgeMean, r.JudgeLo, r.JudgeHi = normal(all)
+	r.HumanMean, r.HumanLo, r.HumanHi = normal(y)
+	r.Rectifier = Mean(res)
+	r.Corrected, r.CorrectedLo, r.CorrectedHi = math.NaN(), math.NaN(), math.NaN()
+	switch {
+	case len(y) == 0:
+		r.Warning = "no labelled item"
+		return r
+	case len(unlabelled) == 0:
+		r.Warning = "every item is labelled: the human mean is the estimate"
+		return r
+	}
+	mu := Mean(unlabelled)
+	r.Corrected = mu + r.Rectifier
+	se := math.Sqrt(popVar(unlabelled)/float64(len(unlabelled)) + popVar(res)/float64(len(res)))
 	r.CorrectedLo, r.CorrectedHi = r.Corrected-z*se, r.Corrected+z*se
 	return r
+}
+
+// popVar is the variance dividing by the count.
+func popVar(x []float64) float64 {
+	m := Mean(x)
+	var s float64
+	for _, v := range x {
+		s += (v - m) * (v - m)
+	}
+	return s / float64(len(x))
 }
 
 // meanVar is the mean and the unbiased variance (NaN below two values).

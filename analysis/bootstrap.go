@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -137,6 +138,9 @@ func ClusterBootstrapReplicates(clusters, k int, stat Statistics, opt BootstrapO
 			continue
 		}
 		sort.Float64s(col)
+		if col[0] == col[len(col)-1] {
+			est[j].Warnings = append(est[j].Warnings, "every resample gives the same value: the interval has zero width")
+		}
 		switch opt.Method {
 		case BCa:
 			jk := make([]float64, clusters)
@@ -154,7 +158,29 @@ func ClusterBootstrapReplicates(clusters, k int, stat Statistics, opt BootstrapO
 			est[j].Lo, est[j].Hi = PercentileInterval(col, opt.Level)
 		}
 	}
+	for j := range est {
+		explainNullInterval(&est[j])
+	}
 	return est, reps
+}
+
+// explainNullInterval makes sure that an estimate without an interval
+// says why: every path that leaves Lo or Hi NaN should have said so, and
+// this is the net under them.
+func explainNullInterval(e *Estimate) {
+	if !math.IsNaN(e.Lo) && !math.IsNaN(e.Hi) {
+		return
+	}
+	for _, w := range e.Warnings {
+		if strings.Contains(w, "interval") {
+			return
+		}
+	}
+	if math.IsNaN(e.Value) {
+		e.Warnings = append(e.Warnings, "no interval: the statistic is undefined")
+		return
+	}
+	e.Warnings = append(e.Warnings, "no interval: the interval's end points are undefined")
 }
 
 // Replicates returns the k statistics of each of opt.Resamples cluster
@@ -230,10 +256,22 @@ func ExpandedAlpha(level float64, n int) float64 {
 }
 
 // BCaInterval is the bias-corrected and accelerated interval of the
-// statistic theta from its sorted replicates and its jackknife values.
+// statistic theta from its sorted replicates and its jackknife values
+// (Efron 1987), as scipy.stats.bootstrap computes it:
+//
+//	z₀ = Φ⁻¹((#{θ*_b < θ̂} + ½·#{θ*_b = θ̂}) / B)
+//	a  = Σ(θ̄₍.₎ − θ₍ᵢ₎)³ / (6 (Σ(θ̄₍.₎ − θ₍ᵢ₎)²)^{3/2})
+//	α₁ = Φ(z₀ + (z₀ + z_α) / (1 − a (z₀ + z_α)))
+//
+// and the R type-7 quantiles of the replicates at α₁ and α₂. A replicate
+// equal to θ̂ (to TiePrecision) counts half below and half above it (R's
+// boot counts it above, which biases z₀ for discrete statistics such as
+// κ, rates and means of ratings, whose replicates often equal θ̂).
 func BCaInterval(theta float64, sorted, jack []float64, level float64) (lo, hi float64, warning string) {
-	below := sort.SearchFloat64s(sorted, theta) // replicates < theta
-	z0 := distuv.UnitNormal.Quantile(float64(below) / float64(len(sorted)))
+	t := SnapTie(theta)
+	below := sort.Search(len(sorted), func(i int) bool { return SnapTie(sorted[i]) >= t })
+	upTo := sort.Search(len(sorted), func(i int) bool { return SnapTie(sorted[i]) > t })
+	z0 := distuv.UnitNormal.Quantile((float64(below) + float64(upTo-below)/2) / float64(len(sorted)))
 	if math.IsInf(z0, 0) || math.IsNaN(z0) {
 		return math.NaN(), math.NaN(), "no BCa interval: every replicate lies on one side of the estimate"
 	}
@@ -251,13 +289,15 @@ func BCaInterval(theta float64, sorted, jack []float64, level float64) (lo, hi f
 	acc := 0.0
 	if den > 0 {
 		acc = num / (6 * math.Pow(den, 1.5))
+	} else {
+		warning = "every jackknife value is the same: no acceleration (a = 0)"
 	}
 	a := (1 - level) / 2
 	adj := func(q float64) float64 {
 		z := distuv.UnitNormal.Quantile(q)
 		return distuv.UnitNormal.CDF(z0 + (z0+z)/(1-acc*(z0+z)))
 	}
-	return Quantile7(adj(a), sorted), Quantile7(adj(1-a), sorted), ""
+	return Quantile7(adj(a), sorted), Quantile7(adj(1-a), sorted), warning
 }
 
 // BootstrapPValue is the two-sided p-value of "the statistic is zero" from

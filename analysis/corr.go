@@ -125,7 +125,7 @@ func pairCorrelations(values [][]float64, scenario, config []string, cl, cfg map
 	}
 	// Spearman's ρ of each resample from per-cluster polynomials when the
 	// clusters are few (see spearman in agreement.go).
-	sp := newSpearman(x, y, clus, len(cl))
+	sp := newSpearman(snapTies(x), snapTies(y), clus, len(cl))
 	// Pearson's r of each resample from per-cluster sums of the values
 	// centred on their means: O(clusters) per resample.
 	mx, my := Mean(x), Mean(y)

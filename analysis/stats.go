@@ -13,6 +13,31 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
+// TiePrecision is the precision to which values are rounded before they
+// are ranked, tied or counted as categories: two scores equal in exact
+// arithmetic but summed in different orders (90 and 89.99999999999999)
+// are one value, so rank statistics, κ, α and agreement do not depend on
+// the order of the inputs. Scores are given to far fewer decimals.
+const TiePrecision = 1e-9
+
+// SnapTie rounds v to TiePrecision (NaN and infinities as they are):
+// round(v·10⁹)/10⁹, the double nearest to a multiple of 10⁻⁹.
+func SnapTie(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return v
+	}
+	return math.Round(v*1e9) / 1e9
+}
+
+// snapTies is x with every value rounded by SnapTie, in a new slice.
+func snapTies(x []float64) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = SnapTie(v)
+	}
+	return out
+}
+
 // Quantile7 returns the p-quantile of sorted x by R's type 7 (numpy's
 // "linear", the default of both): with h = (n−1)p, the value at ⌊h⌋ plus
 // (h−⌊h⌋) of the step to the next. x must be sorted ascending; NaN when x
@@ -107,9 +132,10 @@ func Pearson(x, y []float64) float64 {
 	return math.Max(-1, math.Min(1, r))
 }
 
-// Ranks returns the ranks of x (1-based), ties given the mean of the ranks
-// they span.
+// Ranks returns the ranks of x (1-based), ties (equal to TiePrecision)
+// given the mean of the ranks they span.
 func Ranks(x []float64) []float64 {
+	x = snapTies(x)
 	idx := make([]int, len(x))
 	for i := range idx {
 		idx[i] = i
@@ -130,7 +156,8 @@ func Ranks(x []float64) []float64 {
 	return r
 }
 
-// Spearman is Pearson's correlation of the ranks (ties averaged).
+// Spearman is Pearson's correlation of the ranks (ties, to TiePrecision,
+// averaged).
 func Spearman(x, y []float64) float64 { return Pearson(Ranks(x), Ranks(y)) }
 
 // CorrelationPValue is the two-sided p-value of r from n pairs under no

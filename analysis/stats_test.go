@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -253,5 +254,73 @@ func TestBootstrapPValue(t *testing.T) {
 	}
 	if p := BootstrapPValue([]float64{-1, 1, -2, 2}); p != 1 {
 		t.Errorf("balanced: p = %v", p)
+	}
+}
+
+// BCa where many replicates equal the estimate: z₀ counts them as half
+// below, as scipy.stats.bootstrap does (analysis/testdata/make_audit_refs.py).
+func TestBCaTiesAgainstScipy(t *testing.T) {
+	var refs struct {
+		BCa map[string]struct {
+			Data, Replicates []float64
+			CI               [2]float64
+			Tied             int
+		} `json:"bca_ties"`
+	}
+	load(t, "testdata/audit_refs.json", &refs)
+	if len(refs.BCa) != 2 {
+		t.Fatalf("%d cases", len(refs.BCa))
+	}
+	for name, c := range refs.BCa {
+		if c.Tied < len(c.Replicates)/20 {
+			t.Fatalf("%s: only %d replicates tie with the estimate: the case does not test ties", name, c.Tied)
+		}
+		mean := func(w, out []float64) {
+			var s, sw float64
+			for i, v := range c.Data {
+				s += w[i] * v
+				sw += w[i]
+			}
+			out[0] = s / sw
+		}
+		jack := Jackknife(len(c.Data), 1, mean)
+		jk := make([]float64, len(jack))
+		for i := range jk {
+			jk[i] = jack[i][0]
+		}
+		lo, hi, warn := BCaInterval(Mean(c.Data), sorted(c.Replicates), jk, 0.95)
+		if warn != "" {
+			t.Fatal(warn)
+		}
+		near(t, name+" BCa lo", lo, c.CI[0], 1e-12)
+		near(t, name+" BCa hi", hi, c.CI[1], 1e-12)
+	}
+}
+
+// An interval that cannot be had, or that has no width, says why: every
+// method, on one cluster, on identical replicates, on an undefined
+// statistic.
+func TestNullIntervalsCarryTheirReason(t *testing.T) {
+	constant := func(w, out []float64) { out[0] = 5 }
+	undefined := func(w, out []float64) { out[0] = math.NaN() }
+	for _, method := range []string{Percentile, Expanded, BCa} {
+		opt := BootstrapOptions{Resamples: 200, Seed: 1, Method: method}
+		for name, c := range map[string]struct {
+			clusters int
+			stat     Statistics
+			want     string
+		}{
+			"one cluster": {1, constant, "no interval"},
+			"identical":   {10, constant, "zero width"},
+			"undefined":   {10, undefined, "no interval"},
+		} {
+			e := ClusterBootstrap(c.clusters, 1, c.stat, opt)[0]
+			if !strings.Contains(strings.Join(e.Warnings, "; "), c.want) {
+				t.Errorf("%s, %s: [%v, %v] with warnings %q, want %q", method, name, e.Lo, e.Hi, e.Warnings, c.want)
+			}
+			if name == "identical" && (e.Lo != 5 || e.Hi != 5) {
+				t.Errorf("%s: identical replicates give [%v, %v], want [5, 5]", method, e.Lo, e.Hi)
+			}
+		}
 	}
 }

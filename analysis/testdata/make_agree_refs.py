@@ -138,17 +138,22 @@ xs = rng.normal(size=200)
 ys = xs + rng.normal(size=200)
 out["kendall_noties"] = {"x": xs.tolist(), "y": ys.tolist(), "tau_b": float(stats.kendalltau(xs, ys).statistic)}
 
-# Prediction-powered mean (Angelopoulos et al. 2023, the mean estimator):
-# judge scores f on N items, human labels y on n of them (judge scores fl).
+# Prediction-powered mean (Angelopoulos et al. 2023, the mean estimator,
+# no power tuning): judge scores f on N items, human labels y on n of them
+# (judge scores fl there). The judge term uses the N - n unlabelled items
+# only, and both variances divide by the count (ppi_py's ppi_mean_ci with
+# lam=1: numpy's default ddof=0); ppi_py itself is not packaged by Debian,
+# so its formula is written out here.
 N, n = 300, 40
 f = np.clip(rng.normal(0.6, 0.15, size=N), 0, 1)
 lab = rng.choice(N, size=n, replace=False)
 fl = f[lab]
+unl = np.delete(f, lab)
 y = np.clip(fl - 0.08 + rng.normal(0, 0.1, size=n), 0, 1)
-theta = f.mean() + (y - fl).mean()
-se = math.sqrt(f.var(ddof=1) / N + (y - fl).var(ddof=1) / n)
+theta = unl.mean() + (y - fl).mean()
+se = math.sqrt(unl.var() / len(unl) + (y - fl).var() / n)
 z = stats.norm.ppf(0.975)
-out["ppi"] = {"f": f.tolist(), "y": y.tolist(), "fl": fl.tolist(), "judge": f.mean(), "rectify": (y - fl).mean(),
+out["ppi"] = {"unlabelled": unl.tolist(), "y": y.tolist(), "fl": fl.tolist(), "judge": f.mean(), "rectify": (y - fl).mean(),
               "corrected": theta, "lo": theta - z * se, "hi": theta + z * se}
 
 print(json.dumps(out, indent=1, sort_keys=True))

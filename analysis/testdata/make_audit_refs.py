@@ -12,11 +12,20 @@ The Go tests read the JSON (data and expected values); they never run this.
   (nominal) from the coincidence-matrix definition, written here.
 - ordered_labels: the same with an order given (low < mid < high):
   quadratic-weighted kappa (sklearn, labels in that order) and ordinal alpha.
+- bca_ties: scipy.stats.bootstrap(method="BCa") of a statistic whose
+  replicates often equal the estimate (a proportion, and the mean of a dozen
+  ratings 1-5), with its replicates: z0 counts a tied replicate as half.
+- judge_halves: the quadratic-weighted kappa of human ratings (1-5) against
+  a judge average put on the scale by the rule of analysis.SplitToScale
+  (nearest point; a half-way value half on each neighbour), from
+  sklearn.metrics.cohen_kappa_score with sample_weight; beside it the value
+  when every half is rounded up, the old rule.
 """
 import json
 
 import numpy as np
 import scipy
+from scipy import stats
 import sklearn
 import statsmodels
 from sklearn.metrics import cohen_kappa_score
@@ -90,5 +99,35 @@ out["ordered_labels"] = {
     "alpha_ordinal": alpha([[x, y] for x, y in zip(ola, olb)], "ordinal", order),
     "alpha_nominal": alpha([[x, y] for x, y in zip(ola, olb)], "nominal"),
 }
+
+# BCa where many replicates tie with the estimate.
+bca = {}
+for name, data, fn in [
+        ("proportion", rng.integers(0, 2, size=30).astype(float), np.mean),
+        ("rating_mean", rng.integers(1, 6, size=12).astype(float), np.mean)]:
+    r = stats.bootstrap((data,), fn, n_resamples=4999, method="BCa", confidence_level=0.95,
+                        random_state=np.random.default_rng(3))
+    reps = r.bootstrap_distribution
+    theta = float(fn(data))
+    bca[name] = {"data": data.tolist(), "replicates": reps.tolist(), "ci": [float(r.confidence_interval.low), float(r.confidence_interval.high)],
+                 "tied": int(np.sum(reps == theta)), "below": int(np.sum(reps < theta))}
+out["bca_ties"] = bca
+
+# Judge averages of two judges' 1-5 scores (so halves are common) against
+# human ratings.
+jh = rng.integers(1, 6, size=(80, 2))
+javg = jh.mean(axis=1)
+hum = np.clip(np.round(javg + rng.normal(0, 0.8, size=80)), 1, 5).astype(int)
+ye, je, we = [], [], []
+for h, j in zip(hum, javg):
+    lo = np.floor(j)
+    if j - lo == 0.5:
+        ye += [h, h]; je += [int(lo), int(lo) + 1]; we += [0.5, 0.5]
+    else:
+        ye.append(h); je.append(int(round(j))); we.append(1.0)
+up = np.floor(javg + 0.5).astype(int)
+out["judge_halves"] = {"human": hum.tolist(), "judge": javg.tolist(), "halves": int(np.sum(javg % 1 == 0.5)),
+                       "quadratic_kappa": cohen_kappa_score(ye, je, labels=[1, 2, 3, 4, 5], weights="quadratic", sample_weight=we),
+                       "rounded_up_kappa": cohen_kappa_score(hum, up, labels=[1, 2, 3, 4, 5], weights="quadratic")}
 
 print(json.dumps(out, indent=1, sort_keys=True))

@@ -138,7 +138,7 @@ func compareHumans(src *source, reliability bool) (*humanAgreement, error) {
 		"fleiss_kappa", "percent_agreement", "n_items", "n_raters", "note"}}
 	pairs := &reports.Result{Columns: []string{"question", "rater_a", "rater_b", "n", "weighted_kappa"}}
 	ppi := &reports.Result{Columns: []string{"question", "score", "n", "labelled", "judge_mean", "judge_ci_low", "judge_ci_high",
-		"human_mean", "human_ci_low", "human_ci_high", "rectifier", "corrected", "corrected_ci_low", "corrected_ci_high"}}
+		"human_mean", "human_ci_low", "human_ci_high", "rectifier", "corrected", "corrected_ci_low", "corrected_ci_high", "note"}}
 	for _, q := range questions {
 		score, _, _ := analysis.QuestionScore(q)
 		keys := sortedKeys(items[q])
@@ -170,11 +170,17 @@ func compareHumans(src *source, reliability bool) (*humanAgreement, error) {
 			h := it.humanMean()
 			p.Add(jv, h, scen.Of(it.run.Scenario), conf.Of(it.run.ConfigID))
 			labelled, labelledJudge = append(labelled, h), append(labelledJudge, jv)
+			// κ needs the judge's score on the 1–5 scale: the nearest point,
+			// or half on each neighbour for a score half-way between two.
+			cats, ws := analysis.SplitToScale(jv, 5)
 			for _, r := range it.raters() {
 				for _, v := range it.byRater[r] {
-					kp.A = append(kp.A, v)
-					kp.B = append(kp.B, math.Max(1, math.Min(5, math.Round(jv))))
-					kp.Cluster = append(kp.Cluster, scen.Of(it.run.Scenario))
+					for c := range cats {
+						kp.A = append(kp.A, v)
+						kp.B = append(kp.B, cats[c])
+						kp.Weight = append(kp.Weight, ws[c])
+						kp.Cluster = append(kp.Cluster, scen.Of(it.run.Scenario))
+					}
 				}
 			}
 		}
@@ -199,24 +205,29 @@ func compareHumans(src *source, reliability bool) (*humanAgreement, error) {
 					confusion.Rows = append(confusion.Rows, row)
 				}
 			}
-			// The judge mean over every item the judge scored, corrected by
-			// the human labels.
-			var all []float64
+			// The judge's mean over the items nobody rated, corrected by the
+			// human labels of the rated ones.
+			var unlabelled []float64
 			for i := range runs {
 				r := &runs[i]
 				if _, _, isTask := analysis.QuestionScore(q); isTask {
 					for k := range r.Tasks {
+						if _, rated := items[q][r.RunID+"\x00"+r.Tasks[k].Task]; rated {
+							continue
+						}
 						if v, ok := analysis.TaskScore(&r.Tasks[k], score, judge); ok {
-							all = append(all, v)
+							unlabelled = append(unlabelled, v)
 						}
 					}
-				} else if v, ok := analysis.RunLabel(r, score, judge); ok {
-					all = append(all, v)
+				} else if _, rated := items[q][r.RunID]; !rated {
+					if v, ok := analysis.RunLabel(r, score, judge); ok {
+						unlabelled = append(unlabelled, v)
+					}
 				}
 			}
-			pp := analysis.PPIMean(all, labelled, labelledJudge, opt.Level)
+			pp := analysis.PPIMean(unlabelled, labelled, labelledJudge, opt.Level)
 			ppi.Rows = append(ppi.Rows, []any{q, score, pp.N, pp.Labelled, pp.JudgeMean, pp.JudgeLo, pp.JudgeHi,
-				pp.HumanMean, pp.HumanLo, pp.HumanHi, pp.Rectifier, pp.Corrected, pp.CorrectedLo, pp.CorrectedHi})
+				pp.HumanMean, pp.HumanLo, pp.HumanHi, pp.Rectifier, pp.Corrected, pp.CorrectedLo, pp.CorrectedHi, pp.Warning})
 		}
 		if !reliability {
 			continue

@@ -39,6 +39,9 @@ func figuresOf(q *runlog.Question, level string, opt analysis.BootstrapOptions) 
 	if math.IsNaN(f.alpha.Value) {
 		f.reasons["krippendorff_alpha"] = why
 	}
+	if math.IsNaN(f.alpha.Lo) || math.IsNaN(f.alpha.Hi) {
+		f.reasons["krippendorff_alpha_ci"] = why
+	}
 	fd := analysis.NewFleissData(units)
 	f.fleiss, f.percent = fd.Kappa(nil), 100*fd.Agreement(nil)
 	if fd.Items == 0 {

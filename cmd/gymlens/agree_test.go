@@ -442,6 +442,16 @@ func TestAgreeInput(t *testing.T) {
 			t.Errorf("%s: exit %d, %q; want %q", name, code, stderr, c.want)
 		}
 	}
+	// One pairable item: α may exist, its interval cannot, and says why.
+	one := writeFile(t, dir, "one.csv", "item,rater,value\n1,a,1\n1,b,2\n2,a,3\n")
+	code, out, stderr = gymlens(t, "agree", "--input", one, "--level", "interval", "-f", "json")
+	var res map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil {
+		t.Fatalf("one pairable item: %d %s %s", code, out, stderr)
+	}
+	if ci := res["krippendorff_alpha_ci"].([]any); ci[0] != nil || !strings.Contains(fmt.Sprint(res["reasons"]), "krippendorff_alpha_ci:") {
+		t.Errorf("one pairable item: interval %v without its reason: %v", ci, res["reasons"])
+	}
 	if code, _, stderr := gymlens(t, "agree", "--input", path, "--level", "cardinal"); code != 2 {
 		t.Errorf("bad level: exit %d %q", code, stderr)
 	}
