@@ -229,3 +229,55 @@ func (w *Warehouse) SaveJudgeCalls(ctx context.Context, calls []JudgeCall) error
 	}
 	return nil
 }
+
+// IngestedJudgments counts the judgments of judge on the metrics that
+// were ingested from files (not written by gymlens judge), per metric.
+func (w *Warehouse) IngestedJudgments(ctx context.Context, judge string, metrics []string) (map[string]int64, error) {
+	out := map[string]int64{}
+	err := w.scan(ctx, `SELECT metric, count(*) FROM judgments WHERE judge = ? AND file_id > 0 AND list_contains(?, metric) GROUP BY ALL`,
+		func(rows *sql.Rows) error {
+			var m string
+			var n int64
+			if err := rows.Scan(&m, &n); err != nil {
+				return err
+			}
+			out[m] = n
+			return nil
+		}, judge, metrics)
+	return out, err
+}
+
+// SupersedeIngestedJudgments deletes the ingested judgments of judge on
+// the metrics, in one transaction, and marks the files they came from
+// superseded: ingesting those files again reads them and restores the
+// judgments (with --replace, over what gymlens judge wrote meanwhile).
+func (w *Warehouse) SupersedeIngestedJudgments(ctx context.Context, judge string, metrics []string) (int64, error) {
+	if w.ReadOnly {
+		return 0, ErrReadOnly
+	}
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return 0, err
+	}
+	fail := func(err error) (int64, error) {
+		conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return 0, fmt.Errorf("taking out the ingested judgments of %q: %v", judge, err)
+	}
+	if _, err := conn.ExecContext(ctx, `UPDATE ingested_files SET superseded = true WHERE file_id IN
+		(SELECT DISTINCT file_id FROM judgments WHERE judge = ? AND file_id > 0 AND list_contains(?, metric))`, judge, metrics); err != nil {
+		return fail(err)
+	}
+	res, err := conn.ExecContext(ctx, `DELETE FROM judgments WHERE judge = ? AND file_id > 0 AND list_contains(?, metric)`, judge, metrics)
+	if err != nil {
+		return fail(err)
+	}
+	n, _ := res.RowsAffected()
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return fail(err)
+	}
+	return n, nil
+}

@@ -109,6 +109,9 @@ type pass struct {
 	// known and knownStat are the files ingested before.
 	known     map[string]bool
 	knownStat map[statKey]string
+	// superseded are the ids of superseded files, by content hash: read
+	// again, their ratings (which have no key of their own) are replaced.
+	superseded map[string][]int
 	// pareFiles are the PARE and Meta-ARE traces to read; pare those read.
 	pareFiles   []*fileState
 	pare        []*pareRun
@@ -336,7 +339,10 @@ func (p *pass) knownFiles(w *Warehouse) error {
 	if w == nil {
 		return nil
 	}
-	rows, err := w.db.QueryContext(p.ctx, `SELECT path, size_bytes, mtime, sha256 FROM ingested_files`)
+	// A superseded file lost records after it was ingested: it is read
+	// again (SupersedeIngestedJudgments).
+	p.superseded = map[string][]int{}
+	rows, err := w.db.QueryContext(p.ctx, `SELECT path, size_bytes, mtime, sha256, file_id, superseded FROM ingested_files`)
 	if err != nil {
 		return err
 	}
@@ -345,8 +351,14 @@ func (p *pass) knownFiles(w *Warehouse) error {
 		var k statKey
 		var mt *time.Time
 		var sha string
-		if err := rows.Scan(&k.path, &k.size, &mt, &sha); err != nil {
+		var id int
+		var sup bool
+		if err := rows.Scan(&k.path, &k.size, &mt, &sha, &id, &sup); err != nil {
 			return err
+		}
+		if sup {
+			p.superseded[sha] = append(p.superseded[sha], id)
+			continue
 		}
 		if mt != nil {
 			k.mtime = mt.UnixMicro()

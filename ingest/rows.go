@@ -216,7 +216,9 @@ type InputFile struct {
 // Inputs lists the files ingested, in the order they were loaded.
 func (w *Warehouse) Inputs(ctx context.Context) ([]InputFile, error) {
 	var out []InputFile
-	err := w.scan(ctx, `SELECT path, sha256, size_bytes, format, records::VARCHAR FROM ingested_files ORDER BY file_id`, func(rows *sql.Rows) error {
+	// A superseded file read again is listed once.
+	err := w.scan(ctx, `SELECT path, sha256, size_bytes, format, records::VARCHAR FROM ingested_files
+		WHERE NOT superseded OR sha256 NOT IN (SELECT sha256 FROM ingested_files WHERE NOT superseded) ORDER BY file_id`, func(rows *sql.Rows) error {
 		var f InputFile
 		var rec string
 		if err := rows.Scan(&f.Path, &f.SHA256, &f.Size, &f.Format, &rec); err != nil {

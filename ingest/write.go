@@ -125,6 +125,14 @@ func (p *pass) load(decisions map[string]runDecision) error {
 	if err := p.loadRuns(decisions, first); err != nil {
 		return err
 	}
+	// A superseded file read again brings its ratings again.
+	for _, f := range p.files {
+		for _, id := range p.superseded[f.sha] {
+			if err := p.exec(`DELETE FROM ratings WHERE file_id = ?`, id); err != nil {
+				return err
+			}
+		}
+	}
 	for _, typ := range []string{runlog.TypeEvent, runlog.TypeTask, runlog.TypeJudgment, runlog.TypeRating} {
 		if sf := p.stages[typ]; sf != nil {
 			q := fmt.Sprintf(stagedInserts[typ], readStage(sf, typ))
@@ -351,6 +359,9 @@ func (p *pass) settleJudgments(first int) error {
 	if older == 0 {
 		return nil
 	}
+	if err := p.settleJudgedNames(first, fileNames); err != nil {
+		return err
+	}
 	// Stored before with the same content: drop the new copy.
 	res, err := p.conn.ExecContext(p.ctx, `DELETE FROM judgments n WHERE n.file_id >= ? AND EXISTS (
 		SELECT 1 FROM judgments o WHERE o.file_id < ? AND (`+prefixed("o", judgmentKey)+`) = (`+prefixed("n", judgmentKey)+`)
@@ -388,6 +399,40 @@ func (p *pass) settleJudgments(first int) error {
 			(SELECT (`+judgmentKey+`) FROM judgments WHERE file_id < ?)`, first, first)
 	}
 	return nil
+}
+
+// settleJudgedNames handles logged judgments of a judge under whose name
+// gymlens judge (with --replace) wrote its own answers (file_id 0, another
+// prompt): with --replace the logged ones stand again and the written
+// ones go; without, each is an error, so that nothing is mixed silently.
+func (p *pass) settleJudgedNames(first int, fileNames map[int]string) error {
+	const same = `(o.run_id, o.task, o.metric, o.judge) IS NOT DISTINCT FROM (n.run_id, n.task, n.metric, n.judge)`
+	if p.opt.Replace {
+		return p.exec(`DELETE FROM judgments o WHERE o.file_id = 0 AND EXISTS (
+			SELECT 1 FROM judgments n WHERE n.file_id >= ? AND `+same+`)`, first)
+	}
+	return p.queryRows(`SELECT n.run_id, coalesce(n.task, ''), n.metric, n.judge, n.file_id, n.src_line FROM judgments n
+		WHERE n.file_id >= ? AND EXISTS (SELECT 1 FROM judgments o WHERE o.file_id = 0 AND `+same+`)
+		ORDER BY n.file_id, n.src_line LIMIT ?`, []any{first, p.opt.MaxErrors}, func(scan func(...any) error) error {
+		var run, task, metric, judge string
+		var fid, line int
+		if err := scan(&run, &task, &metric, &judge, &fid, &line); err != nil {
+			return err
+		}
+		e := &runlog.Error{File: fileNames[fid], Line: line, Field: "judge", Msg: fmt.Sprintf(
+			"gymlens judge wrote its own %s judgment of run %q%s under the name %q: use --replace to restore this logged one in its place",
+			metric, run, taskPart(task), judge)}
+		p.errs.Add(e)
+		p.reject(e, nil, 1)
+		return nil
+	})
+}
+
+func taskPart(task string) string {
+	if task == "" {
+		return ""
+	}
+	return fmt.Sprintf(", task %q", task)
 }
 
 // queryRows runs q on the ingest's connection and calls fn for each row.
@@ -497,7 +542,7 @@ func (p *pass) record(first int) error {
 				rec = []byte("{}")
 			}
 			if err := a.AppendRow(int32(f.id), int32(ingestID), f.abs, f.sha, f.Size, f.mtime, f.Kind.String(), now,
-				json.RawMessage(rec), f.rejected); err != nil {
+				json.RawMessage(rec), f.rejected, false); err != nil {
 				return err
 			}
 		}

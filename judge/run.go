@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,10 @@ type RunOptions struct {
 	Prices   map[string]Price
 	Progress func(Progress)  // called after each answer, never concurrently
 	Runs     map[string]bool // judge only these runs (nil: all)
+	// Replace lets a judge take the name of a judge whose judgments were
+	// ingested from run logs: those are taken out (ingesting their files
+	// again restores them). Without it such a name is refused.
+	Replace bool
 }
 
 // Progress is a snapshot of a judge run.
@@ -78,6 +83,34 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 	}
 	var prog Progress
 	start := time.Now()
+	// A judge named like one whose judgments came from run logs would
+	// silently stand in for them in every metric.
+	for _, ep := range opt.Judges {
+		have, err := w.IngestedJudgments(ctx, ep.Name, opt.Metrics)
+		if err != nil {
+			return nil, err
+		}
+		var parts []string
+		var total int64
+		for _, m := range opt.Metrics {
+			if have[m] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", have[m], m))
+				total += have[m]
+			}
+		}
+		if total == 0 {
+			continue
+		}
+		if !opt.Replace {
+			return nil, fmt.Errorf("judge %q has %s judgments ingested from run logs; this run's answers would stand in for them: "+
+				"give this judge another name, or pass --replace (ingesting the logs again with --replace restores them)", ep.Name, strings.Join(parts, ", "))
+		}
+		if !opt.DryRun {
+			if _, err := w.SupersedeIngestedJudgments(ctx, ep.Name, opt.Metrics); err != nil {
+				return nil, err
+			}
+		}
+	}
 	heads, err := w.JudgeHeads(ctx)
 	if err != nil {
 		return nil, err

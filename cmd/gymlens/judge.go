@@ -37,6 +37,7 @@ func judgeCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "limit", Usage: "at most `N` items per metric"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print calls, cache hits and estimated input tokens; send nothing"},
 			&cli.BoolFlag{Name: "force", Usage: "ask again what is cached"},
+			&cli.BoolFlag{Name: "replace", Usage: "let a judge take the name of one whose judgments were ingested from run logs, taking those out (ingest --replace of the logs restores them)"},
 			&cli.StringFlag{Name: "prices", Usage: "JSON `FILE`: {\"model\": {\"input\": $ per 1M tokens, \"output\": …}}"},
 			&cli.StringSliceFlag{Name: "where", Usage: "judge only runs with `DIM=VALUE` (as in gymlens metrics)"},
 			&cli.BoolFlag{Name: "costs", Usage: "print the calls, tokens and cost of every judge so far, and stop"},
@@ -55,7 +56,7 @@ func judgeCommand(e *env) *cli.Command {
 					return reports.WriteResult(e.stdout, format, &reports.Result{Columns: cols, Rows: rows})
 				})
 			}
-			opt := judge.RunOptions{Limit: int(cmd.Int("limit")), DryRun: cmd.Bool("dry-run"), Force: cmd.Bool("force"),
+			opt := judge.RunOptions{Limit: int(cmd.Int("limit")), DryRun: cmd.Bool("dry-run"), Force: cmd.Bool("force"), Replace: cmd.Bool("replace"),
 				Client: judge.ClientOptions{Concurrency: int(cmd.Int("concurrency")), RPM: int(cmd.Int("rpm")), TPM: int(cmd.Int("tpm")),
 					Timeout: cmd.Duration("timeout"), MaxRetries: int(cmd.Int("retries")), Seed: cmd.Int64("seed")}}
 			if opt.Client.MaxRetries == 0 {

@@ -500,3 +500,78 @@ func TestPAREDecisions(t *testing.T) {
 		t.Errorf("bad decision: %d %q", code, stderr)
 	}
 }
+
+// gymlens judge under the name of a judge whose judgments were ingested is
+// refused, naming the judge and the count; with --replace its answers
+// take their place, and ingesting the logs again with --replace restores
+// the logged ones, to the digit.
+func TestJudgeUnderAnIngestedJudgesName(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 4, Configs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "w.duckdb")
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", filepath.Join(dir, "c")); code != 0 {
+		t.Fatal(stderr)
+	}
+	const name = "judge-qwen3.5-397b"
+	count := func(where string) string {
+		t.Helper()
+		code, out, stderr := gymlens(t, "--db", db, "query", "-f", "csv", "SELECT count(*) FROM judgments WHERE "+where)
+		if code != 0 {
+			t.Fatal(stderr)
+		}
+		return strings.TrimSpace(strings.Split(out, "\n")[1])
+	}
+	metrics := func() string {
+		t.Helper()
+		code, out, stderr := gymlens(t, "--db", db, "metrics", "--by", "", "--judge", name, "--metrics", "TC,TC.semantics", "--resamples", "200", "-f", "csv")
+		if code != 0 {
+			t.Fatal(stderr)
+		}
+		return out
+	}
+	logged, all := count("judge = '"+name+"' AND metric = 'tc'"), count("true")
+	_, ratings, _ := gymlens(t, "--db", db, "query", "-f", "csv", "SELECT count(*) FROM ratings")
+	before := metrics()
+	f := openaitest.New()
+	defer f.Close()
+	args := []string{"--db", db, "-q", "judge", "--metric", "tc", "--judge", name + "=fake-judge@" + f.URL + "/v1", "--limit", "5"}
+	code, _, stderr := gymlens(t, args...)
+	if code != 1 || !strings.Contains(stderr, `judge "`+name+`" has `+logged+` tc judgments ingested from run logs`) || f.Count() != 0 {
+		t.Fatalf("same name without --replace: exit %d, %d requests, %q", code, f.Count(), stderr)
+	}
+	if code, _, stderr := gymlens(t, append(args, "--replace")...); code != 0 {
+		t.Fatal(stderr)
+	}
+	if n := count("judge = '" + name + "' AND metric = 'tc' AND file_id > 0"); n != "0" {
+		t.Errorf("%s logged tc judgments left beside the judge's answers", n)
+	}
+	if n := count("judge = '" + name + "' AND file_id = 0"); n != "5" {
+		t.Errorf("%s judgments written, want 5", n)
+	}
+	if metrics() == before {
+		t.Error("the metrics did not change with the new answers")
+	}
+	// Ingesting the logs again: without --replace each clash is named;
+	// with it the logged judgments are back and the written ones gone.
+	code, _, stderr = gymlens(t, "--db", db, "-q", "ingest", filepath.Join(dir, "c"))
+	if code != 1 || !strings.Contains(stderr, "use --replace to restore this logged one") {
+		t.Errorf("re-ingest without --replace: exit %d %q", code, stderr)
+	}
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", "--replace", filepath.Join(dir, "c")); code != 0 {
+		t.Fatal(stderr)
+	}
+	if got := count("true"); got != all {
+		t.Errorf("%s judgments after restoring, want %s", got, all)
+	}
+	if n := count("judge = '" + name + "' AND file_id = 0"); n != "0" {
+		t.Errorf("%s written judgments left after restoring", n)
+	}
+	if _, out, _ := gymlens(t, "--db", db, "query", "-f", "csv", "SELECT count(*) FROM ratings"); out != ratings {
+		t.Errorf("ratings %q after restoring, want %q", out, ratings)
+	}
+	if after := metrics(); after != before {
+		t.Errorf("metrics after restoring:\n%s\nwant\n%s", after, before)
+	}
+}
