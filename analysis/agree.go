@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -26,254 +27,6 @@ func CheckLevel(level string) error {
 		}
 	}
 	return fmt.Errorf("level: expected one of %s, found %q", strings.Join(Levels, ", "), level)
-}
-
-// AlphaData is reliability data made ready for Krippendorff's α: each
-// pairable unit (one rated by two raters or more) as counts over the
-// distinct values, so that α can be recomputed quickly for any weighting
-// of the units (a bootstrap resample).
-type AlphaData struct {
-	Level    string
-	Values   []float64 // the distinct values, ascending
-	Units    int       // units given
-	Pairable int       // units with two values or more
-	N        int       // values in pairable units
-	units    []alphaUnit
-	ratio    []float64 // the ratio metric between distinct values, V×V
-}
-
-type alphaUnit struct {
-	idx    []int32   // distinct value positions
-	cnt    []float64 // how often each occurs in the unit
-	m      float64   // values in the unit
-	d      float64   // Σ_{c,k} n_uc n_uk δ_ck / (m − 1), for a fixed metric
-	s1, s2 float64   // Σ v and Σ v², centred, for the interval metric
-}
-
-// NewAlphaData prepares units (each the values its raters gave, missing
-// ones left out) for α at a level of measurement.
-func NewAlphaData(units [][]float64, level string) (*AlphaData, error) {
-	if err := CheckLevel(level); err != nil {
-		return nil, err
-	}
-	a := &AlphaData{Level: level, Units: len(units)}
-	snapped := make([][]float64, len(units))
-	for i, u := range units {
-		snapped[i] = snapTies(u) // values equal to TiePrecision are one value
-	}
-	units = snapped
-	var all []float64
-	var sum float64
-	for _, u := range units {
-		if len(u) < 2 {
-			continue
-		}
-		for _, v := range u {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("value %v is not a number", v)
-			}
-			if level == Ratio && v < 0 {
-				return nil, fmt.Errorf("value %v: the ratio level needs values ≥ 0", v)
-			}
-			all = append(all, v)
-			sum += v
-		}
-		a.Pairable++
-	}
-	a.N = len(all)
-	sort.Float64s(all)
-	for i, v := range all {
-		if i == 0 || v != all[i-1] {
-			a.Values = append(a.Values, v)
-		}
-	}
-	pos := make(map[float64]int32, len(a.Values))
-	for i, v := range a.Values {
-		pos[v] = int32(i)
-	}
-	centre := 0.0
-	if a.N > 0 {
-		centre = sum / float64(a.N)
-	}
-	if level == Ratio {
-		V := len(a.Values)
-		a.ratio = make([]float64, V*V)
-		for i, c := range a.Values {
-			for j, k := range a.Values {
-				if c+k > 0 {
-					a.ratio[i*V+j] = ((c - k) / (c + k)) * ((c - k) / (c + k))
-				}
-			}
-		}
-	}
-	for _, u := range units {
-		if len(u) < 2 {
-			continue
-		}
-		var x alphaUnit
-		x.m = float64(len(u))
-		seen := map[int32]int{}
-		for _, v := range u {
-			p := pos[v]
-			if k, ok := seen[p]; ok {
-				x.cnt[k]++
-			} else {
-				seen[p] = len(x.idx)
-				x.idx = append(x.idx, p)
-				x.cnt = append(x.cnt, 1)
-			}
-			c := v - centre
-			x.s1 += c
-			x.s2 += c * c
-		}
-		switch level {
-		case Nominal:
-			var sq float64
-			for _, n := range x.cnt {
-				sq += n * n
-			}
-			x.d = (x.m*x.m - sq) / (x.m - 1)
-		case Interval:
-			x.d = 2 * (x.m*x.s2 - x.s1*x.s1) / (x.m - 1)
-			if x.d < 0 {
-				x.d = 0
-			}
-		case Ratio:
-			V := len(a.Values)
-			for i, ci := range x.idx {
-				for j, cj := range x.idx {
-					x.d += x.cnt[i] * x.cnt[j] * a.ratio[int(ci)*V+int(cj)]
-				}
-			}
-			x.d /= x.m - 1
-		}
-		a.units = append(a.units, x)
-	}
-	return a, nil
-}
-
-// Alpha is Krippendorff's α with pairable unit u counted w[u] times (nil:
-// once each); NaN when it is undefined. Reason says why it would be.
-func (a *AlphaData) Alpha(w []float64) float64 {
-	V := len(a.Values)
-	weight := func(u int) float64 {
-		if w == nil {
-			return 1
-		}
-		return w[u]
-	}
-	var n, do float64
-	nc := make([]float64, V)
-	var s1, s2 float64
-	for u := range a.units {
-		wu := weight(u)
-		if wu == 0 {
-			continue
-		}
-		x := &a.units[u]
-		n += wu * x.m
-		if a.Level != Ordinal {
-			do += wu * x.d
-		}
-		if a.Level == Interval {
-			s1 += wu * x.s1
-			s2 += wu * x.s2
-			continue
-		}
-		for i, c := range x.idx {
-			nc[c] += wu * x.cnt[i]
-		}
-	}
-	if n <= 1 {
-		return math.NaN()
-	}
-	var de float64
-	switch a.Level {
-	case Nominal:
-		var sq float64
-		for _, v := range nc {
-			sq += v * v
-		}
-		de = n*n - sq
-	case Interval:
-		de = 2 * (n*s2 - s1*s1)
-	case Ratio:
-		for i := range nc {
-			if nc[i] == 0 {
-				continue
-			}
-			for j := range nc {
-				de += nc[i] * nc[j] * a.ratio[i*V+j]
-			}
-		}
-	case Ordinal:
-		// δ_ck = (Σ_{g=c..k} n_g − (n_c + n_k)/2)², from the marginals of
-		// this weighting.
-		cum := make([]float64, V+1)
-		for i, v := range nc {
-			cum[i+1] = cum[i] + v
-		}
-		delta := func(c, k int) float64 {
-			if c > k {
-				c, k = k, c
-			}
-			d := cum[k+1] - cum[c] - (nc[c]+nc[k])/2
-			return d * d
-		}
-		for i := range nc {
-			if nc[i] == 0 {
-				continue
-			}
-			for j := i + 1; j < V; j++ {
-				if nc[j] != 0 {
-					de += 2 * nc[i] * nc[j] * delta(i, j)
-				}
-			}
-		}
-		for u := range a.units {
-			wu := weight(u)
-			if wu == 0 {
-				continue
-			}
-			x := &a.units[u]
-			var d float64
-			for i, ci := range x.idx {
-				for j := i + 1; j < len(x.idx); j++ {
-					d += 2 * x.cnt[i] * x.cnt[j] * delta(int(ci), int(x.idx[j]))
-				}
-			}
-			do += wu * d / (x.m - 1)
-		}
-	}
-	if de <= 1e-12*n*n {
-		return math.NaN()
-	}
-	return 1 - (n-1)*do/de
-}
-
-// Reason says why α is undefined for these data, or "".
-func (a *AlphaData) Reason() string {
-	switch {
-	case a.Pairable == 0:
-		return "no unit was rated by two raters: α is undefined"
-	case len(a.Values) < 2:
-		return "every value is the same: no variation to agree on, α is undefined"
-	}
-	return ""
-}
-
-// KrippendorffAlpha is Krippendorff's α of units (each the values its
-// raters gave, missing ones left out) at a level of measurement, with the
-// reason when it is NaN.
-func KrippendorffAlpha(units [][]float64, level string) (float64, string, error) {
-	a, err := NewAlphaData(units, level)
-	if err != nil {
-		return math.NaN(), "", err
-	}
-	if r := a.Reason(); r != "" {
-		return math.NaN(), r, nil
-	}
-	return a.Alpha(nil), "", nil
 }
 
 // categories returns the distinct values of xs, ascending (xs snapped to
@@ -377,24 +130,103 @@ func (c Confusion) Kappa(weighting string) float64 {
 	return 1 - obs/exp
 }
 
-// CohenKappa is Cohen's κ of paired values, with the reason when NaN.
+// CohenKappa is Cohen's κ of paired values, with the reason when NaN:
+// unweighted, or weighted by |c − k| (Linear) or (c − k)² (Quadratic)
+// between category values scaled to [0, 1], as Confusion.Kappa, but from
+// the pairs and the marginals alone, so that continuous values with as
+// many categories as values cost O(n log n) time and O(n) memory:
+//
+//	κ = 1 − Σ_i w(a_i, b_i) / (Σ_{c,k} r_c s_k w(c, k) / n)
+//
+// with r and s the two raters' counts per category; the expected sum is
+// n² − Σ r_c s_c (unweighted), by prefix sums over the sorted categories
+// (linear) or from the first two moments (quadratic).
 func CohenKappa(a, b []float64, weighting string) (float64, string) {
 	if len(a) == 0 {
 		return math.NaN(), "no item rated by both"
 	}
-	c := ConfusionMatrix(a, b, nil)
-	k := c.Kappa(weighting)
-	if math.IsNaN(k) {
-		return k, "both raters used one category only: κ is undefined"
+	if len(a) != len(b) {
+		panic("analysis: CohenKappa: a and b differ in length")
 	}
-	return k, ""
+	a, b = snapTies(a), snapTies(b)
+	cats := categories(a, b)
+	K := len(cats)
+	n := float64(len(a))
+	span := cats[K-1] - cats[0]
+	r, s := make([]float64, K), make([]float64, K)
+	var obs float64
+	for i := range a {
+		ia, ib := sort.SearchFloat64s(cats, a[i]), sort.SearchFloat64s(cats, b[i])
+		r[ia]++
+		s[ib]++
+		if ia == ib {
+			continue
+		}
+		d := math.Abs(a[i]-b[i]) / span
+		switch weighting {
+		case Linear:
+			obs += d
+		case Quadratic:
+			obs += d * d
+		default:
+			obs++
+		}
+	}
+	var exp float64 // Σ_{c,k} r_c s_k w(c, k), divided by n below
+	switch weighting {
+	case Linear:
+		// Σ_c r_c Σ_k s_k |v_c − v_k|, with the s-weighted count and sum of
+		// the categories below c.
+		var below, belowSum, total, totalSum float64
+		for k := range cats {
+			total += s[k]
+			totalSum += s[k] * cats[k]
+		}
+		for c := range cats {
+			v := cats[c]
+			exp += r[c] * ((v*below - belowSum) + ((totalSum - belowSum - s[c]*v) - v*(total-below-s[c])))
+			below += s[c]
+			belowSum += s[c] * v
+		}
+		exp /= span
+	case Quadratic:
+		// Σ r_c s_k (v_c − v_k)² = n Σ r v² + n Σ s v² − 2 Σ r v Σ s v, centred.
+		var ra, sa float64
+		for c, v := range cats {
+			ra += r[c] * v
+			sa += s[c] * v
+		}
+		mid := (ra + sa) / (2 * n)
+		var r1, r2, s1, s2 float64
+		for c, v := range cats {
+			x := v - mid
+			r1 += r[c] * x
+			r2 += r[c] * x * x
+			s1 += s[c] * x
+			s2 += s[c] * x * x
+		}
+		exp = (n*r2 + n*s2 - 2*r1*s1) / (span * span)
+	default:
+		var diag float64
+		for c := range cats {
+			diag += r[c] * s[c]
+		}
+		exp = n*n - diag
+	}
+	exp /= n
+	if K < 2 || exp <= 1e-12*n {
+		return math.NaN(), "both raters used one category only: κ is undefined"
+	}
+	return 1 - obs/exp, ""
 }
 
 // FleissData is items × raters ratings made ready for Fleiss' κ and
-// percent agreement: per item the counts of each category.
+// percent agreement: per item the counts of the categories it holds
+// (sparse: memory linear in the ratings, however many categories).
 type FleissData struct {
 	Categories []float64
 	Items      int // items with two ratings or more
+	idx        [][]int32
 	counts     [][]float64
 	m          []float64
 }
@@ -409,16 +241,18 @@ func NewFleissData(units [][]float64) *FleissData {
 		}
 	}
 	f := &FleissData{Categories: categories(all...), Items: len(all)}
-	pos := map[float64]int{}
-	for i, c := range f.Categories {
-		pos[c] = i
-	}
 	for _, u := range all {
-		cnt := make([]float64, len(f.Categories))
+		var idx []int32
+		var cnt []float64
 		for _, v := range u {
-			cnt[pos[v]]++
+			p := int32(sort.SearchFloat64s(f.Categories, v))
+			if k := slices.Index(idx, p); k >= 0 {
+				cnt[k]++
+			} else {
+				idx, cnt = append(idx, p), append(cnt, 1)
+			}
 		}
-		f.counts = append(f.counts, cnt)
+		f.idx, f.counts = append(f.idx, idx), append(f.counts, cnt)
 		f.m = append(f.m, float64(len(u)))
 	}
 	return f
@@ -458,7 +292,7 @@ func (f *FleissData) agreement(w []float64) (pbar, pe float64) {
 		var sq float64
 		for j, n := range cnt {
 			sq += n * n
-			p[j] += wi * n
+			p[f.idx[i][j]] += wi * n
 		}
 		m := f.m[i]
 		pbar += wi * (sq - m) / (m * (m - 1))

@@ -415,3 +415,58 @@ func TestKappaOfJudgeHalves(t *testing.T) {
 		}
 	}
 }
+
+// α on continuous ratings, nearly every value distinct, at every level:
+// the closed forms (and, for ratio, the quadrature) against the
+// coincidence-matrix definition computed outside Go; weighted units as
+// repeated units, as the bootstrap uses them.
+func TestAlphaManyDistinctValues(t *testing.T) {
+	var r struct {
+		M struct {
+			Units [][]float64
+			Alpha map[string]float64
+		} `json:"alpha_many_values"`
+	}
+	load(t, "testdata/audit_refs.json", &r)
+	for _, lv := range Levels {
+		got, why, err := KrippendorffAlpha(r.M.Units, lv)
+		if err != nil || why != "" {
+			t.Fatal(err, why)
+		}
+		closeTo(t, lv, got, r.M.Alpha[lv], 1e-12)
+		a, _ := NewAlphaData(r.M.Units, lv)
+		w := make([]float64, a.Pairable)
+		var rep [][]float64
+		i := 0
+		for _, u := range r.M.Units {
+			if len(u) < 2 {
+				continue
+			}
+			w[i] = float64((i * 7) % 4)
+			for k := 0; k < int(w[i]); k++ {
+				rep = append(rep, u)
+			}
+			i++
+		}
+		want, _, _ := KrippendorffAlpha(rep, lv)
+		closeTo(t, lv+" weighted", a.Alpha(w), want, 1e-12)
+	}
+}
+
+// Cohen's κ from the pairs and marginals equals κ from the full confusion
+// table, for values with as many categories as values.
+func TestCohenKappaWithoutTheTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	a, b := make([]float64, 300), make([]float64, 300)
+	for i := range a {
+		a[i] = math.Round(rng.NormFloat64()*1000) / 100
+		b[i] = a[i] + math.Round(rng.NormFloat64()*50)/100
+		if i%5 == 0 {
+			b[i] = a[i]
+		}
+	}
+	for _, wt := range []string{Unweighted, Linear, Quadratic} {
+		got, _ := CohenKappa(a, b, wt)
+		closeTo(t, "κ "+wt, got, ConfusionMatrix(a, b, nil).Kappa(wt), 1e-12)
+	}
+}

@@ -1,7 +1,10 @@
 package analysis
 
 import (
+	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/gymlens/gymlens/ingest"
@@ -131,4 +134,40 @@ func QuestionScore(question string) (score string, scale float64, task bool) {
 		return "TA." + q[3:], 1, false
 	}
 	return "", 0, false
+}
+
+// Judges lists the judges with a judgment of any run, in name order.
+func Judges(runs []ingest.RunRow) []string {
+	seen := map[string]bool{}
+	for i := range runs {
+		for _, j := range runs[i].TA {
+			seen[j.Judge] = true
+		}
+		for _, t := range runs[i].Tasks {
+			for _, j := range t.TC {
+				seen[j.Judge] = true
+			}
+			for _, j := range t.TRJ {
+				seen[j.Judge] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// CheckJudge is nil when judge is "" (the judges' average) or has a
+// judgment of one of the runs; otherwise an error that lists the judges
+// there are, so that a misspelt name never passes for "no judgment".
+func CheckJudge(runs []ingest.RunRow, judge string) error {
+	if judge == "" {
+		return nil
+	}
+	have := Judges(runs)
+	if slices.Contains(have, judge) {
+		return nil
+	}
+	if len(have) == 0 {
+		return fmt.Errorf("--judge %q: the runs selected have no judgment by any judge", judge)
+	}
+	return fmt.Errorf("--judge %q: no judgment by this judge in the runs selected; the judges are: %s", judge, strings.Join(have, ", "))
 }

@@ -98,7 +98,7 @@ func (p *pass) addPARE(fs *fileState, tr *pare.Trace, dps []pare.DecisionPoint, 
 		if ex := tr.ModelIDs["execute"]; ex != "" && ex != obs {
 			obs += " / " + ex
 		}
-		r.config = obs + " | " + tr.ModelIDs["user"]
+		r.config = runlog.JoinID(obs, tr.ModelIDs["user"])
 	} else {
 		r.source, r.config = "are", tr.ModelIDs["agent"]
 	}

@@ -386,7 +386,7 @@ type PAREResultRow struct {
 	RunDuration, JobDuration                     float64    // NaN when not given
 	Counts                                       [5]float64 // PARE's stored counts (pare.CountFields); NaN when not given
 	ProposalRate, AcceptanceRate                 float64
-	Capability, Phase, Noise                     string
+	Capability, Phase, Noise                     string // Noise: the noise dimension (pare.NoiseLabel)
 	File                                         string
 	Line                                         int
 }
@@ -417,7 +417,7 @@ func (w *Warehouse) LoadPAREResults(ctx context.Context) ([]PAREResultRow, error
 			n := int(epm.Int64)
 			res.EnvEvents = &n
 		}
-		x.Noise = res.Noise()
+		x.Noise = res.NoiseClass()
 		out = append(out, x)
 		return nil
 	})

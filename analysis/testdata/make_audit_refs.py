@@ -15,6 +15,10 @@ The Go tests read the JSON (data and expected values); they never run this.
 - bca_ties: scipy.stats.bootstrap(method="BCa") of a statistic whose
   replicates often equal the estimate (a proportion, and the mean of a dozen
   ratings 1-5), with its replicates: z0 counts a tied replicate as half.
+- alpha_many_values: Krippendorff's alpha at the four levels on continuous
+  ratings (nearly every value distinct, some zeros), from the
+  coincidence-matrix definition written here (O(V^2), independent of the
+  Go code's closed forms).
 - judge_halves: the quadratic-weighted kappa of human ratings (1-5) against
   a judge average put on the scale by the rule of analysis.SplitToScale
   (nearest point; a half-way value half on each neighbour), from
@@ -56,6 +60,11 @@ def alpha(units, level, order=None):
     def delta(c, k):
         if level == "nominal":
             return 0.0 if c == k else 1.0
+        if level == "interval":
+            return (values[c] - values[k]) ** 2
+        if level == "ratio":
+            t = values[c] + values[k]
+            return 0.0 if t == 0 else ((values[c] - values[k]) / t) ** 2
         lo, hi = min(c, k), max(c, k)
         return (sum(nc[lo:hi + 1]) - (nc[c] + nc[k]) / 2) ** 2
 
@@ -129,5 +138,17 @@ up = np.floor(javg + 0.5).astype(int)
 out["judge_halves"] = {"human": hum.tolist(), "judge": javg.tolist(), "halves": int(np.sum(javg % 1 == 0.5)),
                        "quadratic_kappa": cohen_kappa_score(ye, je, labels=[1, 2, 3, 4, 5], weights="quadratic", sample_weight=we),
                        "rounded_up_kappa": cohen_kappa_score(hum, up, labels=[1, 2, 3, 4, 5], weights="quadratic")}
+
+# Continuous ratings, 150 units, 3 raters, 20% missing, values >= 0 with
+# a few exact zeros: nearly every value distinct.
+base = np.abs(rng.normal(2, 1, size=150))
+cont = np.round(np.abs(base[:, None] + rng.normal(0, 0.4, size=(150, 3))), 4)
+cont[rng.random(cont.shape) < 0.03] = 0.0
+units = []
+for row in cont:
+    keep = [float(v) for v in row if rng.random() >= 0.2]
+    units.append(keep)
+out["alpha_many_values"] = {"units": units,
+                            "alpha": {lv: alpha(units, lv) for lv in ["nominal", "ordinal", "interval", "ratio"]}}
 
 print(json.dumps(out, indent=1, sort_keys=True))

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -147,29 +146,6 @@ func footer(e *env, cmd *cli.Command, format string, notes []string, opt analysi
 	}
 }
 
-func judgesOf(runs []ingest.RunRow) []string {
-	seen := map[string]bool{}
-	for i := range runs {
-		for _, j := range runs[i].TA {
-			seen[j.Judge] = true
-		}
-		for _, t := range runs[i].Tasks {
-			for _, j := range t.TC {
-				seen[j.Judge] = true
-			}
-			for _, j := range t.TRJ {
-				seen[j.Judge] = true
-			}
-		}
-	}
-	var out []string
-	for j := range seen {
-		out = append(out, j)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // judgeAgreement holds the paper's Tables 4–6 for two judges.
 type judgeAgreement struct {
 	A, B           string
@@ -185,7 +161,7 @@ func compareJudges(src *source) (*judgeAgreement, error) {
 	if err != nil {
 		return nil, err
 	}
-	have := judgesOf(runs)
+	have := analysis.Judges(runs)
 	names := splitList(cmd.String("judges"))
 	if !cmd.IsSet("judges") && len(have) == 2 {
 		names = have

@@ -54,8 +54,8 @@ func compareHumans(src *source, reliability bool) (*humanAgreement, error) {
 		return nil, err
 	}
 	judge := cmd.String("judge")
-	if judge != "" && !slices.Contains(judgesOf(runs), judge) {
-		return nil, fmt.Errorf("--judge: no judgment by %q in the runs selected; judges found: %s", judge, strings.Join(judgesOf(runs), ", "))
+	if err := analysis.CheckJudge(runs, judge); err != nil {
+		return nil, err
 	}
 	ratings, err := src.humanRatings()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -573,5 +574,63 @@ func TestJudgeUnderAnIngestedJudgesName(t *testing.T) {
 	}
 	if after := metrics(); after != before {
 		t.Errorf("metrics after restoring:\n%s\nwant\n%s", after, before)
+	}
+}
+
+// Configurations whose names hold " | " keep ids of their own: model
+// "A | B" on harness "C" and model "A" on harness "B | C" are two rows of
+// metrics --by config, not one.
+func TestConfigIDsNeverCollide(t *testing.T) {
+	var lines strings.Builder
+	for i, c := range [][2]string{{"A | B", "C"}, {"A", "B | C"}, {`A\`, `| C`}} {
+		for rep := 1; rep <= 2; rep++ {
+			id := fmt.Sprintf("r%d-%d", i, rep)
+			model, _ := json.Marshal(c[0])
+			harness, _ := json.Marshal(c[1])
+			fmt.Fprintf(&lines, `{"type":"run","run_id":"%s","scenario":"s1","persona":"reviewer","rep":%d,"config":{"model":%s,"harness":%s}}`+"\n", id, rep, model, harness)
+			fmt.Fprintf(&lines, `{"type":"event","run_id":"%s","seq":1,"t":"2026-03-02T18:00:00Z","actor":"agent","kind":"message","task":"a","depth":"suggest"}`+"\n", id)
+			fmt.Fprintf(&lines, `{"type":"task","run_id":"%s","task":"a","active":true,"expected_depth":"suggest","chosen_depth":"suggest"}`+"\n", id)
+		}
+	}
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", corpus(t, lines.String())); code != 0 {
+		t.Fatal(stderr)
+	}
+	recs := metricRecords(t, "--db", db, "metrics", "--by", "config", "--metrics", "TR-D", "--resamples", "100")
+	got := map[string]int{}
+	for _, r := range recs {
+		got[r.Group["config"]] = r.NRuns
+	}
+	want := map[string]int{`A \| B | C | none`: 2, `A | B \| C | none`: 2, `A\\ | \| C | none`: 2}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("configurations %v, want %v", got, want)
+	}
+}
+
+// A misspelt --judge is an error that lists the judges there are, in
+// every command that takes one; never other numbers with exit 0.
+func TestUnknownJudgeIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 4, Configs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "w.duckdb")
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", filepath.Join(dir, "c")); code != 0 {
+		t.Fatal(stderr)
+	}
+	want := `--judge "judge-qwen3.5-379b": no judgment by this judge in the runs selected; the judges are: judge-gpt-5.6-luna, judge-qwen3.5-397b`
+	for _, args := range [][]string{
+		{"metrics", "--resamples", "100"},
+		{"compare", "--harness-switch", "CC,OC", "--resamples", "100"},
+		{"corr", "--resamples", "100"},
+		{"agree", "--human", "--resamples", "100"},
+	} {
+		code, out, stderr := gymlens(t, append([]string{"--db", db}, append(args, "--judge", "judge-qwen3.5-379b")...)...)
+		if code != 1 || !strings.Contains(stderr, want) || out != "" {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
+	if code, _, stderr := gymlens(t, "--db", db, "metrics", "--resamples", "100", "--judge", "judge-qwen3.5-397b"); code != 0 {
+		t.Errorf("a known judge: %s", stderr)
 	}
 }

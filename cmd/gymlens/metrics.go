@@ -229,6 +229,9 @@ func loadValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) (*ru
 	rv.missing = make([]analysis.Missing, len(rv.runs))
 	rv.scen = make([]string, len(rv.runs))
 	judge := cmd.String("judge")
+	if err := analysis.CheckJudge(rv.runs, judge); err != nil {
+		return nil, err
+	}
 	for i := range rv.runs {
 		rv.values[i], rv.missing[i] = analysis.RunValues(&rv.runs[i], judge)
 		rv.scen[i] = rv.runs[i].Scenario

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/ingest/pare"
 	"github.com/gymlens/gymlens/reports"
 )
 
@@ -77,18 +78,11 @@ func (u *pareUnit) dim(d string) string {
 		}
 		return "unknown"
 	case "noise":
+		// One vocabulary, from the row or else the trace (pare.NoiseLabel).
 		if r != nil {
 			return r.Noise
 		}
-		switch {
-		case t.ToolNoise && t.EnvNoise:
-			return "tool+env"
-		case t.ToolNoise:
-			return "tool"
-		case t.EnvNoise:
-			return "env"
-		}
-		return "none"
+		return pare.NoiseLabel(t.ToolNoise, t.EnvNoise)
 	case "run":
 		if r != nil {
 			return r.ResultID

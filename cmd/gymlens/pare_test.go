@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest/pare"
 )
 
 var (
@@ -234,7 +235,7 @@ func TestPAREResults(t *testing.T) {
 	recs = metricRecords(t, "--db", db, "metrics", "--source", "pare", "--where", "source=are", "--by", "capability,config,noise",
 		"--metrics", "success", "--resamples", "200")
 	if len(recs) != 2 || recs[0].Group["capability"] != "execution" || recs[0].Group["config"] != "llama-4-maverick" ||
-		recs[0].Group["noise"] != "standard" || *recs[0].Mean != 50 || recs[0].NRuns != 8 || *recs[1].Mean != 500.0/6 {
+		recs[0].Group["noise"] != "none" || *recs[0].Mean != 50 || recs[0].NRuns != 8 || *recs[1].Mean != 500.0/6 {
 		t.Errorf("%+v", recs)
 	}
 	// App sets come from the traces.
@@ -398,5 +399,31 @@ func TestPassAtKWithAnEmptyScenario(t *testing.T) {
 			(r.Metric == "pass@k" && !strings.Contains(w, "k = 3")) || strings.Contains(w, "no run has this metric") {
 			t.Errorf("%s warnings: %s", r.Metric, w)
 		}
+	}
+}
+
+// The noise dimension has one vocabulary: a Meta-ARE line of Gaia2's noise
+// phase and a trace without a line whose definition turns on tool and
+// environment noise are one condition, tool+env.
+func TestNoiseDimensionHasOneVocabulary(t *testing.T) {
+	if pare.NoiseLabel(true, true) != "tool+env" || pare.NoiseLabel(false, false) != "none" {
+		t.Fatal("NoiseLabel")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "noise", "search")
+	os.MkdirAll(out, 0o755)
+	os.MkdirAll(filepath.Join(dir, "traces"), 0o755)
+	os.WriteFile(filepath.Join(out, "output.jsonl"), []byte(`{"task_id": "s1", "trace_id": null, "score": 1, "metadata": {"scenario_id": "s1", "run_number": 1}}`+"\n"), 0o644)
+	trace := `{"version": "are_simulation_v1", "apps": [{"name": "Cal", "class_name": "CalendarApp"}], "completed_events": [], "world_logs": [],
+		"metadata": {"definition": {"scenario_id": "s2", "run_number": 1, "has_tool_augmentation": true, "has_env_events_augmentation": true},
+		"simulation": {"agent_id": "default", "model_id": "llama-x"}, "annotation": {"validation_decision": "Valid"}}}`
+	os.WriteFile(filepath.Join(dir, "traces", "s2.json"), []byte(trace), 0o644)
+	db := filepath.Join(dir, "w.duckdb")
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", dir); code != 0 {
+		t.Fatal(stderr)
+	}
+	recs := metricRecords(t, "--db", db, "metrics", "--source", "pare", "--by", "noise", "--metrics", "success", "--resamples", "100")
+	if len(recs) != 1 || recs[0].Group["noise"] != "tool+env" || recs[0].NRuns != 2 {
+		t.Errorf("noise groups: %+v", recs)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gymlens/gymlens/ingest/runlog"
 )
 
 // Statuses are the run outcomes PARE and Meta-ARE write.
@@ -62,11 +64,10 @@ func (r *Result) ConfigID() string {
 		}
 		return r.Model
 	}
-	id := r.ProactiveModel + " | " + r.UserModel
 	if n := r.Noise(); n != "none" {
-		id += " | " + n
+		return runlog.JoinID(r.ProactiveModel, r.UserModel, n)
 	}
-	return id
+	return runlog.JoinID(r.ProactiveModel, r.UserModel)
 }
 
 // Noise describes the noise settings: PARE's tool failure probability and
@@ -89,6 +90,38 @@ func (r *Result) Noise() string {
 		return "none"
 	}
 	return strings.Join(parts, " ")
+}
+
+// NoiseLabel is the value of the noise dimension, one vocabulary for result
+// rows and traces alike: "none", "tool" (tool failures), "env"
+// (environment events) or "tool+env".
+func NoiseLabel(tool, env bool) string {
+	switch {
+	case tool && env:
+		return "tool+env"
+	case tool:
+		return "tool"
+	case env:
+		return "env"
+	}
+	return "none"
+}
+
+// NoiseClass is the result's noise dimension (NoiseLabel): for PARE, tool
+// failures when the tool failure probability is above 0 and environment
+// events when their rate is; for Meta-ARE, Gaia2's noise phase adds both
+// and its other phases neither ("unknown" without a phase).
+func (r *Result) NoiseClass() string {
+	if r.Source == "are" {
+		switch r.Phase {
+		case "":
+			return "unknown"
+		case "noise":
+			return NoiseLabel(true, true)
+		}
+		return NoiseLabel(false, false)
+	}
+	return NoiseLabel(r.ToolFailure != nil && *r.ToolFailure > 0, r.EnvEvents != nil && *r.EnvEvents > 0)
 }
 
 // Key is the run a result is about: scenario, run number, configuration.
