@@ -215,6 +215,17 @@ func TestIdenticalAndConflictingRecords(t *testing.T) {
 
 // Each bad input: a clear message naming file and line, and the warehouse
 // exactly as it was.
+// aliasBomb is 1 KB of YAML whose aliases expand to 9⁹ values.
+var aliasBomb = func() string {
+	var b strings.Builder
+	b.WriteString("type: scenario\nscenario: bomb\nl0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n")
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&b, "l%d: &l%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d, ", i-1), 9), ", "))
+	}
+	b.WriteString("personas: {reviewer: {group: S}}\ntasks: [{id: a, expected_depth: {reviewer: suggest}}]\n")
+	return b.String()
+}()
+
 func TestBadInputsLeaveTheWarehouseUnchanged(t *testing.T) {
 	run := func(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
 	ev := func(seq int, extra string) string {
@@ -241,6 +252,16 @@ func TestBadInputsLeaveTheWarehouseUnchanged(t *testing.T) {
 		{"corrupt gzip", "bad.jsonl.gz", "\x1f\x8b\x08\x00garbage-garbage", "bad.jsonl.gz"},
 		{"corrupt zstd", "bad.jsonl.zst", "\x28\xb5\x2f\xfdgarbage-garbage", "bad.jsonl.zst"},
 		{"malformed csv", "bad.csv", "rater,question,value\n\"a,trust,3\n", "bad.csv:2"},
+		// Hostile input (issue 13): duplicate keys, JSON beyond RFC 8259,
+		// duplicate CSV columns, an alias bomb.
+		{"duplicate key", "bad.jsonl", run(runRec, ev(1, `,"text":"a","text":"b"`)), `bad.jsonl:2:`},
+		{"duplicate nested key", "bad.jsonl", run(strings.Replace(runRec, `"harness":"CD"`, `"harness":"CD","harness":"CC"`, 1)), `field "config.harness": the key occurs twice`},
+		{"leading zero", "bad.jsonl", run(runRec, ev(1, `,"usage":{"latency_ms":00.5}`)), `bad.jsonl:2: not valid JSON (RFC 8259)`},
+		{"bare fraction", "bad.jsonl", run(runRec, ev(1, `,"usage":{"latency_ms":.5}`)), `bad.jsonl:2: not valid JSON`},
+		{"raw control character", "bad.jsonl", run(runRec, ev(1, `,"text":"a`+"\x01"+`b"`)), `bad.jsonl:2: not valid JSON (RFC 8259)`},
+		{"lone surrogate", "bad.jsonl", run(runRec, ev(1, `,"text":"a\ud800b"`)), `bad.jsonl:2: not valid JSON (RFC 8259): a lone UTF-16 surrogate \ud800`},
+		{"duplicate csv column", "bad.csv", "rater,question,value,value\na,trust,3,4\n", `bad.csv:1: field "value": the header names this column twice (columns 3 and 4)`},
+		{"yaml alias bomb", "bomb.yaml", aliasBomb, "alias bomb"},
 	}
 	w := openTemp(t)
 	if _, err := w.Ingest(ctx, []string{smallCorpus(t)}, IngestOptions{}); err != nil {
@@ -553,4 +574,74 @@ func tableRows(t *testing.T, w *Warehouse, table string) []string {
 		out = append(out, r)
 	}
 	return out
+}
+
+// A UTF-8 byte order mark (Excel's default) is accepted at the start of
+// every text format, on the command line and inside a folder.
+func TestByteOrderMarks(t *testing.T) {
+	dir := t.TempDir()
+	bom := "\ufeff"
+	write(t, filepath.Join(dir, "scenario.yaml"), bom+scenarioFile)
+	write(t, filepath.Join(dir, "runs.jsonl"), bom+runFile)
+	write(t, filepath.Join(dir, "judge.jsonl"), bom+judgmentFile)
+	ratings := write(t, filepath.Join(dir, "ratings.csv"), bom+"rater,question,value,run_id,task\nann1,trust,4,r1,mp_price\n")
+	w := openTemp(t)
+	sum, err := w.Ingest(ctx, []string{dir}, IngestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Records["rating"] != 1 || sum.Records["scenario"] != 1 || sum.Records["event"] != 4 || sum.Records["judgment"] != 2 || len(sum.Skipped) != 0 {
+		t.Errorf("with BOMs: %+v", sum)
+	}
+	// The same ratings named on the command line.
+	w2 := openTemp(t)
+	os.Remove(ratings)
+	other := write(t, filepath.Join(t.TempDir(), "more.csv"), bom+"rater,question,value,item\nann1,trust,4,x\n")
+	if sum, err := w2.Ingest(ctx, []string{other}, IngestOptions{}); err != nil || sum.Records["rating"] != 1 {
+		t.Errorf("a ratings CSV with a BOM on the command line: %v %+v", err, sum)
+	}
+}
+
+// A FIFO named on the command line is refused at once (reading it would
+// block forever); inside a folder it is skipped with a note, as is a broken
+// link. Links to files and folders are followed, a loop read once.
+func TestFIFOsAndLinks(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe.jsonl")
+	if err := exec.Command("mkfifo", fifo).Run(); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	w := openTemp(t)
+	done := make(chan error, 1)
+	go func() { _, err := w.Ingest(ctx, []string{fifo}, IngestOptions{}); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file (a named pipe)") {
+			t.Errorf("FIFO on the command line: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ingest of a FIFO hangs")
+	}
+	corpus := smallCorpus(t)
+	real := t.TempDir()
+	os.Rename(filepath.Join(corpus, "runs.jsonl"), filepath.Join(real, "runs.jsonl"))
+	os.Symlink(filepath.Join(real, "runs.jsonl"), filepath.Join(corpus, "runs.jsonl"))
+	os.Symlink(real, filepath.Join(corpus, "linked")) // the same file again, through a folder link
+	os.Symlink(corpus, filepath.Join(corpus, "loop")) // a loop
+	os.Symlink(filepath.Join(dir, "gone"), filepath.Join(corpus, "broken.jsonl"))
+	exec.Command("mkfifo", filepath.Join(corpus, "pipe.jsonl")).Run()
+	sum, err := w.Ingest(ctx, []string{corpus}, IngestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Records["event"] != 4 {
+		t.Errorf("the linked run log was not read once: %+v", sum.Records)
+	}
+	why := map[string]string{}
+	for _, s := range sum.Skipped {
+		why[filepath.Base(s.Path)] = s.Reason
+	}
+	if !strings.Contains(why["pipe.jsonl"], "named pipe") || !strings.Contains(why["broken.jsonl"], "broken symbolic link") || !strings.Contains(why["loop"], "loop") {
+		t.Errorf("skipped: %v", why)
+	}
 }

@@ -139,13 +139,21 @@ func locate(c *arrow.Chunked, row int) (arrow.Array, int) {
 // goes to extra.
 func (p *pass) readPAREAnnotations(fs *fileState) error {
 	p.bytes.Add(fs.Size)
-	f, err := os.Open(fs.Path)
+	f, err := runlog.OpenRegular(fs.Path)
 	if err != nil {
-		return p.collect(&runlog.Error{File: fs.Path, Msg: "cannot read: " + err.Error()})
+		return p.collect(err)
 	}
 	defer f.Close()
-	cr := csv.NewReader(f)
+	cr := csv.NewReader(runlog.SkipBOM(f))
 	head, err := cr.Read()
+	if err == nil {
+		for i := range head {
+			head[i] = strings.TrimSpace(head[i])
+		}
+		if e := runlog.CheckHeader(fs.Path, head); e != nil {
+			return p.collect(e)
+		}
+	}
 	if err != nil {
 		return p.collect(&runlog.Error{File: fs.Path, Line: 1, Msg: "cannot read the header: " + err.Error()})
 	}

@@ -3,7 +3,6 @@ package ingest
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -39,9 +38,9 @@ func fileError(err error) error {
 // Meta-ARE output.jsonl or benchmark_stats.json.
 func (p *pass) readPAREResultFile(fs *fileState) error {
 	p.bytes.Add(fs.Size)
-	b, err := os.ReadFile(fs.Path)
+	b, err := runlog.ReadWhole(fs.Path)
 	if err != nil {
-		return p.collect(&runlog.Error{File: fs.Path, Msg: "cannot read: " + err.Error()})
+		return p.collect(err)
 	}
 	switch fs.Kind {
 	case runlog.KindPAREResults, runlog.KindAREOutput:

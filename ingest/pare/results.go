@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/valyala/fastjson"
+
 	"github.com/gymlens/gymlens/ingest/runlog"
 )
 
@@ -259,10 +261,30 @@ type row struct {
 
 func newRow(path string, line int, raw []byte) (*row, error) {
 	r := &row{path: path, line: line}
+	if err := strictJSON(raw); err != nil {
+		err.Path, err.Line = path, line
+		return nil, err
+	}
 	if err := json.Unmarshal(raw, &r.m); err != nil || r.m == nil {
 		return nil, &FileError{Path: path, Line: line, Msg: "expected a JSON object"}
 	}
 	return r, nil
+}
+
+// strictJSON holds raw to RFC 8259 and refuses a key given twice in one
+// object (encoding/json would keep the last, fastjson the first).
+func strictJSON(raw []byte) *FileError {
+	if err := runlog.CheckJSON(raw); err != nil {
+		return &FileError{Msg: err.Error()}
+	}
+	v, err := fastjson.ParseBytes(raw)
+	if err != nil {
+		return &FileError{Msg: "not JSON: " + err.Error()}
+	}
+	if k := runlog.DuplicateKey(v); k != "" {
+		return &FileError{Field: k, Msg: "the key occurs twice in one object (JSON readers differ on which one counts)"}
+	}
+	return nil
 }
 
 func (r *row) fail(field, format string, args ...any) {
@@ -378,6 +400,12 @@ func (r *row) outcome(res *Result, successField string) {
 // per scenario run, as PARE's benchmark writes to
 // <config>_result.json.
 func ReadPAREResults(path string, b []byte) ([]Result, error) {
+	if json.Valid(b) { // else the reader below says where it breaks
+		if err := strictJSON(b); err != nil {
+			err.Path = path
+			return nil, err
+		}
+	}
 	elems, err := listAt(path, b, "")
 	if err != nil {
 		return nil, err
@@ -545,6 +573,12 @@ type Report struct {
 // ReadPARECombined reads PARE's combined_result.json: metadata and one
 // entry of statistics per configuration (per_config_results).
 func ReadPARECombined(path string, b []byte) (*Report, error) {
+	if json.Valid(b) { // else the reader below says where it breaks
+		if err := strictJSON(b); err != nil {
+			err.Path = path
+			return nil, err
+		}
+	}
 	elems, err := listAt(path, b, "per_config_results")
 	if err != nil {
 		return nil, err
@@ -585,6 +619,12 @@ func ReadPARECombined(path string, b []byte) (*Report, error) {
 // ReadAREStats reads Meta-ARE's benchmark_stats.json: statistics per
 // capability and global ones.
 func ReadAREStats(path string, b []byte) (*Report, error) {
+	if json.Valid(b) { // else the reader below says where it breaks
+		if err := strictJSON(b); err != nil {
+			err.Path = path
+			return nil, err
+		}
+	}
 	ls := newLines(b)
 	var top struct {
 		Metadata struct {

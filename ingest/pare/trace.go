@@ -7,11 +7,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/valyala/fastjson"
+
+	"github.com/gymlens/gymlens/ingest/runlog"
 )
 
 // Version is the trace format version this package reads.
@@ -97,9 +98,9 @@ func (e *TraceError) Error() string {
 
 // ReadTraceFile reads and checks a trace.
 func ReadTraceFile(path string) (*Trace, error) {
-	b, err := os.ReadFile(path)
+	b, err := runlog.ReadWhole(path)
 	if err != nil {
-		return nil, &TraceError{Path: path, Msg: "cannot read: " + err.Error()}
+		return nil, &TraceError{Path: path, Msg: strings.TrimPrefix(err.Error(), path+": ")}
 	}
 	return ReadTrace(path, b)
 }
@@ -116,6 +117,12 @@ func ReadTrace(path string, b []byte) (*Trace, error) {
 			msg = "not JSON (truncated?): " + err.Error()
 		}
 		return nil, &TraceError{Path: path, Msg: msg}
+	}
+	if err := runlog.CheckJSON(b); err != nil {
+		return nil, &TraceError{Path: path, Msg: err.Error()}
+	}
+	if k := runlog.DuplicateKey(top); k != "" {
+		return nil, &TraceError{Path: path, Msg: fmt.Sprintf("field %q: the key occurs twice in one object (JSON readers differ on which one counts)", k)}
 	}
 	if top.Type() != fastjson.TypeObject {
 		return nil, &TraceError{Path: path, Msg: "not a JSON object"}

@@ -58,6 +58,14 @@ func (d *Decoder) DecodeLine(line []byte) (Record, error) {
 		d.r = nil
 		return nil, &Error{Msg: "not valid JSON: " + shorten(err.Error(), 160)}
 	}
+	if err := CheckJSON(line); err != nil {
+		d.r = nil
+		return nil, &Error{Msg: err.Error()}
+	}
+	if k := DuplicateKey(v); k != "" {
+		d.r = nil
+		return nil, &Error{Column: columnOf(line, k), Field: k, Msg: "the key occurs twice in one object (JSON readers differ on which one counts)"}
+	}
 	var rec Record
 	d.arena.n = 0
 	rec, d.r, err = decodeValue(v, &d.arena)

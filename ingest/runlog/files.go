@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -119,32 +118,17 @@ func Discover(paths []string) (files []File, skipped []Skipped, err error) {
 			return nil, nil, &Error{File: p, Msg: "cannot read: " + errors.Unwrap(err).Error()}
 		}
 		if !st.IsDir() {
+			if !st.Mode().IsRegular() {
+				return nil, nil, &Error{File: p, Msg: "not a regular file (" + fileType(st.Mode()) + "): gymlens reads files and folders"}
+			}
 			if err := add(p, st.Size(), true); err != nil {
 				return nil, nil, err
 			}
 			continue
 		}
 		before := len(files)
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return &Error{File: path, Msg: "cannot read: " + err.Error()}
-			}
-			if d.IsDir() {
-				if path != p && strings.HasPrefix(d.Name(), ".") {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if strings.HasPrefix(d.Name(), ".") || !d.Type().IsRegular() {
-				return nil
-			}
-			info, err := d.Info()
-			if err != nil {
-				return &Error{File: path, Msg: "cannot read: " + err.Error()}
-			}
-			return add(path, info.Size(), false)
-		})
-		if err != nil {
+		if err := walk(p, p, map[string]bool{}, func(path string, size int64) error { return add(path, size, false) },
+			func(path, why string) { skipped = append(skipped, Skipped{Path: path, Reason: why}) }); err != nil {
 			return nil, nil, err
 		}
 		if len(files) == before {
@@ -171,6 +155,51 @@ func Discover(paths []string) (files []File, skipped []Skipped, err error) {
 	return files, skipped, nil
 }
 
+// walk visits the files below dir in name order, following symbolic links
+// to files and folders (a folder reached again through a link is visited
+// once: no loop); names starting with a dot are passed over. A broken
+// link or anything that is not a regular file (a FIFO, a socket, a
+// device) is reported through skip, never read: reading a FIFO blocks.
+func walk(root, dir string, visited map[string]bool, file func(path string, size int64) error, skip func(path, why string)) error {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return &Error{File: dir, Msg: "cannot read: " + unwrapPathError(err)}
+	}
+	if visited[real] {
+		skip(dir, "a link to a folder already read (a loop)")
+		return nil
+	}
+	visited[real] = true
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return &Error{File: dir, Msg: "cannot read: " + unwrapPathError(err)}
+	}
+	for _, d := range entries {
+		path := filepath.Join(dir, d.Name())
+		if strings.HasPrefix(d.Name(), ".") {
+			continue
+		}
+		st, err := os.Stat(path) // follows links
+		if err != nil {
+			skip(path, "a broken symbolic link: "+unwrapPathError(err))
+			continue
+		}
+		switch {
+		case st.IsDir():
+			if err := walk(root, path, visited, file, skip); err != nil {
+				return err
+			}
+		case st.Mode().IsRegular():
+			if err := file(path, st.Size()); err != nil {
+				return err
+			}
+		default:
+			skip(path, "not a regular file ("+fileType(st.Mode())+")")
+		}
+	}
+	return nil
+}
+
 func kindOrder(k Kind) int {
 	switch k {
 	case KindScenario:
@@ -192,6 +221,10 @@ func classify(path string) (Kind, string) {
 	case strings.HasSuffix(name, ".jsonl.gz"), strings.HasSuffix(name, ".jsonl.zst"):
 		return KindJSONL, ""
 	case strings.HasSuffix(name, ".json"), strings.HasSuffix(name, ".yaml"), strings.HasSuffix(name, ".yml"):
+		if st, err := os.Stat(path); err == nil && st.Size() > MaxWholeFile {
+			return KindUnknown, fmt.Sprintf("%d MB: gymlens reads scenario specs, traces and result files whole and takes at most %d MB; split it (record streams, *.jsonl, have no limit)",
+				st.Size()>>20, MaxWholeFile>>20)
+		}
 		if strings.HasSuffix(name, ".json") {
 			if k := jsonKind(path); k != KindUnknown {
 				return k, ""
@@ -222,7 +255,7 @@ func classify(path string) (Kind, string) {
 // Meta-ARE's benchmark_stats.json (statistics with per_capability).
 // Anything else is KindUnknown here (a scenario spec, maybe).
 func jsonKind(path string) Kind {
-	b, err := os.ReadFile(path)
+	b, err := ReadWhole(path)
 	if err != nil {
 		return KindUnknown
 	}
@@ -279,7 +312,7 @@ func isAREOutput(path string) bool {
 }
 
 func isScenarioFile(path string) bool {
-	b, err := os.ReadFile(path)
+	b, err := ReadWhole(path)
 	if err != nil {
 		return true // let the reader report the error
 	}
@@ -303,7 +336,7 @@ func isAnnotationCSV(path string) bool {
 		return false
 	}
 	defer f.Close()
-	head, err := csv.NewReader(bufio.NewReader(f)).Read()
+	head, err := csvHeader(f)
 	if err != nil {
 		return false
 	}
@@ -321,7 +354,7 @@ func isRatingsCSV(path string) bool {
 		return true
 	}
 	defer f.Close()
-	head, err := csv.NewReader(bufio.NewReader(f)).Read()
+	head, err := csvHeader(f)
 	if err != nil {
 		return true
 	}
@@ -331,6 +364,32 @@ func isRatingsCSV(path string) bool {
 		}
 	}
 	return true
+}
+
+// csvHeader reads the first record of a CSV file, without a BOM, its names
+// trimmed.
+func csvHeader(r io.Reader) ([]string, error) {
+	head, err := csv.NewReader(SkipBOM(r)).Read()
+	for i := range head {
+		head[i] = strings.TrimSpace(head[i])
+	}
+	return head, err
+}
+
+// CheckHeader refuses a CSV header that names a column twice (one of the
+// two would be dropped).
+func CheckHeader(path string, head []string) *Error {
+	seen := map[string]int{}
+	for i, h := range head {
+		if h == "" {
+			continue
+		}
+		if j, dup := seen[h]; dup {
+			return &Error{File: path, Line: 1, Field: h, Msg: fmt.Sprintf("the header names this column twice (columns %d and %d)", j+1, i+1)}
+		}
+		seen[h] = i
+	}
+	return nil
 }
 
 // countingReader counts the bytes read from the underlying file; the
@@ -349,9 +408,9 @@ func (c countingReader) Read(p []byte) (int, error) {
 // OpenStream opens a record stream, decompressing .gz and .zst. read, when
 // not nil, counts the compressed bytes read from disk.
 func OpenStream(path string, read *atomic.Int64) (io.ReadCloser, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot open: " + errors.Unwrap(err).Error()}
+		return nil, err
 	}
 	var r io.Reader = f
 	if read != nil {
@@ -368,7 +427,7 @@ func OpenStream(path string, read *atomic.Int64) (io.ReadCloser, error) {
 		return struct {
 			io.Reader
 			io.Closer
-		}{gz, f}, nil
+		}{SkipBOM(gz), f}, nil
 	case strings.HasSuffix(name, ".zst"):
 		zr, err := zstd.NewReader(bufio.NewReaderSize(r, 256<<10), zstd.WithDecoderConcurrency(1))
 		if err != nil {
@@ -378,12 +437,12 @@ func OpenStream(path string, read *atomic.Int64) (io.ReadCloser, error) {
 		return struct {
 			io.Reader
 			io.Closer
-		}{zr, closerFunc(func() error { zr.Close(); return f.Close() })}, nil
+		}{SkipBOM(zr), closerFunc(func() error { zr.Close(); return f.Close() })}, nil
 	}
 	return struct {
 		io.Reader
 		io.Closer
-	}{r, f}, nil
+	}{SkipBOM(r), f}, nil
 }
 
 type closerFunc func() error
@@ -393,9 +452,14 @@ func (c closerFunc) Close() error { return c() }
 // ReadScenarioFile reads a hand-written scenario spec in JSON or YAML.
 // Errors name the line of the offending field.
 func ReadScenarioFile(path string) (*Scenario, []byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadWhole(path)
 	if err != nil {
-		return nil, nil, &Error{File: path, Msg: "cannot read: " + err.Error()}
+		return nil, nil, err
+	}
+	if strings.HasSuffix(strings.ToLower(path), ".json") {
+		if err := CheckJSON(b); err != nil {
+			return nil, nil, &Error{File: path, Msg: err.Error()}
+		}
 	}
 	if !utf8.Valid(b) {
 		return nil, nil, &Error{File: path, Msg: "invalid UTF-8: expected text encoded as UTF-8"}
@@ -413,7 +477,8 @@ func ReadScenarioFile(path string) (*Scenario, []byte, error) {
 		return nil, nil, &Error{File: path, Msg: "empty scenario file"}
 	}
 	lines := map[string]int{}
-	js, err := yamlToJSON(root.Content[0], "", lines, nil)
+	budget := maxYAMLValues
+	js, err := yamlToJSON(root.Content[0], "", lines, nil, &budget)
 	if err != nil {
 		return nil, nil, &Error{File: path, Msg: err.Error()}
 	}
@@ -449,11 +514,19 @@ func lineOfPath(lines map[string]int, field string) int {
 }
 
 // yamlToJSON converts a YAML node to JSON, recording the line of each path.
-func yamlToJSON(n *yaml.Node, path string, lines map[string]int, out []byte) ([]byte, error) {
+// maxYAMLValues bounds the values a scenario spec may expand to: a few
+// kilobytes of nested aliases (a "billion laughs") would otherwise expand
+// to gigabytes.
+const maxYAMLValues = 200_000
+
+func yamlToJSON(n *yaml.Node, path string, lines map[string]int, out []byte, budget *int) ([]byte, error) {
+	if *budget--; *budget < 0 {
+		return nil, fmt.Errorf("line %d: the YAML expands to more than %d values through its aliases (*name): an alias bomb? Write the values out, or use fewer aliases", n.Line, maxYAMLValues)
+	}
 	lines[path] = n.Line
 	switch n.Kind {
 	case yaml.AliasNode:
-		return yamlToJSON(n.Alias, path, lines, out)
+		return yamlToJSON(n.Alias, path, lines, out, budget)
 	case yaml.MappingNode:
 		out = append(out, '{')
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -471,7 +544,7 @@ func yamlToJSON(n *yaml.Node, path string, lines map[string]int, out []byte) ([]
 				p = path + "." + k.Value
 			}
 			var err error
-			if out, err = yamlToJSON(n.Content[i+1], p, lines, out); err != nil {
+			if out, err = yamlToJSON(n.Content[i+1], p, lines, out, budget); err != nil {
 				return nil, err
 			}
 			lines[p] = k.Line
@@ -484,7 +557,7 @@ func yamlToJSON(n *yaml.Node, path string, lines map[string]int, out []byte) ([]
 				out = append(out, ',')
 			}
 			var err error
-			if out, err = yamlToJSON(c, fmt.Sprintf("%s[%d]", path, i), lines, out); err != nil {
+			if out, err = yamlToJSON(c, fmt.Sprintf("%s[%d]", path, i), lines, out, budget); err != nil {
 				return nil, err
 			}
 		}
@@ -524,12 +597,12 @@ func yamlToJSON(n *yaml.Node, path string, lines map[string]int, out []byte) ([]
 // a malformed CSV file stops the read with an error.
 // row is the staging CSV row of the rating (see CSVColumns).
 func ReadRatingsCSV(path string, fileID int, fn func(line int, g *Rating, raw, row []byte, rowErr *Error) error) error {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
-		return &Error{File: path, Msg: "cannot open: " + err.Error()}
+		return err
 	}
 	defer f.Close()
-	cr := csv.NewReader(bufio.NewReaderSize(f, 256<<10))
+	cr := csv.NewReader(SkipBOM(f))
 	cr.ReuseRecord = true
 	head, err := cr.Read()
 	if err == io.EOF {
@@ -543,6 +616,9 @@ func ReadRatingsCSV(path string, fileID int, fn func(line int, g *Rating, raw, r
 	head = slices.Clone(head)
 	for i := range head {
 		head[i] = strings.TrimSpace(strings.TrimPrefix(head[i], "\ufeff"))
+	}
+	if e := CheckHeader(path, head); e != nil {
+		return e
 	}
 	for _, c := range []string{"rater", "question", "value"} {
 		if !slices.Contains(head, c) {

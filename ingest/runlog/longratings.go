@@ -1,13 +1,11 @@
 package runlog
 
 import (
-	"bufio"
 	"encoding/csv"
 	"fmt"
 	"io"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,12 +101,12 @@ type Question struct {
 // categories given, every value must be one of them and is coded by its
 // place in that order (numbers included).
 func ReadLongRatings(path string, categories []string) (*LongRatings, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read: " + err.Error()}
+		return nil, err
 	}
 	defer f.Close()
-	return readLongRatings(path, bufio.NewReaderSize(f, 256<<10), categories)
+	return readLongRatings(path, SkipBOM(f), categories)
 }
 
 func readLongRatings(path string, r io.Reader, categories []string) (*LongRatings, error) {

@@ -1,0 +1,123 @@
+package runlog
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+
+	"github.com/valyala/fastjson"
+)
+
+// CheckJSON holds raw to RFC 8259 where the parser gymlens uses is lenient:
+// numbers in JSON's grammar (not 00.5 or .5), no raw control characters
+// in strings, no lone UTF-16 surrogate in a \u escape. It returns nil or
+// an error saying what is wrong.
+func CheckJSON(raw []byte) error {
+	if err := fastjson.ValidateBytes(raw); err != nil {
+		return fmt.Errorf("not valid JSON (RFC 8259): %s", shorten(err.Error(), 160))
+	}
+	if bytes.Contains(raw, []byte(`\u`)) {
+		if at := loneSurrogate(raw); at >= 0 {
+			return fmt.Errorf("not valid JSON (RFC 8259): a lone UTF-16 surrogate %s at byte %d", raw[at:at+6], at+1)
+		}
+	}
+	return nil
+}
+
+// DuplicateKey is the path of the first key that occurs twice in one
+// object of v ("" when none): JSON readers disagree on which one wins, so
+// gymlens refuses both.
+func DuplicateKey(v *fastjson.Value) string {
+	if p := duplicateKey(v); p != nil {
+		return joinPath(p)
+	}
+	return ""
+}
+
+// duplicateKey returns the path to a duplicate key, innermost first; it
+// allocates nothing unless it finds one.
+func duplicateKey(v *fastjson.Value) []string {
+	switch v.Type() {
+	case fastjson.TypeObject:
+		o, _ := v.Object()
+		var small [16][]byte
+		keys := small[:0]
+		var found []string
+		o.Visit(func(k []byte, x *fastjson.Value) {
+			if found != nil {
+				return
+			}
+			for _, seen := range keys {
+				if bytes.Equal(seen, k) {
+					found = []string{string(k)}
+					return
+				}
+			}
+			keys = append(keys, k)
+			if t := x.Type(); t == fastjson.TypeObject || t == fastjson.TypeArray {
+				if p := duplicateKey(x); p != nil {
+					found = append(p, string(k))
+				}
+			}
+		})
+		return found
+	case fastjson.TypeArray:
+		a, _ := v.Array()
+		for i, x := range a {
+			if t := x.Type(); t == fastjson.TypeObject || t == fastjson.TypeArray {
+				if p := duplicateKey(x); p != nil {
+					return append(p, "["+strconv.Itoa(i)+"]")
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func joinPath(rev []string) string {
+	var b []byte
+	for i := len(rev) - 1; i >= 0; i-- {
+		if len(b) > 0 && rev[i][0] != '[' {
+			b = append(b, '.')
+		}
+		b = append(b, rev[i]...)
+	}
+	return string(b)
+}
+
+// loneSurrogate is the offset of a \uD800–\uDFFF escape that is not half
+// of a surrogate pair, or -1. A backslash escaped by another is no escape.
+func loneSurrogate(raw []byte) int {
+	hex4 := func(i int) (uint64, bool) {
+		if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+		return n, err == nil
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if i+1 < len(raw) && raw[i+1] != 'u' {
+			i++ // an escaped character, perhaps a backslash
+			continue
+		}
+		n, ok := hex4(i)
+		if !ok {
+			continue
+		}
+		switch {
+		case n >= 0xD800 && n <= 0xDBFF:
+			if m, ok := hex4(i + 6); ok && m >= 0xDC00 && m <= 0xDFFF {
+				i += 11
+				continue
+			}
+			return i
+		case n >= 0xDC00 && n <= 0xDFFF:
+			return i
+		}
+		i += 5
+	}
+	return -1
+}
