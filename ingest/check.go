@@ -290,6 +290,12 @@ func (c *checker) record(rec runlog.Record, hash uint64, at loc) *runlog.Error {
 		if r.Kind == "approval_request" {
 			ir.approvals = append(ir.approvals, r.Seq)
 		}
+		if r.Task != "" {
+			// Credited to a task: one of the scenario's (now, or at the end).
+			if msg := c.taskRef(r.RunID, ir, r.Task, at); msg != "" {
+				return fail("task", msg)
+			}
+		}
 		ir.hasSeq, ir.lastSeq = true, r.Seq
 		ir.addTrajectory(hash, at)
 	case *runlog.Task:

@@ -144,4 +144,31 @@ func TestQueryIsReadOnly(t *testing.T) {
 			t.Errorf("%s: allowed", q)
 		}
 	}
+	// Only read statements run, one at a time: a CALL (which aborted the
+	// process) or a PRAGMA is refused before anything runs, and so is a
+	// read statement after another statement.
+	for q, want := range map[string]string{
+		`CALL enable_logging(storage='file', storage_path='` + t.TempDir() + `'); SELECT 1`: "only read statements are allowed",
+		`PRAGMA database_size`:  "only read statements are allowed",
+		`EXPLAIN SELECT 1`:      "only read statements are allowed",
+		`SELECT 1; SELECT 2`:    "expected one statement, found 2",
+		`SELEC 1`:               `syntax error at or near "SELEC"`,
+		`SELECT nope FROM runs`: `Binder Error: Referenced column "nope" not found`,
+	} {
+		_, _, err := w.Query(ctx, q)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line with %q", q, err, want)
+		}
+	}
+	for _, q := range []string{`DESCRIBE runs`, `SHOW TABLES`, `SUMMARIZE runs`, `FROM runs LIMIT 1`, `VALUES (1)`, `WITH a AS (SELECT 1) SELECT * FROM a`} {
+		if _, _, err := w.Query(ctx, q); err != nil {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	// Rows stream: QueryFunc hands them over one at a time.
+	n := 0
+	err = w.QueryFunc(ctx, `SELECT * FROM events`, func([]string) error { return nil }, func([]any) error { n++; return nil })
+	if err != nil || n == 0 {
+		t.Errorf("QueryFunc: %d rows, %v", n, err)
+	}
 }

@@ -262,6 +262,8 @@ func TestBadInputsLeaveTheWarehouseUnchanged(t *testing.T) {
 		{"lone surrogate", "bad.jsonl", run(runRec, ev(1, `,"text":"a\ud800b"`)), `bad.jsonl:2: not valid JSON (RFC 8259): a lone UTF-16 surrogate \ud800`},
 		{"duplicate csv column", "bad.csv", "rater,question,value,value\na,trust,3,4\n", `bad.csv:1: field "value": the header names this column twice (columns 3 and 4)`},
 		{"yaml alias bomb", "bomb.yaml", aliasBomb, "alias bomb"},
+		{"event credited to no task of the scenario", "bad.jsonl", run(runRec, ev(1, `,"task":"mp_nope"`)), `bad.jsonl:2: field "task": task "mp_nope" is not a task of scenario "monitor_purchase" (run "r2")`},
+		{"event credited before its run is known", "bad.jsonl", run(ev(1, `,"task":"mp_nope"`), runRec), `bad.jsonl:1: field "task": task "mp_nope" is not a task of scenario "monitor_purchase"`},
 	}
 	w := openTemp(t)
 	if _, err := w.Ingest(ctx, []string{smallCorpus(t)}, IngestOptions{}); err != nil {
@@ -643,5 +645,56 @@ func TestFIFOsAndLinks(t *testing.T) {
 	}
 	if !strings.Contains(why["pipe.jsonl"], "named pipe") || !strings.Contains(why["broken.jsonl"], "broken symbolic link") || !strings.Contains(why["loop"], "loop") {
 		t.Errorf("skipped: %v", why)
+	}
+}
+
+// What a killed ingest left beside the warehouse — its staging folder and
+// DuckDB's spill files — goes when the warehouse is next opened for
+// writing; a live process's folder and another warehouse's stay.
+func TestLeftoversOfKilledIngestsAreCleaned(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.duckdb")
+	w, err := Open(ctx, db, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	// A process that has exited: a child we ran and waited for.
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip(err)
+	}
+	dead := cmd.Process.Pid
+	mk := func(name string) string {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(p, 0o755)
+		os.WriteFile(filepath.Join(p, "event.csv"), []byte("x"), 0o644)
+		return p
+	}
+	gone := mk(fmt.Sprintf(".gymlens-ingest-w.duckdb-%d-123", dead))
+	live := mk(fmt.Sprintf(".gymlens-ingest-w.duckdb-%d-456", os.Getppid()))
+	other := mk(fmt.Sprintf(".gymlens-ingest-x.duckdb-%d-789", dead))
+	spill := mk("w.duckdb.tmp")
+	os.WriteFile(filepath.Join(spill, "duckdb_temp_storage-0.tmp"), []byte("x"), 0o644)
+	os.Remove(filepath.Join(spill, "event.csv"))
+	w, err = Open(ctx, db, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+	if exists(gone) || exists(spill) || !exists(live) || !exists(other) || len(w.Leftovers) != 3 {
+		t.Errorf("dead %v, spill %v, live %v, other %v; removed %v", exists(gone), exists(spill), exists(live), exists(other), w.Leftovers)
+	}
+	// A read-only open touches nothing.
+	mk(fmt.Sprintf(".gymlens-ingest-w.duckdb-%d-124", dead))
+	w.Close()
+	r, err := Open(ctx, db, OpenOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if !exists(filepath.Join(dir, fmt.Sprintf(".gymlens-ingest-w.duckdb-%d-124", dead))) {
+		t.Error("a read-only open cleaned up")
 	}
 }

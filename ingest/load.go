@@ -189,7 +189,7 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 				_, _ = p.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 			}
 		}()
-		if p.tmpDir, err = os.MkdirTemp(filepath.Dir(w.Path), ".gymlens-ingest-"); err != nil {
+		if p.tmpDir, err = os.MkdirTemp(filepath.Dir(w.Path), stagingPrefix(w.Path)); err != nil {
 			return nil, fmt.Errorf("cannot make a staging folder beside the warehouse: %v", err)
 		}
 		defer os.RemoveAll(p.tmpDir)

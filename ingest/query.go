@@ -2,48 +2,138 @@ package ingest
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"fmt"
+	"strings"
+
+	"github.com/duckdb/duckdb-go/v2"
 )
 
-// Query runs read-only SQL and returns the column names and rows. The
-// warehouse must have been opened read-only; external file access is
-// switched off for the session, so a query cannot read or write files.
+// Query runs read-only SQL and returns the column names and rows (see
+// QueryFunc, which streams them).
 func (w *Warehouse) Query(ctx context.Context, query string, args ...any) ([]string, [][]any, error) {
+	var cols []string
+	var out [][]any
+	err := w.QueryFunc(ctx, query, func(c []string) error { cols = c; return nil },
+		func(vals []any) error { out = append(out, append([]any(nil), vals...)); return nil }, args...)
+	return cols, out, err
+}
+
+// QueryFunc runs one read-only SQL statement and calls head with the column
+// names, then row with each row's values in order (the slice is reused:
+// copy what you keep), so that a result of any size passes in bounded
+// memory. Only read statements run — SELECT, WITH, VALUES, FROM,
+// DESCRIBE, SHOW, SUMMARIZE, as DuckDB's parser classifies them; anything
+// else (CALL, PRAGMA, SET, COPY, ATTACH, a second statement …) is refused
+// before it runs. The warehouse must have been opened read-only; external
+// file access is switched off for the session, so a query cannot read or
+// write files.
+func (w *Warehouse) QueryFunc(ctx context.Context, query string, head func(cols []string) error, row func(vals []any) error, args ...any) error {
 	if !w.ReadOnly {
-		return nil, nil, fmt.Errorf("query needs a warehouse opened read-only")
+		return fmt.Errorf("query needs a warehouse opened read-only")
 	}
 	conn, err := w.db.Conn(ctx)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	defer conn.Close()
-	for _, s := range []string{"SET enable_external_access = false", "SET lock_configuration = true"} {
-		if _, err := conn.ExecContext(ctx, s); err != nil {
-			return nil, nil, err
+	// A pooled connection may be locked down already, by an earlier query.
+	var locked bool
+	if err := conn.QueryRowContext(ctx, `SELECT current_setting('lock_configuration')`).Scan(&locked); err != nil {
+		return err
+	}
+	if !locked {
+		for _, s := range []string{"SET enable_external_access = false", "SET lock_configuration = true"} {
+			if _, err := conn.ExecContext(ctx, s); err != nil {
+				return err
+			}
 		}
+	}
+	var external bool
+	if err := conn.QueryRowContext(ctx, `SELECT current_setting('enable_external_access')`).Scan(&external); err != nil || external {
+		return fmt.Errorf("query: cannot switch off file access on this connection (%v)", err)
+	}
+	if err := checkReadStatement(ctx, conn, query); err != nil {
+		return err
 	}
 	rows, err := conn.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, nil, err
+		return queryError(err)
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	var out [][]any
+	if err := head(cols); err != nil {
+		return err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
 	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
+		clear(vals)
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, nil, err
+			return queryError(err)
 		}
-		out = append(out, vals)
+		for i, v := range vals {
+			if d, ok := v.(duckdb.Decimal); ok {
+				vals[i] = json.Number(d.String()) // exact, written as a number
+			}
+		}
+		if err := row(vals); err != nil {
+			return err
+		}
 	}
-	return cols, out, rows.Err()
+	return queryError(rows.Err())
+}
+
+// checkReadStatement lets through one statement that DuckDB's parser can
+// serialise as a SELECT (an allow-list: json_serialize_sql refuses every
+// other kind), checked before anything runs — the driver executes all but
+// the last of several statements while preparing them.
+func checkReadStatement(ctx context.Context, conn *sql.Conn, query string) error {
+	var js string
+	if err := conn.QueryRowContext(ctx, `SELECT json_serialize_sql(?::VARCHAR)::VARCHAR`, query).Scan(&js); err != nil {
+		return fmt.Errorf("query: %v", err)
+	}
+	var parsed struct {
+		Error      bool              `json:"error"`
+		ErrorType  string            `json:"error_type"`
+		Message    string            `json:"error_message"`
+		Statements []json.RawMessage `json:"statements"`
+	}
+	if err := json.Unmarshal([]byte(js), &parsed); err != nil {
+		return fmt.Errorf("query: cannot read DuckDB's parse of the statement: %v", err)
+	}
+	switch {
+	case parsed.Error && parsed.ErrorType == "parser":
+		return fmt.Errorf("query: %s", oneLine(parsed.Message))
+	case parsed.Error:
+		return fmt.Errorf("query is read-only: only read statements are allowed (SELECT, WITH, VALUES, FROM, DESCRIBE, SHOW, SUMMARIZE); DuckDB says: %s", oneLine(parsed.Message))
+	case len(parsed.Statements) != 1:
+		return fmt.Errorf("query: expected one statement, found %d", len(parsed.Statements))
+	}
+	return nil
+}
+
+// queryError is a database error as one clear line.
+func queryError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("query: %s", oneLine(err.Error()))
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	return s
 }
 
 // Counts returns the number of rows of each data table, for summaries.

@@ -15,10 +15,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
@@ -42,6 +45,9 @@ const IngestMemoryLimit = "160MB"
 
 // Warehouse is an open gymlens warehouse.
 type Warehouse struct {
+	// Leftovers are what Open removed that killed processes had left
+	// beside the warehouse (staging folders, DuckDB spill files).
+	Leftovers []string
 	Path      string
 	ReadOnly  bool
 	connector *duckdb.Connector
@@ -132,7 +138,71 @@ func Open(ctx context.Context, path string, opt OpenOptions) (*Warehouse, error)
 		w.Close()
 		return nil, err
 	}
+	if !opt.ReadOnly {
+		// Opened for writing, the warehouse is this process's alone: what a
+		// killed ingest left beside it can go.
+		w.Leftovers = cleanLeftovers(path)
+	}
 	return w, nil
+}
+
+// stagingPrefix names the staging folders of an ingest into the warehouse
+// at path: hidden, beside it, with the warehouse's name and the process id,
+// so that the leftovers of a process that died can be told apart.
+func stagingPrefix(path string) string {
+	return fmt.Sprintf(".gymlens-ingest-%s-%d-", filepath.Base(path), os.Getpid())
+}
+
+// cleanLeftovers removes what killed processes left beside the warehouse
+// at path: staging folders of ingests whose process is gone (and, from
+// gymlens versions that did not name the process, ones a day old), and
+// DuckDB's spill files in <path>.tmp. It returns what it removed.
+func cleanLeftovers(path string) []string {
+	var removed []string
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	entries, _ := os.ReadDir(dir)
+	mine := ".gymlens-ingest-" + base + "-"
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || !strings.HasPrefix(name, ".gymlens-ingest-") {
+			continue
+		}
+		full := filepath.Join(dir, name)
+		if rest, ok := strings.CutPrefix(name, mine); ok {
+			pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
+			if err != nil || pid == os.Getpid() || processAlive(pid) {
+				continue
+			}
+		} else if strings.Count(strings.TrimPrefix(name, ".gymlens-ingest-"), "-") == 0 {
+			// An older gymlens's folder: its owner is unknown.
+			if info, err := e.Info(); err != nil || time.Since(info.ModTime()) < 24*time.Hour {
+				continue
+			}
+		} else {
+			continue // another warehouse's
+		}
+		if os.RemoveAll(full) == nil {
+			removed = append(removed, full)
+		}
+	}
+	spill := path + ".tmp"
+	if files, err := os.ReadDir(spill); err == nil {
+		for _, f := range files {
+			if strings.HasPrefix(f.Name(), "duckdb_temp") && os.RemoveAll(filepath.Join(spill, f.Name())) == nil {
+				removed = append(removed, filepath.Join(spill, f.Name()))
+			}
+		}
+		if rest, _ := os.ReadDir(spill); len(rest) == 0 && os.Remove(spill) == nil {
+			removed = append(removed, spill)
+		}
+	}
+	return removed
+}
+
+// processAlive says whether a process with this id exists.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 func openError(path string, err error) error {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
 	"strconv"
@@ -48,15 +49,58 @@ func ParseEndpoint(spec string, getenv func(string) string) (Endpoint, error) {
 		return Endpoint{}, fmt.Errorf("--judge: the name %q may hold only letters, digits, '_', '-' and '.'", name)
 	}
 	ep := Endpoint{Name: name, Model: rest}
-	if i := strings.LastIndex(rest, "@"); i > 0 && strings.Contains(rest[i+1:], "://") {
-		ep.Model, ep.BaseURL = rest[:i], rest[i+1:]
+	// The URL starts at the first "@http://" or "@https://": a model name
+	// may hold "@" (then name the URL with --endpoint), a URL may not hold
+	// credentials, so a request never goes to a host the user did not name.
+	at := -1
+	for _, scheme := range []string{"@http://", "@https://"} {
+		if i := strings.Index(strings.ToLower(rest), scheme); i >= 0 && (at < 0 || i < at) {
+			at = i
+		}
 	}
-	env := "GYMLENS_" + strings.NewReplacer("-", "_", ".", "_").Replace(strings.ToUpper(name)) + "_API_KEY"
-	ep.apiKey = getenv(env)
+	if at == 0 {
+		return Endpoint{}, fmt.Errorf("--judge %s: no model before the URL: expected NAME=MODEL@BASE_URL", name)
+	}
+	if at > 0 {
+		u, err := CheckBaseURL(name, rest[at+1:])
+		if err != nil {
+			return Endpoint{}, err
+		}
+		ep.Model, ep.BaseURL = rest[:at], u
+	} else if strings.Contains(rest, "://") {
+		return Endpoint{}, fmt.Errorf("--judge %s: %q looks like a URL but does not follow \"@http://\" or \"@https://\": expected NAME=MODEL@BASE_URL (or --endpoint %s=URL)", name, rest, name)
+	}
+	ep.apiKey = getenv(KeyVariable(name))
 	if ep.apiKey == "" {
 		ep.apiKey = getenv("OPENAI_API_KEY")
 	}
 	return ep, nil
+}
+
+// CheckBaseURL checks the base URL of judge name's endpoint: http or https
+// with a host, and no credentials in it (keys come from the environment
+// only, and a URL with user:pass@ is where a key would leak into logs and
+// shell history). It returns the URL as given.
+func CheckBaseURL(name, raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("--judge %s: the endpoint %q is not a URL: %v", name, raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("--judge %s: the endpoint %q: expected an http:// or https:// URL", name, raw)
+	}
+	if u.User != nil {
+		return "", fmt.Errorf("--judge %s: the endpoint URL holds credentials (user:password@): remove them and give the key in $%s", name, KeyVariable(name))
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return "", fmt.Errorf("--judge %s: the endpoint %q names no host", name, raw)
+	}
+	return raw, nil
+}
+
+// KeyVariable is the environment variable that holds judge name's API key.
+func KeyVariable(name string) string {
+	return "GYMLENS_" + strings.NewReplacer("-", "_", ".", "_").Replace(strings.ToUpper(name)) + "_API_KEY"
 }
 
 // ClientOptions tunes a Client; zero values take the defaults.

@@ -156,6 +156,25 @@ func TestParseEndpoint(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+	// Credentials in the URL never pass for part of the model name (the
+	// requests would go to the default endpoint, with the key): refused.
+	for spec, want := range map[string]string{
+		"q=Qwen/X@http://user:pass@host/v1": "holds credentials",
+		"q=Qwen/X@https://tok@host/v1":      "holds credentials",
+		"q=@http://host/v1":                 "no model before the URL",
+		"q=Qwen/X@ftp://host/v1":            "looks like a URL",
+		"q=Qwen/X@http:///v1":               "names no host",
+	} {
+		_, err := ParseEndpoint(spec, get)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", spec, err, want)
+		}
+	}
+	// The first @http(s):// starts the URL; "@" before it is the model's.
+	ep, err = ParseEndpoint("m=org/model@v2@HTTPS://api.example.test/v1", get)
+	if err != nil || ep.Model != "org/model@v2" || ep.BaseURL != "HTTPS://api.example.test/v1" {
+		t.Errorf("%+v %v", ep, err)
+	}
 }
 
 func TestRetryAfterForms(t *testing.T) {

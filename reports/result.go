@@ -3,6 +3,7 @@
 package reports
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
@@ -35,6 +36,113 @@ func WriteResult(w io.Writer, format string, r *Result) error {
 		return writeCSV(w, r)
 	}
 	return fmt.Errorf("format: expected one of %s, found %q", strings.Join(ResultFormats, ", "), format)
+}
+
+// TableRows is how many rows the table format shows of a streamed result
+// (RowWriter); CSV and JSON write every row.
+const TableRows = 10000
+
+// RowWriter writes a result row by row in one of ResultFormats, so that
+// a result of any size is written in bounded memory: CSV and JSON as the
+// rows come, the table (whose columns are as wide as their widest cell)
+// from the first TableRows rows, with a note of how many more there were.
+type RowWriter struct {
+	w      io.Writer
+	format string
+	cols   []string
+	csv    *csv.Writer
+	buf    *bufio.Writer
+	rows   int
+	table  *Result
+	more   int
+}
+
+// NewRowWriter starts writing a result with columns cols to w.
+func NewRowWriter(w io.Writer, format string, cols []string) (*RowWriter, error) {
+	rw := &RowWriter{w: w, format: format, cols: cols}
+	switch format {
+	case "", "table":
+		rw.table = &Result{Columns: cols}
+	case "json":
+		rw.buf = bufio.NewWriterSize(w, 64<<10)
+		rw.buf.WriteString("[")
+	case "csv":
+		rw.csv = csv.NewWriter(w)
+		rw.csv.Write(cols)
+	default:
+		return nil, fmt.Errorf("format: expected one of %s, found %q", strings.Join(ResultFormats, ", "), format)
+	}
+	return rw, nil
+}
+
+// Row writes one row (vals is not kept).
+func (rw *RowWriter) Row(vals []any) error {
+	switch {
+	case rw.table != nil:
+		if len(rw.table.Rows) >= TableRows {
+			rw.more++
+			return nil
+		}
+		rw.table.Rows = append(rw.table.Rows, append([]any(nil), vals...))
+	case rw.csv != nil:
+		rec := make([]string, len(vals))
+		for i, v := range vals {
+			rec[i] = CSVCell(v)
+		}
+		if err := rw.csv.Write(rec); err != nil {
+			return err
+		}
+	default:
+		if rw.rows > 0 {
+			rw.buf.WriteString(",")
+		}
+		writeJSONObject(rw.buf, rw.cols, vals)
+	}
+	rw.rows++
+	return nil
+}
+
+// Close finishes the result.
+func (rw *RowWriter) Close() error {
+	switch {
+	case rw.table != nil:
+		if err := writeText(rw.w, rw.table); err != nil {
+			return err
+		}
+		if rw.more > 0 {
+			_, err := fmt.Fprintf(rw.w, "… and %d more rows, not shown: --format csv or json writes them all\n", rw.more)
+			return err
+		}
+		return nil
+	case rw.csv != nil:
+		rw.csv.Flush()
+		return rw.csv.Error()
+	}
+	if rw.rows > 0 {
+		rw.buf.WriteString("\n")
+	}
+	rw.buf.WriteString("]\n")
+	return rw.buf.Flush()
+}
+
+type byteWriter interface {
+	io.Writer
+	WriteString(string) (int, error)
+}
+
+// writeJSONObject writes one row as "\n  {…}", keys in column order.
+func writeJSONObject(b byteWriter, cols []string, row []any) {
+	b.WriteString("\n  {")
+	for i, v := range row {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		k, _ := json.Marshal(cols[i])
+		b.Write(k)
+		b.WriteString(": ")
+		b.Write(jsonValue(v))
+	}
+	b.WriteString("}")
 }
 
 // Cell formats one value as text for people: integers plainly, floats with
@@ -164,17 +272,7 @@ func writeJSON(w io.Writer, r *Result) error {
 		if ri > 0 {
 			b.WriteString(",")
 		}
-		b.WriteString("\n  {")
-		for i, v := range row {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			k, _ := json.Marshal(r.Columns[i])
-			b.Write(k)
-			b.WriteString(": ")
-			b.Write(jsonValue(v))
-		}
-		b.WriteString("}")
+		writeJSONObject(&b, r.Columns, row)
 	}
 	if len(r.Rows) > 0 {
 		b.WriteString("\n")

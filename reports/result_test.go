@@ -40,3 +40,15 @@ func TestWriteResult(t *testing.T) {
 		t.Error("xml accepted")
 	}
 }
+
+// Cells a spreadsheet would run as formulas are neutralised in the CSV of
+// tables; numbers stay numbers.
+func TestSpreadsheetSafe(t *testing.T) {
+	got := SpreadsheetSafe([]string{`=HYPERLINK("http://x","y")`, "@SUM(A1)", "+1+1", "-2.33", "-1e-5", "+3", "\tx", "plain", "", "-", "1"})
+	want := []string{`'=HYPERLINK("http://x","y")`, "'@SUM(A1)", "'+1+1", "-2.33", "-1e-5", "'+3", "'\tx", "plain", "", "'-", "1"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%d: %q, want %q", i, got[i], want[i])
+		}
+	}
+}

@@ -237,6 +237,31 @@ func writeMarkdown(b *bytes.Buffer, t *Table, opt TableOptions) {
 	}
 }
 
+// formulaStarts are the first characters with which a spreadsheet reads a
+// cell as a formula (=HYPERLINK(…), @SUM(…), +, -) or a control.
+const formulaStarts = "=+-@\t\r"
+
+// SpreadsheetSafe neutralises, in place, every text cell that a spreadsheet
+// would run as a formula — one that starts with = + - @, a tab or a carriage
+// return and is not a number — by putting an apostrophe before it (the
+// OWASP advice): names come from run logs, which are data, and the CSV
+// files of tables, the report and annotation sheets are opened in
+// spreadsheets. Numbers (-2.33) stay as they are; gymlens's ratings reader
+// takes the apostrophe off again. query --format csv writes values exactly.
+func SpreadsheetSafe(cells []string) []string {
+	for i, c := range cells {
+		if c != "" && strings.IndexByte(formulaStarts, c[0]) >= 0 && !isNumber(c) {
+			cells[i] = "'" + c
+		}
+	}
+	return cells
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil && s[0] != '+' && !strings.ContainsAny(s, "xXpP_nN")
+}
+
 // writeTableCSV writes every value at full precision: a column per value
 // and, for columns with intervals, its bounds.
 func writeTableCSV(b *bytes.Buffer, t *Table) error {
@@ -254,7 +279,7 @@ func writeTableCSV(b *bytes.Buffer, t *Table) error {
 			head = append(head, c.Header+" ci_low", c.Header+" ci_high")
 		}
 	}
-	cw.Write(head)
+	cw.Write(SpreadsheetSafe(head))
 	num := func(v float64) string {
 		if math.IsNaN(v) {
 			return ""
@@ -262,7 +287,7 @@ func writeTableCSV(b *bytes.Buffer, t *Table) error {
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
 	for _, r := range t.Rows {
-		rec := append([]string(nil), r.Keys...)
+		rec := SpreadsheetSafe(append([]string(nil), r.Keys...))
 		for j, c := range r.Cells {
 			rec = append(rec, num(c.V))
 			if hasCI[j] {

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"encoding/csv"
 	"flag"
 	"math"
 	"os"
@@ -94,5 +95,24 @@ func TestTableEscaping(t *testing.T) {
 	}
 	if err := WriteTable(&b, "docx", sampleTable(), TableOptions{}); err == nil {
 		t.Error("unknown format accepted")
+	}
+}
+
+// A configuration named like a formula reaches a table's CSV neutralised;
+// its values read back as numbers.
+func TestTableCSVNeutralisesFormulas(t *testing.T) {
+	tb := sampleTable()
+	tb.Rows[0].Keys[0] = `=HYPERLINK("http://evil.example","x")`
+	tb.Rows[1].Keys[1] = "@SUM(A1:A9)"
+	var b bytes.Buffer
+	if err := WriteTable(&b, "csv", tb, TableOptions{Intervals: true}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs[1][0] != `'=HYPERLINK("http://evil.example","x")` || recs[2][1] != "'@SUM(A1:A9)" || recs[1][2] != "62.71" {
+		t.Errorf("%q", recs[1:3])
 	}
 }

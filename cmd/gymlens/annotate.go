@@ -15,6 +15,7 @@ import (
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest"
 	"github.com/gymlens/gymlens/judge"
+	"github.com/gymlens/gymlens/reports"
 )
 
 func annotateCommand(e *env) *cli.Command {
@@ -168,7 +169,8 @@ func annotateSample(ctx context.Context, e *env, cmd *cli.Command, w *ingest.War
 			stratum = analysis.DimValue(it.run, by)
 		}
 		for _, q := range questions {
-			cw.Write([]string{"", q, "", it.run.RunID, it.task, stratum, history[[2]string{it.run.RunID, it.task}]})
+			// Opened in a spreadsheet: no cell runs as a formula.
+			cw.Write(reports.SpreadsheetSafe([]string{"", q, "", it.run.RunID, it.task, stratum, history[[2]string{it.run.RunID, it.task}]}))
 		}
 	}
 	cw.Flush()

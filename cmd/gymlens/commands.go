@@ -99,6 +99,9 @@ func ingestCommand(e *env) *cli.Command {
 				return err
 			}
 			defer w.Close()
+			if n := len(w.Leftovers); n > 0 && !cmd.Bool("quiet") {
+				fmt.Fprintf(e.stderr, "note: removed %d leftovers of killed ingests beside the warehouse\n", n)
+			}
 			var done func()
 			opt.Progress, done = progressBar(e, cmd.Bool("quiet"))
 			sum, err := w.Ingest(ctx, cmd.Args().Slice(), opt)
@@ -439,11 +442,16 @@ func queryCommand(e *env) *cli.Command {
 				return usagef("query: expected one SQL statement (quote it), found %d arguments", cmd.Args().Len())
 			}
 			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error {
-				cols, rows, err := w.Query(ctx, cmd.Args().First())
+				// Rows go to the writer as they come: any result in bounded memory.
+				var rw *reports.RowWriter
+				err := w.QueryFunc(ctx, cmd.Args().First(), func(cols []string) (err error) {
+					rw, err = reports.NewRowWriter(e.stdout, format, cols)
+					return err
+				}, func(vals []any) error { return rw.Row(vals) })
 				if err != nil {
 					return err
 				}
-				return reports.WriteResult(e.stdout, format, &reports.Result{Columns: cols, Rows: rows})
+				return rw.Close()
 			})
 		},
 	}

@@ -28,6 +28,7 @@ func judgeCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "metric", Value: "tc,ta,trj", Usage: "`METRICS` to judge: tc, ta, trj"},
 			&cli.StringSliceFlag{Name: "judge", Usage: "`NAME=MODEL[@BASE_URL]`"},
+			&cli.StringSliceFlag{Name: "endpoint", Usage: "`NAME=BASE_URL`: judge NAME's endpoint, for a model name that holds '@' (then --judge NAME=MODEL alone)"},
 			&cli.IntFlag{Name: "concurrency", Value: 8, Usage: "requests in flight per judge (`N`)"},
 			&cli.IntFlag{Name: "rpm", Usage: "requests per minute per judge (`N`, 0: no limit)"},
 			&cli.IntFlag{Name: "tpm", Usage: "estimated input tokens per minute per judge (`N`, 0: no limit)"},
@@ -71,12 +72,34 @@ func judgeCommand(e *env) *cli.Command {
 			if len(cmd.StringSlice("judge")) == 0 {
 				return usagef("judge: name at least one --judge NAME=MODEL[@BASE_URL]")
 			}
+			endpoints := map[string]string{}
+			for _, s := range cmd.StringSlice("endpoint") {
+				name, u, ok := strings.Cut(s, "=")
+				if !ok || name == "" || u == "" {
+					return usagef("--endpoint: expected NAME=BASE_URL, found %q", s)
+				}
+				u, err := judge.CheckBaseURL(name, u)
+				if err != nil {
+					return usageError{err}
+				}
+				endpoints[name] = u
+			}
 			for _, s := range cmd.StringSlice("judge") {
 				ep, err := judge.ParseEndpoint(s, nil)
 				if err != nil {
 					return usageError{err}
 				}
+				if u, ok := endpoints[ep.Name]; ok {
+					if ep.BaseURL != "" {
+						return usagef("judge %s: its endpoint is named twice, in --judge and in --endpoint", ep.Name)
+					}
+					ep.BaseURL = u
+					delete(endpoints, ep.Name)
+				}
 				opt.Judges = append(opt.Judges, ep)
+			}
+			for name := range endpoints {
+				return usagef("--endpoint %s: no --judge %s=MODEL", name, name)
 			}
 			if p := cmd.String("prices"); p != "" {
 				b, err := os.ReadFile(p)

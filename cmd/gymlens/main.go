@@ -107,7 +107,7 @@ func newApp(e *env) *cli.Command {
 			&cli.StringFlag{Name: "db", Usage: "warehouse `PATH`", Value: "gymlens.duckdb", Sources: cli.EnvVars("GYMLENS_DB")},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no progress and no notes"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output `FORMAT`: table, json or csv (export: parquet or arrow)"},
-			&cli.StringFlag{Name: "memory-limit", Usage: "DuckDB memory `LIMIT`, such as 2GB (default: 200MB when ingesting, 1GB otherwise)"},
+			&cli.StringFlag{Name: "memory-limit", Usage: "DuckDB memory `LIMIT`, such as 2GB (default: " + ingest.IngestMemoryLimit + " when ingesting, " + ingest.DefaultMemoryLimit + " otherwise)"},
 		},
 		Commands: []*cli.Command{
 			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), scoreCommand(e), judgeCommand(e), metricsCommand(e), compareCommand(e), corrCommand(e), agreeCommand(e), humanCommand(e), annotateCommand(e), tableCommand(e), plotCommand(e), reportCommand(e), notebookCommand(e), decisionsCommand(e), reconcileCommand(e), exportCommand(e), queryCommand(e),

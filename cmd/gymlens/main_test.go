@@ -101,6 +101,21 @@ func TestIngestAndQueryWithGlobalFlagsAnywhere(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "read-only") {
 		t.Errorf("a write through query: %d %q", code, stderr)
 	}
+	// This CALL aborted the process (SIGABRT) before the allow-list.
+	code, _, stderr = gymlens(t, "query", "CALL enable_logging(storage='file', storage_path='"+t.TempDir()+"'); SELECT 1")
+	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "only read statements are allowed") {
+		t.Errorf("CALL enable_logging: %d %q", code, stderr)
+	}
+	// A judge endpoint with credentials in its URL is refused, naming the
+	// key's variable; --endpoint names a URL for a model holding '@'.
+	code, _, stderr = gymlens(t, "judge", "--judge", "q=Qwen/X@http://user:pass@localhost:1/v1", "--dry-run")
+	if code != 2 || !strings.Contains(stderr, "holds credentials") || !strings.Contains(stderr, "$GYMLENS_Q_API_KEY") {
+		t.Errorf("credentials in the URL: %d %q", code, stderr)
+	}
+	code, out, stderr = gymlens(t, "judge", "--metric", "ta", "--judge", "q=org/m@v2", "--endpoint", "q=http://127.0.0.1:9/v1", "--dry-run", "-f", "csv")
+	if code != 0 || !strings.Contains(out, "q,org/m@v2,ta,") {
+		t.Errorf("--endpoint: %d %q %q", code, out, stderr)
+	}
 }
 
 func TestBadInputExitsOneAndWritesNothing(t *testing.T) {

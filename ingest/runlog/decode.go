@@ -372,12 +372,41 @@ func (r *reader) time(key string, required bool) *time.Time {
 		r.fail(key, "an RFC 3339 time string", v)
 		return nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, string(b))
+	t, err := ParseTime(string(b))
 	if err != nil {
 		r.fail(key, "an RFC 3339 time such as 2026-03-02T18:00:00Z", v)
 		return nil
 	}
 	return &t
+}
+
+// ParseTime reads an RFC 3339 time as the RFC allows it and Go's parser
+// does not: a lowercase "t" or "z" (RFC 3339 §5.6 permits them), and a leap
+// second (23:59:60), which Go cannot represent and is read as the first
+// instant of the next minute — one second later than :59, where a clock
+// that does not count leap seconds would put it.
+func ParseTime(s string) (time.Time, error) {
+	if len(s) > 10 && s[10] == 't' {
+		s = s[:10] + "T" + s[11:]
+	}
+	if strings.HasSuffix(s, "z") {
+		s = s[:len(s)-1] + "Z"
+	}
+	leap := false
+	if len(s) > 19 && s[16] == ':' && s[17:19] == "60" {
+		s, leap = s[:17]+"59"+s[19:], true
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return t, err
+	}
+	if leap {
+		if t.UTC().Hour() != 23 || t.UTC().Minute() != 59 {
+			return time.Time{}, fmt.Errorf("a leap second can only be 23:59:60 UTC")
+		}
+		t = t.Add(time.Second).Truncate(time.Second)
+	}
+	return t, nil
 }
 
 func (k *keyset) lookup(key string) (int, bool) {

@@ -1,8 +1,11 @@
 package runlog
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const goodEvent = `{"type":"event","run_id":"r1","seq":7,"t":"2026-03-02T18:00:00Z","actor":"user","kind":"message","text":"Is that M27 really £150?","task":"mp_price"}`
@@ -193,4 +196,43 @@ func FuzzDecodeLine(f *testing.F) {
 			t.Fatalf("record of unknown type %q", rec.RecordType())
 		}
 	})
+}
+
+// RFC 3339 allows a lowercase t and z, and leap seconds (at 23:59:60 UTC).
+func TestParseTimeAsRFC3339Allows(t *testing.T) {
+	for in, want := range map[string]string{
+		"2026-03-02t18:00:00z":        "2026-03-02T18:00:00Z",
+		"2026-03-02T18:00:00.5+01:00": "2026-03-02T17:00:00.5Z",
+		"2016-12-31T23:59:60Z":        "2017-01-01T00:00:00Z",
+		"2016-12-31T23:59:60.25Z":     "2017-01-01T00:00:00Z",
+		"2017-01-01T00:59:60+01:00":   "2017-01-01T00:00:00Z",
+	} {
+		got, err := ParseTime(in)
+		if err != nil || got.UTC().Format(time.RFC3339Nano) != want {
+			t.Errorf("%s: %v %v, want %s", in, got.UTC(), err, want)
+		}
+	}
+	for _, bad := range []string{"2026-03-02 18:00:00Z", "2026-03-02T12:00:60Z", "2026-03-02T18:00:00", "2026-13-02T18:00:00Z"} {
+		if _, err := ParseTime(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+// The apostrophe an annotation sheet puts before a formula-like cell is
+// taken off again when the filled sheet is read.
+func TestRatingsCSVTakesOffTheFormulaGuard(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "r.csv")
+	os.WriteFile(p, []byte("rater,question,value,run_id,task\nann,trust,4,'=HYPERLINK(1),'@t\nann,trust,3,'plain,x\n"), 0o644)
+	var got []*Rating
+	err := ReadRatingsCSV(p, 1, func(line int, g *Rating, raw, row []byte, rowErr *Error) error {
+		if rowErr != nil {
+			return rowErr
+		}
+		got = append(got, g)
+		return nil
+	})
+	if err != nil || len(got) != 2 || got[0].RunID != "=HYPERLINK(1)" || got[0].Task != "@t" || got[1].RunID != "'plain" {
+		t.Errorf("%v %+v", err, got)
+	}
 }

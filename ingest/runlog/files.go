@@ -366,6 +366,16 @@ func isRatingsCSV(path string) bool {
 	return true
 }
 
+// unneutralise takes off the apostrophe that reports.SpreadsheetSafe puts
+// before a cell a spreadsheet would run as a formula, so that an
+// annotation sheet ingests with the values it was made from.
+func unneutralise(s string) string {
+	if len(s) > 1 && s[0] == '\'' && strings.IndexByte("=+-@\t\r", s[1]) >= 0 {
+		return s[1:]
+	}
+	return s
+}
+
 // csvHeader reads the first record of a CSV file, without a BOM, its names
 // trimmed.
 func csvHeader(r io.Reader) ([]string, error) {
@@ -637,7 +647,7 @@ func ReadRatingsCSV(path string, fileID int, fn func(line int, g *Rating, raw, r
 		var rowErr *Error
 		obj := []byte(`{"type":"rating"`)
 		for i, c := range head {
-			v := rec[i]
+			v := unneutralise(rec[i])
 			if v == "" {
 				continue
 			}
