@@ -215,6 +215,18 @@ func TestIdenticalAndConflictingRecords(t *testing.T) {
 
 // Each bad input: a clear message naming file and line, and the warehouse
 // exactly as it was.
+// manyColumns is n distinct column names.
+func manyColumns(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "c%d", i)
+	}
+	return b.String()
+}
+
 // aliasBomb is 1 KB of YAML whose aliases expand to 9⁹ values.
 var aliasBomb = func() string {
 	var b strings.Builder
@@ -262,6 +274,8 @@ func TestBadInputsLeaveTheWarehouseUnchanged(t *testing.T) {
 		{"lone surrogate", "bad.jsonl", run(runRec, ev(1, `,"text":"a\ud800b"`)), `bad.jsonl:2: not valid JSON (RFC 8259): a lone UTF-16 surrogate \ud800`},
 		{"duplicate csv column", "bad.csv", "rater,question,value,value\na,trust,3,4\n", `bad.csv:1: field "value": the header names this column twice (columns 3 and 4)`},
 		{"yaml alias bomb", "bomb.yaml", aliasBomb, "alias bomb"},
+		{"a million columns", "bad.csv", "rater,question,value," + manyColumns(1<<20) + "\n", "bad.csv:1: 1048579 columns: a ratings CSV may have at most 1024"},
+		{"a 20 MB cell", "bad.csv", "rater,question,value,item\na,trust,3," + strings.Repeat("x", 20<<20) + "\n", `bad.csv:2:11: field "item": a cell longer than the 16 MiB limit`},
 		{"event credited to no task of the scenario", "bad.jsonl", run(runRec, ev(1, `,"task":"mp_nope"`)), `bad.jsonl:2: field "task": task "mp_nope" is not a task of scenario "monitor_purchase" (run "r2")`},
 		{"event credited before its run is known", "bad.jsonl", run(ev(1, `,"task":"mp_nope"`), runRec), `bad.jsonl:1: field "task": task "mp_nope" is not a task of scenario "monitor_purchase"`},
 	}
@@ -696,5 +710,28 @@ func TestLeftoversOfKilledIngestsAreCleaned(t *testing.T) {
 	r.Close()
 	if !exists(filepath.Join(dir, fmt.Sprintf(".gymlens-ingest-w.duckdb-%d-124", dead))) {
 		t.Error("a read-only open cleaned up")
+	}
+}
+
+// DuckDB running out of its memory limit while loading names the files
+// and the flag that helps, and writes nothing.
+func TestOutOfMemoryNamesTheFilesAndTheFlag(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := sample.Write(dir, sample.Options{Seed: 2, Configs: 3}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Open(ctx, filepath.Join(t.TempDir(), "w.duckdb"), OpenOptions{MemoryLimit: "8MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	before := snapshot(t, w)
+	_, err = w.Ingest(ctx, []string{dir}, IngestOptions{})
+	if err == nil || !strings.Contains(err.Error(), "DuckDB ran out of its memory limit (8MB) while loading") ||
+		!strings.Contains(err.Error(), "--memory-limit") || !strings.Contains(err.Error(), ".jsonl") {
+		t.Errorf("%v", err)
+	}
+	if after := snapshot(t, w); after != before {
+		t.Errorf("the warehouse changed:\n%s\n%s", before, after)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -247,6 +248,20 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 	if err := p.load(decisions); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if strings.Contains(err.Error(), "Out of Memory") {
+			// The largest files first: the likeliest to have needed it.
+			files := append([]*fileState(nil), p.files...)
+			sort.SliceStable(files, func(i, j int) bool { return files[i].Size > files[j].Size })
+			var names []string
+			for _, f := range files {
+				names = append(names, f.Path)
+			}
+			if len(names) > 3 {
+				names = append(names[:3], fmt.Sprintf("and %d more", len(names)-3))
+			}
+			return nil, fmt.Errorf("DuckDB ran out of its memory limit (%s) while loading %s (nothing was written): rerun with a larger --memory-limit, such as 1GB",
+				w.MemoryLimit, strings.Join(names, ", "))
 		}
 		// Every record passed the checks, so the database should have taken
 		// them all: say so instead of showing its bare message.

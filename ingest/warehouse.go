@@ -49,9 +49,11 @@ type Warehouse struct {
 	// beside the warehouse (staging folders, DuckDB spill files).
 	Leftovers []string
 	Path      string
-	ReadOnly  bool
-	connector *duckdb.Connector
-	db        *sql.DB
+	// MemoryLimit is DuckDB's memory limit for this warehouse, as set.
+	MemoryLimit string
+	ReadOnly    bool
+	connector   *duckdb.Connector
+	db          *sql.DB
 }
 
 // OpenOptions tunes Open.
@@ -129,7 +131,7 @@ func Open(ctx context.Context, path string, opt OpenOptions) (*Warehouse, error)
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	w := &Warehouse{Path: path, ReadOnly: opt.ReadOnly, connector: connector, db: sql.OpenDB(connector)}
+	w := &Warehouse{Path: path, ReadOnly: opt.ReadOnly, MemoryLimit: mem, connector: connector, db: sql.OpenDB(connector)}
 	if err := w.db.PingContext(ctx); err != nil {
 		w.Close()
 		return nil, openError(path, err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -366,6 +367,10 @@ func isRatingsCSV(path string) bool {
 	return true
 }
 
+// MaxCSVColumns bounds the columns of a ratings CSV (it has eight of its
+// own; the rest are kept as JSON).
+const MaxCSVColumns = 1024
+
 // unneutralise takes off the apostrophe that reports.SpreadsheetSafe puts
 // before a cell a spreadsheet would run as a formula, so that an
 // annotation sheet ingests with the values it was made from.
@@ -490,11 +495,16 @@ func ReadScenarioFile(path string) (*Scenario, []byte, error) {
 	budget := maxYAMLValues
 	js, err := yamlToJSON(root.Content[0], "", lines, nil, &budget)
 	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.File = path
+			return nil, nil, e
+		}
 		return nil, nil, &Error{File: path, Msg: err.Error()}
 	}
 	v, err := fastjson.ParseBytes(js)
 	if err != nil {
-		return nil, nil, &Error{File: path, Msg: "internal: converted scenario is not JSON: " + err.Error()}
+		return nil, nil, &Error{File: path, Msg: "cannot convert the YAML to JSON (a gymlens bug: please report it): " + shorten(err.Error(), 160)}
 	}
 	rec, err := DecodeValue(v)
 	if err != nil {
@@ -531,7 +541,7 @@ const maxYAMLValues = 200_000
 
 func yamlToJSON(n *yaml.Node, path string, lines map[string]int, out []byte, budget *int) ([]byte, error) {
 	if *budget--; *budget < 0 {
-		return nil, fmt.Errorf("line %d: the YAML expands to more than %d values through its aliases (*name): an alias bomb? Write the values out, or use fewer aliases", n.Line, maxYAMLValues)
+		return nil, &Error{Line: n.Line, Field: path, Msg: fmt.Sprintf("the YAML expands to more than %d values through its aliases (*name): an alias bomb? Write the values out, or use fewer aliases", maxYAMLValues)}
 	}
 	lines[path] = n.Line
 	switch n.Kind {
@@ -542,7 +552,7 @@ func yamlToJSON(n *yaml.Node, path string, lines map[string]int, out []byte, bud
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			if k.Kind != yaml.ScalarNode {
-				return nil, fmt.Errorf("line %d: a key must be a plain string", k.Line)
+				return nil, &Error{Line: k.Line, Field: path, Msg: "a key must be a plain string"}
 			}
 			if i > 0 {
 				out = append(out, ',')
@@ -579,19 +589,22 @@ func yamlToJSON(n *yaml.Node, path string, lines map[string]int, out []byte, bud
 		case "!!bool":
 			var b bool
 			if err := n.Decode(&b); err != nil {
-				return nil, fmt.Errorf("line %d: %v", n.Line, err)
+				return nil, &Error{Line: n.Line, Field: path, Msg: err.Error()}
 			}
 			return strconv.AppendBool(out, b), nil
 		case "!!int", "!!float":
 			var f float64
 			if err := n.Decode(&f); err != nil {
-				return nil, fmt.Errorf("line %d: %v", n.Line, err)
+				return nil, &Error{Line: n.Line, Field: path, Msg: err.Error()}
 			}
 			if n.ShortTag() == "!!int" {
 				var i int64
 				if err := n.Decode(&i); err == nil {
 					return strconv.AppendInt(out, i, 10), nil
 				}
+			}
+			if math.IsInf(f, 0) || math.IsNaN(f) {
+				return nil, &Error{Line: n.Line, Field: path, Expected: "a finite number", Found: n.Value}
 			}
 			return strconv.AppendFloat(out, f, 'g', -1, 64), nil
 		default:
@@ -627,6 +640,9 @@ func ReadRatingsCSV(path string, fileID int, fn func(line int, g *Rating, raw, r
 	for i := range head {
 		head[i] = strings.TrimSpace(strings.TrimPrefix(head[i], "\ufeff"))
 	}
+	if len(head) > MaxCSVColumns {
+		return &Error{File: path, Line: 1, Msg: fmt.Sprintf("%d columns: a ratings CSV may have at most %d", len(head), MaxCSVColumns)}
+	}
 	if e := CheckHeader(path, head); e != nil {
 		return e
 	}
@@ -644,6 +660,12 @@ func ReadRatingsCSV(path string, fileID int, fn func(line int, g *Rating, raw, r
 			return csvError(path, err)
 		}
 		line, _ := cr.FieldPos(0)
+		for i, v := range rec {
+			if len(v) > DefaultMaxLine {
+				_, col := cr.FieldPos(i)
+				return &Error{File: path, Line: line, Column: col, Field: head[i], Msg: fmt.Sprintf("a cell longer than the %d MiB limit", DefaultMaxLine>>20)}
+			}
+		}
 		var rowErr *Error
 		obj := []byte(`{"type":"rating"`)
 		for i, c := range head {
