@@ -10,13 +10,16 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -141,6 +144,9 @@ type Client struct {
 	sleep    func(context.Context, time.Duration) error
 	inFlight atomic.Int64
 	noSchema atomic.Bool // the endpoint refused structured output
+	retrying atomic.Int64
+	notesMu  sync.Mutex
+	notes    []string // said once each, in the judge's report
 }
 
 // badRequest marks an error the endpoint answered with 400.
@@ -225,7 +231,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 	var last error
 	for attempt := 1; attempt <= c.opt.MaxRetries+1; attempt++ {
 		if err := c.wait(ctx, req.EstTokens); err != nil {
-			return nil, err
+			return nil, &RequestError{Attempts: attempt - 1, Err: err}
 		}
 		start := time.Now()
 		resp, wait, err := c.once(ctx, params)
@@ -234,10 +240,10 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 				OutputTokens: resp.Usage.CompletionTokens, Attempts: attempt, Latency: time.Since(start)}, nil
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, &RequestError{Attempts: attempt, Err: ctx.Err()}
 		}
 		if wait < 0 {
-			return nil, err
+			return nil, &RequestError{Attempts: attempt, Err: err}
 		}
 		last = err
 		if attempt == c.opt.MaxRetries+1 {
@@ -246,11 +252,77 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 		if wait == 0 {
 			wait = c.backoff(attempt)
 		}
-		if err := c.sleep(ctx, wait); err != nil {
-			return nil, err
+		c.retrying.Add(1)
+		err = c.sleep(ctx, wait)
+		c.retrying.Add(-1)
+		if err != nil {
+			return nil, &RequestError{Attempts: attempt, Err: err}
 		}
 	}
-	return nil, fmt.Errorf("%s: gave up after %d attempts: %v", c.ep.Name, c.opt.MaxRetries+1, last)
+	return nil, &RequestError{Attempts: c.opt.MaxRetries + 1, Err: fmt.Errorf("%s: gave up after %d attempts: %v", c.ep.Name, c.opt.MaxRetries+1, last)}
+}
+
+// RequestError is a request that failed after Attempts tries (every try
+// is a request the endpoint may have counted).
+type RequestError struct {
+	Attempts int
+	Err      error
+}
+
+func (e *RequestError) Error() string { return e.Err.Error() }
+func (e *RequestError) Unwrap() error { return e.Err }
+
+// note records something a user should be told once about the endpoint.
+func (c *Client) note(s string) {
+	c.notesMu.Lock()
+	defer c.notesMu.Unlock()
+	c.notes = append(c.notes, s)
+}
+
+// Notes are what the run learnt of the endpoint (said once each).
+func (c *Client) Notes() []string {
+	c.notesMu.Lock()
+	defer c.notesMu.Unlock()
+	return append([]string(nil), c.notes...)
+}
+
+// Retrying is how many requests are waiting to be tried again (backing
+// off after a 429, a 5xx, a timeout or a dropped connection).
+func (c *Client) Retrying() int64 { return c.retrying.Load() }
+
+// Check asks the endpoint for its model list within 10 s, so that a
+// server that is not there fails the run at once, naming the endpoint,
+// instead of retrying for hours: refused connections, names that do not
+// resolve, no answer, and a refused key (401, 403) are errors; any other
+// answer (404 from a server without /models, say) means it is there.
+func (c *Client) Check(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	where := c.ep.BaseURL
+	if where == "" {
+		where = "the OpenAI API (no @BASE_URL given)"
+	}
+	_, err := c.oa.Models.List(ctx)
+	var apiErr *openai.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &apiErr):
+		if apiErr.StatusCode == http.StatusUnauthorized || apiErr.StatusCode == http.StatusForbidden {
+			return fmt.Errorf("judge %s: %s refused the API key (HTTP %d): set $%s (or $OPENAI_API_KEY)", c.ep.Name, where, apiErr.StatusCode, KeyVariable(c.ep.Name))
+		}
+		return nil
+	case ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("judge %s: %s did not answer within 10 s: is the server up, and the URL right?", c.ep.Name, where)
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return fmt.Errorf("judge %s: %s: the host %q does not resolve", c.ep.Name, where, dns.Name)
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("judge %s: %s refused the connection: is the server running?", c.ep.Name, where)
+	}
+	return fmt.Errorf("judge %s: %s cannot be reached: %v", c.ep.Name, where, err)
 }
 
 // wait takes a concurrency slot's turn at the rate limits.

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/gymlens/gymlens/internal/openaitest"
@@ -131,7 +132,7 @@ func TestCancelStopsAtOnce(t *testing.T) {
 	c := NewClient(endpoint(f, "a"), ClientOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(30 * time.Millisecond); cancel() }()
-	if _, err := c.Complete(ctx, req); err != context.Canceled {
+	if _, err := c.Complete(ctx, req); !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v", err)
 	}
 }

@@ -1,11 +1,14 @@
 package judge
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"sort"
@@ -33,7 +36,7 @@ type RunOptions struct {
 	DryRun   bool // count calls, cache hits and tokens; send nothing
 	Force    bool // ask again what is cached
 	Prices   map[string]Price
-	Progress func(Progress)  // called after each answer, never concurrently
+	Progress func(Progress)  // called after each answer and every second, never concurrently
 	Runs     map[string]bool // judge only these runs (nil: all)
 	// Replace lets a judge take the name of a judge whose judgments were
 	// ingested from run logs: those are taken out (ingesting their files
@@ -44,6 +47,7 @@ type RunOptions struct {
 // Progress is a snapshot of a judge run.
 type Progress struct {
 	Total, Done, Cached, Failed int64
+	Retrying                    int64 // requests waiting to be tried again
 	Elapsed                     time.Duration
 }
 
@@ -55,6 +59,7 @@ type JudgeReport struct {
 	EstInputTokens            int64
 	InputTokens, OutputTokens int64
 	CostUSD                   *float64 // nil: unknown
+	Notes                     []string // what the run learnt of the endpoint
 	Requests                  int      // HTTP attempts
 }
 
@@ -83,6 +88,19 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 	}
 	var prog Progress
 	start := time.Now()
+	// What a killed run had received goes in first, so that it is cached.
+	recovered := 0
+	if !opt.DryRun {
+		var err error
+		if recovered, err = ReplayJournal(ctx, w); err != nil {
+			return nil, err
+		}
+	}
+	defer func() {
+		if recovered > 0 && len(reports) > 0 {
+			reports[0].Notes = append([]string{fmt.Sprintf("%d answers that a killed run had received were saved first", recovered)}, reports[0].Notes...)
+		}
+	}()
 	// A judge named like one whose judgments came from run logs would
 	// silently stand in for them in every metric.
 	for _, ep := range opt.Judges {
@@ -254,11 +272,22 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 func ask(ctx context.Context, w *ingest.Warehouse, ep Endpoint, metric, params string, todo []*Item, followers map[*Item][]*Item,
 	copies []ingest.JudgeCall, opt RunOptions, prices map[string]Price, rep *JudgeReport, prog *Progress, start time.Time) error {
 	c := NewClient(ep, opt.Client)
+	if len(todo) > 0 {
+		// A server that is not there fails the run now, not after hours
+		// of retries.
+		if err := c.Check(ctx); err != nil {
+			return err
+		}
+	}
+	defer func() { rep.Notes = c.Notes() }()
 	schema := Schema(metric)
 	price, known := prices[ep.Model]
 	var mu sync.Mutex
 	var firstErr error
-	sv := newSaver(w)
+	sv, err := newSaver(w)
+	if err != nil {
+		return err
+	}
 	stamp := func(call *ingest.JudgeCall) {
 		call.Model, call.Params, call.Prompt, call.Judge = ep.Model, params, PromptVersion[metric], ep.Name
 		if known {
@@ -276,6 +305,29 @@ func ask(ctx context.Context, w *ingest.Warehouse, ep Endpoint, metric, params s
 		stamp(&copies[i])
 		sv.save(copies[i])
 	}
+	report := func() {
+		// Under mu: the callback need not be safe for concurrent use.
+		if opt.Progress != nil {
+			opt.Progress(Progress{Total: atomic.LoadInt64(&prog.Total), Done: atomic.LoadInt64(&prog.Done),
+				Cached: atomic.LoadInt64(&prog.Cached), Failed: atomic.LoadInt64(&prog.Failed), Retrying: c.Retrying(), Elapsed: time.Since(start)})
+		}
+	}
+	// Progress every second too, so that waits and retries show.
+	tick := time.NewTicker(time.Second)
+	ticking := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-tick.C:
+				mu.Lock()
+				report()
+				mu.Unlock()
+			case <-ticking:
+				return
+			}
+		}
+	}()
+	defer func() { tick.Stop(); close(ticking) }()
 	jobs := make(chan *Item)
 	var wg sync.WaitGroup
 	for range c.opt.Concurrency {
@@ -322,14 +374,9 @@ func ask(ctx context.Context, w *ingest.Warehouse, ep Endpoint, metric, params s
 				}
 				mu.Unlock()
 				atomic.AddInt64(&prog.Done, 1)
-				if opt.Progress != nil {
-					// One call at a time: the callback need not be safe
-					// for concurrent use.
-					mu.Lock()
-					opt.Progress(Progress{Total: atomic.LoadInt64(&prog.Total), Done: atomic.LoadInt64(&prog.Done),
-						Cached: atomic.LoadInt64(&prog.Cached), Failed: atomic.LoadInt64(&prog.Failed), Elapsed: time.Since(start)})
-					mu.Unlock()
-				}
+				mu.Lock()
+				report()
+				mu.Unlock()
 			}
 		}()
 	}
@@ -374,14 +421,19 @@ func judgeOne(ctx context.Context, c *Client, it *Item, metric string, schema ma
 		}
 		resp, err := c.Complete(ctx, r)
 		if err != nil && r.Schema != nil && IsBadRequest(err) {
-			// An endpoint without structured output: ask for plain JSON
-			// (the prompt says so) and parse the reply.
-			c.noSchema.Store(true)
+			// Maybe an endpoint without structured output: ask for plain
+			// JSON (the prompt says so). Only when that works is the
+			// endpoint taken to lack it, for the rest of the run: a 400
+			// about this one item says nothing about the endpoint.
+			attempts += attemptsOf(err)
 			r.Schema = nil
 			resp, err = c.Complete(ctx, r)
+			if err == nil && c.noSchema.CompareAndSwap(false, true) {
+				c.note(fmt.Sprintf("%s refused structured output (HTTP 400) and answered plain JSON: asking it for plain JSON from now on", c.ep.Name))
+			}
 		}
 		if err != nil {
-			return nil, attempts, err
+			return nil, attempts + attemptsOf(err), err
 		}
 		attempts += resp.Attempts
 		call.Attempts = attempts
@@ -393,6 +445,15 @@ func judgeOne(ctx context.Context, c *Client, it *Item, metric string, schema ma
 		}
 	}
 	return call, attempts, nil
+}
+
+// attemptsOf is how many requests a failed Complete made.
+func attemptsOf(err error) int {
+	var re *RequestError
+	if errors.As(err, &re) {
+		return re.Attempts
+	}
+	return 0
 }
 
 // applyAnswer parses an answer to an item and checks its evidence: a valid
@@ -435,19 +496,40 @@ const (
 	saveEvery = time.Second
 )
 
-func newSaver(w *ingest.Warehouse) *saver {
+// JournalPath is where a judge run keeps, line by line, the answers it has
+// received and not yet written to the warehouse at path: written as each
+// arrives, it survives a killed process (kill -9 included: the kernel has
+// the bytes), and the next run puts what it holds into the warehouse
+// before anything else (ReplayJournal).
+func JournalPath(warehouse string) string { return warehouse + ".judge-journal.jsonl" }
+
+// newSaver writes answers to the warehouse in batches (a statement per
+// answer would cost a third of the client's CPU), each one first appended
+// to the journal, which is emptied when its answers are in the warehouse.
+func newSaver(w *ingest.Warehouse) (*saver, error) {
+	j, err := os.OpenFile(JournalPath(w.Path), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("cannot keep a journal of answers beside the warehouse: %v", err)
+	}
 	s := &saver{in: make(chan ingest.JudgeCall, saveBatch), done: make(chan error, 1)}
 	go func() {
 		var batch []ingest.JudgeCall
 		var firstErr error
+		var line []byte
 		flush := func() {
 			if len(batch) == 0 {
 				return
 			}
-			if err := w.SaveJudgeCalls(context.Background(), batch); err != nil && firstErr == nil {
-				firstErr = err
+			if err := w.SaveJudgeCalls(context.Background(), batch); err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				return // the journal keeps them for the next run
 			}
 			batch = batch[:0]
+			if err := j.Truncate(0); err != nil && firstErr == nil {
+				firstErr = err
+			}
 		}
 		t := time.NewTicker(saveEvery)
 		defer t.Stop()
@@ -456,8 +538,20 @@ func newSaver(w *ingest.Warehouse) *saver {
 			case c, ok := <-s.in:
 				if !ok {
 					flush()
+					j.Close()
+					if firstErr == nil {
+						os.Remove(JournalPath(w.Path))
+					}
 					s.done <- firstErr
 					return
+				}
+				b, err := json.Marshal(c)
+				if err == nil {
+					line = append(append(line[:0], b...), '\n')
+					_, err = j.Write(line)
+				}
+				if err != nil && firstErr == nil {
+					firstErr = fmt.Errorf("writing the journal of answers: %v", err)
 				}
 				batch = append(batch, c)
 				if len(batch) >= saveBatch {
@@ -468,7 +562,7 @@ func newSaver(w *ingest.Warehouse) *saver {
 			}
 		}
 	}()
-	return s
+	return s, nil
 }
 
 func (s *saver) save(c ingest.JudgeCall) { s.in <- c }
@@ -476,6 +570,32 @@ func (s *saver) save(c ingest.JudgeCall) { s.in <- c }
 func (s *saver) close() error {
 	close(s.in)
 	return <-s.done
+}
+
+// ReplayJournal writes to the warehouse the answers a killed judge run
+// had received and not written (JournalPath), and removes the journal. A
+// last line cut short by the kill is passed over. It returns how many
+// answers it wrote.
+func ReplayJournal(ctx context.Context, w *ingest.Warehouse) (int, error) {
+	path := JournalPath(w.Path)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var calls []ingest.JudgeCall
+	for _, ln := range bytes.Split(b, []byte("\n")) {
+		var c ingest.JudgeCall
+		if len(ln) > 0 && json.Unmarshal(ln, &c) == nil {
+			calls = append(calls, c)
+		}
+	}
+	if err := w.SaveJudgeCalls(ctx, calls); err != nil {
+		return 0, fmt.Errorf("writing the answers of a killed run (%s): %v", path, err)
+	}
+	return len(calls), os.Remove(path)
 }
 
 // renderVersion names the way Items turns a run into prompts. Change it

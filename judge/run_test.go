@@ -3,6 +3,7 @@ package judge
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gymlens/gymlens/ingest"
@@ -268,5 +269,27 @@ func TestIdenticalInputsAskedOnce(t *testing.T) {
 	}
 	if c := count(t, w, `SELECT count(*) FROM judgments WHERE file_id = 0 AND (run_id, task, metric) IN (SELECT (run_id, task, metric) FROM gone)`); c != 1 {
 		t.Errorf("the lost item has %d judgments after the rerun", c)
+	}
+}
+
+// A 400 about one item (it fails with and without structured output) does
+// not turn structured output off for the endpoint; the failed item's
+// requests are counted. A 400 that plain JSON cures does, said once.
+func TestBadRequestDecidesPerEndpoint(t *testing.T) {
+	w := warehouse(t)
+	f := server(t, "400", "400")
+	reps, err := Run(context.Background(), w, RunOptions{Metrics: []string{TA}, Judges: []Endpoint{endpoint(f, "j")}, Limit: 3,
+		Client: ClientOptions{Concurrency: 1}})
+	if err == nil || reps[0].Failed != 1 || reps[0].Valid != 2 || reps[0].Requests != 4 || len(reps[0].Notes) != 0 {
+		t.Fatalf("%v %+v", err, reps[0])
+	}
+	if _, ok := f.Requests[len(f.Requests)-1]["response_format"]; !ok {
+		t.Error("structured output was turned off by a 400 that plain JSON did not cure")
+	}
+	f2 := server(t, "400")
+	reps, err = Run(context.Background(), warehouse(t), RunOptions{Metrics: []string{TA}, Judges: []Endpoint{endpoint(f2, "j")}, Limit: 3,
+		Client: ClientOptions{Concurrency: 1}})
+	if err != nil || len(reps[0].Notes) != 1 || !strings.Contains(reps[0].Notes[0], "refused structured output") {
+		t.Errorf("%v %+v", err, reps[0])
 	}
 }

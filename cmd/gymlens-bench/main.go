@@ -85,6 +85,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) >= 2 && os.Args[1] == "rss" {
+		if err := benchRSS(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) >= 2 && os.Args[1] == "agree-scale" {
 		if err := benchAgreeScale(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
@@ -106,6 +113,7 @@ func main() {
 			"       gymlens-bench judge [--judgments N] [--concurrency C] [--latency D] [--scale K]\n"+
 			"       gymlens-bench agree [--items N] [--raters R] [--missing P] [--resamples B] [--python PATH]   (from the root)\n"+
 			"       gymlens-bench agree-scale [--items N] [--items3 N] [--resamples B]   (from the root)\n"+
+			"       gymlens-bench rss [--scales 1,10] [--only TEXT] [--dir DIR]   (from the root)\n"+
 			"       gymlens-bench pare [--traces N]   (from the root)")
 		os.Exit(2)
 	}

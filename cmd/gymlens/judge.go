@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -143,7 +144,11 @@ func judgeCommand(e *env) *cli.Command {
 							progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
 					}
 					bar.ChangeMax64(p.Total)
-					bar.Describe(fmt.Sprintf("done %d · cached %d · failed %d", p.Done, p.Cached, p.Failed))
+					desc := fmt.Sprintf("done %d · cached %d · failed %d", p.Done, p.Cached, p.Failed)
+					if p.Retrying > 0 {
+						desc += fmt.Sprintf(" · %d waiting to retry", p.Retrying)
+					}
+					bar.Describe(desc)
 					bar.Set64(p.Done + p.Cached + p.Failed)
 				}
 			}
@@ -153,6 +158,13 @@ func judgeCommand(e *env) *cli.Command {
 			}
 			if err := printJudgeReports(e, format, reps, opt.DryRun); err != nil {
 				return err
+			}
+			if errors.Is(runErr, context.Canceled) {
+				saved := 0
+				for _, r := range reps {
+					saved += r.Sent
+				}
+				return interrupted{fmt.Sprintf("the %d answers received in this run are saved in %s; run the same command again to ask only the rest", saved, w.Path)}
 			}
 			return runErr
 		},
@@ -178,6 +190,15 @@ func printJudgeReports(e *env, format string, reps []judge.JudgeReport, dry bool
 	}
 	if dry && format == "table" {
 		fmt.Fprintln(e.stdout, "dry run: nothing sent; 'items − cached' calls would be made")
+	}
+	seen := map[string]bool{}
+	for _, r := range reps {
+		for _, n := range r.Notes {
+			if !seen[n] {
+				seen[n] = true
+				fmt.Fprintln(e.stderr, "note: "+n)
+			}
+		}
 	}
 	return reports.WriteResult(e.stdout, format, t)
 }

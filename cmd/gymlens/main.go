@@ -41,6 +41,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v3"
 
@@ -48,7 +49,8 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGTERM (kill, a batch system's timeout) stops gymlens as Ctrl-C does.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// GYMLENS_CPUPROFILE=FILE writes a CPU profile of the command (for
 	// `go tool pprof`).
 	if path := os.Getenv("GYMLENS_CPUPROFILE"); path != "" {
@@ -62,6 +64,12 @@ func main() {
 	stop()
 	os.Exit(code)
 }
+
+// interrupted is a command stopped by Ctrl-C or SIGTERM that kept some of
+// its work: saved says truthfully what.
+type interrupted struct{ saved string }
+
+func (i interrupted) Error() string { return "interrupted; " + i.saved }
 
 // usageError marks a mistake in how gymlens was called (exit status 2).
 type usageError struct{ error }
@@ -86,6 +94,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "gymlens: %v\nRun 'gymlens --help' for usage.\n", ue.error)
 		return 2
+	}
+	var ie interrupted
+	if errors.As(err, &ie) {
+		fmt.Fprintf(stderr, "gymlens: interrupted; %s\n", ie.saved)
+		return 1
 	}
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintln(stderr, "gymlens: interrupted; nothing of the unfinished step was written")

@@ -6,10 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gymlens/gymlens/internal/openaitest"
 	"github.com/gymlens/gymlens/internal/sample"
@@ -647,5 +652,96 @@ func TestUnknownJudgeIsAnError(t *testing.T) {
 	}
 	if code, _, stderr := gymlens(t, "--db", db, "metrics", "--resamples", "100", "--judge", "judge-qwen3.5-397b"); code != 0 {
 		t.Errorf("a known judge: %s", stderr)
+	}
+}
+
+// TestMain lets a test run gymlens as a process of its own (to kill it):
+// with GYMLENS_TEST_CLI=1 the test binary is gymlens.
+func TestMain(m *testing.M) {
+	if os.Getenv("GYMLENS_TEST_CLI") == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := run(ctx, append([]string{"gymlens"}, os.Args[1:]...), os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// Answers are durable as they arrive: after kill -9 (or SIGTERM) the next
+// run asks again at most what was in flight; SIGTERM stops gymlens as
+// Ctrl-C does and says truthfully what was saved.
+func TestJudgeAnswersSurviveAKill(t *testing.T) {
+	for _, sig := range []os.Signal{os.Kill, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 4, Configs: 1}); err != nil {
+				t.Fatal(err)
+			}
+			os.RemoveAll(filepath.Join(dir, "c", "judgments"))
+			db := filepath.Join(dir, "w.duckdb")
+			if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", filepath.Join(dir, "c")); code != 0 {
+				t.Fatal(stderr)
+			}
+			f := openaitest.New()
+			defer f.Close()
+			f.Latency = 40 * time.Millisecond
+			const items, concurrency = 150, 4
+			args := []string{"--db", db, "judge", "--metric", "tc", "--judge", "k=fake-judge@" + f.URL + "/v1", "--limit", fmt.Sprint(items),
+				"--concurrency", fmt.Sprint(concurrency), "-q"}
+			cmd := exec.Command(os.Args[0], args...)
+			cmd.Env = append(os.Environ(), "GYMLENS_TEST_CLI=1")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(60 * time.Second)
+			for f.Count() < 40 && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			cmd.Process.Signal(sig)
+			err := cmd.Wait()
+			sent := f.Count()
+			if sent >= items {
+				t.Fatalf("the run finished before the signal (%d requests)", sent)
+			}
+			if sig == syscall.SIGTERM && (err == nil || !strings.Contains(stderr.String(), "interrupted; the ") || !strings.Contains(stderr.String(), "answers received in this run are saved")) {
+				t.Errorf("SIGTERM: %v %q", err, stderr.String())
+			}
+			code, out, errText := gymlens(t, append(args, "-f", "json")...)
+			if code != 0 {
+				t.Fatalf("rerun: %s", errText)
+			}
+			if repeated := f.Count() - items; repeated > concurrency || repeated < 0 {
+				t.Errorf("the rerun repeated %d requests (%d sent before the %v, %d in flight at most): %s", repeated, sent, sig, concurrency, out)
+			}
+			if _, err := os.Stat(db + ".judge-journal.jsonl"); err == nil {
+				t.Error("the journal is left after a finished run")
+			}
+		})
+	}
+}
+
+// An endpoint with nothing listening fails the run within seconds, naming
+// the endpoint, before any retry.
+func TestUnreachableEndpointFailsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 4, Configs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "w.duckdb")
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", filepath.Join(dir, "c")); code != 0 {
+		t.Fatal(stderr)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String() + "/v1"
+	l.Close() // now nothing listens there
+	t0 := time.Now()
+	code, _, stderr := gymlens(t, "--db", db, "judge", "--metric", "ta", "--judge", "gone=m@"+url, "--limit", "3")
+	if code != 1 || !strings.Contains(stderr, "judge gone: "+url+" refused the connection") || time.Since(t0) > 10*time.Second {
+		t.Errorf("exit %d after %v: %q", code, time.Since(t0), stderr)
 	}
 }

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// benchRSS prints the peak resident memory and wall time of every gymlens
+// command at two (or more) scales of the sample corpus, each command a
+// process of its own, run as a user runs it: the table of docs/benchmarks.md.
+func benchRSS(args []string) error {
+	fl := flag.NewFlagSet("rss", flag.ExitOnError)
+	scales := fl.String("scales", "1,10", "sample corpus scales, comma-separated")
+	dir := fl.String("dir", "", "work folder (default: a new one under $TMPDIR, removed after)")
+	only := fl.String("only", "", "run only the commands whose name holds this text")
+	fl.Parse(args)
+	work := *dir
+	if work == "" {
+		d, err := os.MkdirTemp("", "gymlens-bench-rss-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		work = d
+	}
+	bin := filepath.Join(work, "gymlens")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/gymlens").CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./cmd/gymlens (run from the repository's root): %v\n%s", err, out)
+	}
+	var ks []int
+	for _, s := range strings.Split(*scales, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || k < 1 {
+			return fmt.Errorf("--scales: %q", s)
+		}
+		ks = append(ks, k)
+	}
+	type result struct {
+		wall time.Duration
+		rss  int64
+		err  error
+	}
+	commands := []struct {
+		name string
+		args func(k int, d string) []string
+	}{
+		{"ingest", func(k int, d string) []string { return []string{"ingest", filepath.Join(d, "corpus")} }},
+		{"validate", func(k int, d string) []string { return []string{"validate", filepath.Join(d, "corpus")} }},
+		{"score", func(int, string) []string { return []string{"score"} }},
+		{"metrics --by model,harness", func(int, string) []string { return []string{"metrics", "--by", "model,harness"} }},
+		{"compare --harness-switch CC,OC", func(int, string) []string { return []string{"compare", "--harness-switch", "CC,OC"} }},
+		{"corr", func(int, string) []string { return []string{"corr"} }},
+		{"agree --judges", func(int, string) []string {
+			return []string{"agree", "--judges", "judge-gpt-5.6-luna,judge-qwen3.5-397b"}
+		}},
+		{"agree --human", func(int, string) []string { return []string{"agree", "--human"} }},
+		{"table main", func(int, string) []string { return []string{"table", "main", "--format", "latex"} }},
+		{"report", func(k int, d string) []string { return []string{"report", "--out", filepath.Join(d, "report")} }},
+		{"judge --dry-run", func(int, string) []string {
+			return []string{"judge", "--metric", "tc,ta,trj", "--judge", "x=m@http://127.0.0.1:9/v1", "--dry-run"}
+		}},
+		{"annotate sample", func(k int, d string) []string {
+			return []string{"annotate", "sample", "-n", "200", "--by", "scenario", "--out", filepath.Join(d, "sheet.csv")}
+		}},
+		{"export --format parquet", func(k int, d string) []string {
+			return []string{"export", "--format", "parquet", "--out", filepath.Join(d, "export")}
+		}},
+		{"query (all events, CSV)", func(int, string) []string { return []string{"query", "-f", "csv", "SELECT * FROM events"} }},
+	}
+	results := map[string]map[int]result{}
+	for _, k := range ks {
+		d := filepath.Join(work, fmt.Sprintf("scale%d", k))
+		os.MkdirAll(d, 0o755)
+		db := filepath.Join(d, "w.duckdb")
+		if out, err := exec.Command(bin, "sample", "--out", filepath.Join(d, "corpus"), "--scale", strconv.Itoa(k)).CombinedOutput(); err != nil {
+			return fmt.Errorf("sample --scale %d: %v\n%s", k, err, out)
+		}
+		for _, c := range commands {
+			if *only != "" && !strings.Contains(c.name, *only) && c.name != "ingest" {
+				continue
+			}
+			cmd := exec.Command(bin, append([]string{"--db", db, "-q"}, c.args(k, d)...)...)
+			devnull, _ := os.Open(os.DevNull)
+			cmd.Stdout = devnull
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			t0 := time.Now()
+			err := cmd.Run()
+			wall := time.Since(t0)
+			devnull.Close()
+			if err != nil {
+				err = fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
+			}
+			r := result{wall: wall, err: err}
+			if cmd.ProcessState != nil {
+				r.rss = cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
+			}
+			if results[c.name] == nil {
+				results[c.name] = map[int]result{}
+			}
+			results[c.name][k] = r
+			fmt.Fprintf(os.Stderr, "scale %d  %-32s %7.2f s  %5.0f MB\n", k, c.name, wall.Seconds(), mb(r.rss))
+		}
+	}
+	fmt.Printf("| command |")
+	for _, k := range ks {
+		fmt.Printf(" --scale %d: peak RSS | time |", k)
+	}
+	fmt.Printf("\n| --- |")
+	for range ks {
+		fmt.Printf(" ---: | ---: |")
+	}
+	fmt.Println()
+	for _, c := range commands {
+		rs, ok := results[c.name]
+		if !ok {
+			continue
+		}
+		fmt.Printf("| `%s` |", c.name)
+		for _, k := range ks {
+			r := rs[k]
+			if r.err != nil {
+				fmt.Printf(" failed: %s | |", strings.ReplaceAll(r.err.Error(), "|", "/"))
+				continue
+			}
+			fmt.Printf(" %.0f MB | %.1f s |", mb(r.rss), r.wall.Seconds())
+		}
+		fmt.Println()
+	}
+	return nil
+}
