@@ -97,6 +97,23 @@ func (w *Warehouse) JudgeHeads(ctx context.Context) ([]*JudgeRun, error) {
 // dropped again after fn returns. all says that runs holds every run of the
 // warehouse, so that no filter is needed.
 func (w *Warehouse) ScanJudgeEvents(ctx context.Context, runs []*JudgeRun, all bool, fn func(*JudgeRun) error) error {
+	// A batch of runs at a time: the driver holds a query's whole result
+	// in memory, and every event of a large warehouse is gigabytes.
+	if len(runs) <= eventBatch {
+		return w.scanJudgeEvents(ctx, runs, all, fn)
+	}
+	for lo := 0; lo < len(runs); lo += eventBatch {
+		if err := w.scanJudgeEvents(ctx, runs[lo:min(lo+eventBatch, len(runs))], false, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eventBatch is how many runs' events ScanJudgeEvents reads at once.
+const eventBatch = 400
+
+func (w *Warehouse) scanJudgeEvents(ctx context.Context, runs []*JudgeRun, all bool, fn func(*JudgeRun) error) error {
 	if len(runs) == 0 {
 		return nil
 	}

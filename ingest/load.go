@@ -452,7 +452,7 @@ func (p *pass) readFile(f runlog.File) error {
 			return err
 		}
 		canon := canonicalJSON(raw)
-		p.chk.scenario(s, xxh3.Hash(canon), p.chk.at(f.Path, 0), canon)
+		p.chk.scenario(s, xxh3.Hash(canon), p.chk.at(f.Path, s.IDLine), canon)
 		p.records.Add(1)
 	case runlog.KindRatings:
 		err := runlog.ReadRatingsCSV(f.Path, fs.id, func(line int, g *runlog.Rating, raw, row []byte, rowErr *runlog.Error) error {

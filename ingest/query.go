@@ -44,7 +44,8 @@ func (w *Warehouse) QueryFunc(ctx context.Context, query string, head func(cols 
 		return err
 	}
 	if !locked {
-		for _, s := range []string{"SET enable_external_access = false", "SET lock_configuration = true"} {
+		// Results keep the query's order when they are paged (below).
+		for _, s := range []string{"SET preserve_insertion_order = true", "SET enable_external_access = false", "SET lock_configuration = true"} {
 			if _, err := conn.ExecContext(ctx, s); err != nil {
 				return err
 			}
@@ -57,39 +58,78 @@ func (w *Warehouse) QueryFunc(ctx context.Context, query string, head func(cols 
 	if err := checkReadStatement(ctx, conn, query); err != nil {
 		return err
 	}
-	rows, err := conn.QueryContext(ctx, query, args...)
-	if err != nil {
-		return queryError(err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return err
-	}
-	if err := head(cols); err != nil {
-		return err
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		clear(vals)
-		if err := rows.Scan(ptrs...); err != nil {
+	// The driver hands over a result only once DuckDB has materialised it
+	// whole, in Go memory. So the result goes into a temporary table
+	// inside DuckDB (held within its memory limit, spilled to disk past
+	// it) and comes out a page at a time, in the query's order. The query
+	// is one read statement (checked above), written on lines of its own
+	// so that a trailing comment cannot swallow the parenthesis.
+	page := "SELECT * FROM _gymlens_result WHERE rowid >= ? AND rowid < ? ORDER BY rowid"
+	var n int64
+	if _, err := conn.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE _gymlens_result AS (\n"+query+"\n)", args...); err != nil {
+		if !strings.Contains(err.Error(), "requires a SELECT clause") {
 			return queryError(err)
 		}
-		for i, v := range vals {
-			if d, ok := v.(duckdb.Decimal); ok {
-				vals[i] = json.Number(d.String()) // exact, written as a number
-			}
-		}
-		if err := row(vals); err != nil {
-			return err
+		// DESCRIBE, SHOW and SUMMARIZE cannot be a table's source; their
+		// results are small: read them directly.
+		page, args, n = query, nil, 0
+	} else {
+		defer conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS _gymlens_result")
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM _gymlens_result").Scan(&n); err != nil {
+			return queryError(err)
 		}
 	}
-	return queryError(rows.Err())
+	var vals, ptrs []any
+	for lo := int64(0); lo == 0 || lo < n; lo += queryPage {
+		pageArgs := []any{lo, lo + queryPage}
+		if page == query {
+			pageArgs = nil
+		}
+		rows, err := conn.QueryContext(ctx, page, pageArgs...)
+		if err != nil {
+			return queryError(err)
+		}
+		if lo == 0 {
+			cols, err := rows.Columns()
+			if err == nil {
+				err = head(cols)
+			}
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			vals, ptrs = make([]any, len(cols)), make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+		}
+		for rows.Next() {
+			clear(vals)
+			if err := rows.Scan(ptrs...); err != nil {
+				rows.Close()
+				return queryError(err)
+			}
+			for i, v := range vals {
+				if d, ok := v.(duckdb.Decimal); ok {
+					vals[i] = json.Number(d.String()) // exact, written as a number
+				}
+			}
+			if err := row(vals); err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return queryError(err)
+		}
+	}
+	return nil
 }
+
+// queryPage is how many rows of a query's result are in Go memory at once.
+const queryPage = 20000
 
 // checkReadStatement lets through one statement that DuckDB's parser can
 // serialise as a SELECT (an allow-list: json_serialize_sql refuses every

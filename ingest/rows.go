@@ -79,10 +79,45 @@ func (w *Warehouse) LoadRuns(ctx context.Context) ([]RunRow, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Tasks and judgments a slice of runs at a time: the driver holds a
+	// whole query result in memory, so one query over every judgment would
+	// hold them all twice. Names repeat on every row: interned.
+	sort.SliceStable(runs, func(a, b int) bool { return runs[a].RunID < runs[b].RunID })
+	for i := range runs {
+		byID[runs[i].RunID] = i
+	}
+	in := interner{}
+	for lo := 0; lo < len(runs); lo += loadBatch {
+		hi := min(lo+loadBatch, len(runs)) - 1
+		if err := w.loadTasksAndJudgments(ctx, runs, byID, runs[lo].RunID, runs[hi].RunID, in); err != nil {
+			return nil, err
+		}
+	}
+	return runs, nil
+}
+
+// loadBatch is how many runs' tasks and judgments LoadRuns reads at once.
+const loadBatch = 2000
+
+// interner gives one copy of each distinct string read.
+type interner map[string]string
+
+func (in interner) of(b []byte) string {
+	if s, ok := in[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	in[s] = s
+	return s
+}
+
+// loadTasksAndJudgments fills the active tasks and the judgments of the
+// runs with ids in [from, to].
+func (w *Warehouse) loadTasksAndJudgments(ctx context.Context, runs []RunRow, byID map[string]int, from, to string, in interner) error {
 	taskIdx := map[[2]string]int{}
 	// Depths and rule scores: as rescoring settled them (task_scores),
 	// else as logged.
-	err = w.scan(ctx, `SELECT o.run_id, o.task, coalesce(ts.weight, 1),
+	err := w.scan(ctx, `SELECT o.run_id, o.task, coalesce(ts.weight, 1),
 		CASE WHEN sc.run_id IS NULL THEN o.rule_evidence ELSE sc.effective_evidence END,
 		CASE WHEN sc.run_id IS NULL THEN o.rule_outputs ELSE sc.effective_outputs END,
 		CASE WHEN sc.run_id IS NULL THEN o.rule_constraints ELSE sc.effective_constraints END,
@@ -90,66 +125,64 @@ func (w *Warehouse) LoadRuns(ctx context.Context) ([]RunRow, error) {
 		FROM task_outcomes o JOIN runs r USING (run_id)
 		LEFT JOIN task_specs ts ON ts.scenario = r.scenario AND ts.task = o.task
 		LEFT JOIN task_scores sc ON sc.run_id = o.run_id AND sc.task = o.task
-		WHERE o.active ORDER BY o.run_id, coalesce(ts.ordinal, 0), o.task`, func(rows *sql.Rows) error {
-		var run string
+		WHERE o.active AND o.run_id BETWEEN ? AND ? ORDER BY o.run_id, coalesce(ts.ordinal, 0), o.task`, func(rows *sql.Rows) error {
+		var run, task, expected, chosen sql.RawBytes
 		var t TaskRow
 		var rules [3]sql.NullFloat64
-		if err := rows.Scan(&run, &t.Task, &t.Weight, &rules[0], &rules[1], &rules[2], &t.Expected, &t.Chosen); err != nil {
+		if err := rows.Scan(&run, &task, &t.Weight, &rules[0], &rules[1], &rules[2], &expected, &chosen); err != nil {
 			return err
 		}
+		t.Task, t.Expected, t.Chosen = in.of(task), in.of(expected), in.of(chosen)
 		for i, r := range rules {
 			t.Rules[i], t.RuleSet[i] = r.Float64, r.Valid
 		}
-		i, ok := byID[run]
+		i, ok := byID[string(run)]
 		if !ok {
 			return nil
 		}
-		taskIdx[[2]string{run, t.Task}] = len(runs[i].Tasks)
+		taskIdx[[2]string{runs[i].RunID, t.Task}] = len(runs[i].Tasks)
 		runs[i].Tasks = append(runs[i].Tasks, t)
 		return nil
-	})
+	}, from, to)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	err = w.scan(ctx, `SELECT run_id, task, metric, judge,
+	return w.scan(ctx, `SELECT run_id, coalesce(task, ''), metric, judge,
 		coalesce(correctness, 'NaN'), coalesce(grounding, 'NaN'), coalesce(completeness, 'NaN'), coalesce(artifact_quality, 'NaN'),
 		coalesce(ta_now, 'NaN'), coalesce(ta_later, 'NaN'), ta_cq,
 		coalesce(understandability, 'NaN'), coalesce(competence, 'NaN'), coalesce(reliability, 'NaN'), coalesce(attachment, 'NaN'), coalesce(faith, 'NaN')
-		FROM (SELECT *, row_number() OVER (PARTITION BY run_id, task, metric, judge ORDER BY prompt DESC) AS latest FROM judgments)
+		FROM (SELECT *, row_number() OVER (PARTITION BY run_id, task, metric, judge ORDER BY prompt DESC) AS latest FROM judgments
+		      WHERE run_id BETWEEN ? AND ?)
 		WHERE latest = 1 ORDER BY run_id, task, metric, judge`, func(rows *sql.Rows) error {
-		var run, task, metric, judge string
+		var run, task, metric, judge sql.RawBytes
 		var v [11]float64
 		var cq sql.NullFloat64
 		if err := rows.Scan(&run, &task, &metric, &judge, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &cq, &v[6], &v[7], &v[8], &v[9], &v[10]); err != nil {
 			return err
 		}
-		i, ok := byID[run]
+		i, ok := byID[string(run)]
 		if !ok {
 			return nil
 		}
 		r := &runs[i]
-		switch metric {
+		name := in.of(judge)
+		switch string(metric) {
 		case "ta":
-			r.TA = append(r.TA, TAJudgment{Judge: judge, Now: v[4], Later: v[5], CQ: cq.Float64, HasCQ: cq.Valid})
+			r.TA = append(r.TA, TAJudgment{Judge: name, Now: v[4], Later: v[5], CQ: cq.Float64, HasCQ: cq.Valid})
 		case "tc", "trj":
-			ti, ok := taskIdx[[2]string{run, task}]
+			ti, ok := taskIdx[[2]string{r.RunID, in.of(task)}]
 			if !ok {
 				return nil // a judgment of an inactive task: not in the metrics
 			}
 			t := &r.Tasks[ti]
-			if metric == "tc" {
-				t.TC = append(t.TC, TCJudgment{Judge: judge, Correctness: v[0], Grounding: v[1], Completeness: v[2], ArtifactQ: v[3]})
+			if string(metric) == "tc" {
+				t.TC = append(t.TC, TCJudgment{Judge: name, Correctness: v[0], Grounding: v[1], Completeness: v[2], ArtifactQ: v[3]})
 			} else {
-				t.TRJ = append(t.TRJ, TRJJudgment{Judge: judge, Scores: [5]float64{v[6], v[7], v[8], v[9], v[10]}})
+				t.TRJ = append(t.TRJ, TRJJudgment{Judge: name, Scores: [5]float64{v[6], v[7], v[8], v[9], v[10]}})
 			}
 		}
 		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	sort.SliceStable(runs, func(a, b int) bool { return runs[a].RunID < runs[b].RunID })
-	return runs, nil
+	}, from, to)
 }
 
 func (w *Warehouse) scan(ctx context.Context, q string, fn func(*sql.Rows) error, args ...any) error {

@@ -103,13 +103,38 @@ func (w *Warehouse) LoadScenarioSpecs(ctx context.Context) (map[string]*Scenario
 // ScanScoreTasks calls fn with every active task and its credited records,
 // one at a time, in run and task order: memory holds one task.
 func (w *Warehouse) ScanScoreTasks(ctx context.Context, fn func(*ScoreTask) error) error {
+	// A range of runs at a time: the driver holds a query's whole result
+	// in memory, and every credited event of a large warehouse is a lot.
+	var ids []string
+	if err := w.scan(ctx, `SELECT run_id FROM runs ORDER BY run_id`, func(rows *sql.Rows) error {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		ids = append(ids, id)
+		return nil
+	}); err != nil {
+		return err
+	}
+	for lo := 0; lo < len(ids); lo += scoreBatch {
+		if err := w.scanScoreTasks(ctx, ids[lo], ids[min(lo+scoreBatch, len(ids))-1], fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scoreBatch is how many runs' tasks and events ScanScoreTasks reads at once.
+const scoreBatch = 500
+
+func (w *Warehouse) scanScoreTasks(ctx context.Context, from, to string, fn func(*ScoreTask) error) error {
 	var cur *ScoreTask
 	err := w.scan(ctx, `SELECT o.run_id, r.scenario, r.persona, o.task, coalesce(o.expected_depth, ''), coalesce(o.chosen_depth, ''),
 		o.rules_logged, o.rule_evidence, o.rule_outputs, o.rule_constraints,
 		e.seq, e.actor, e.kind, coalesce(e.tool, ''), coalesce(e.depth, ''), coalesce(e.decision, ''), coalesce(e.text, ''), coalesce(e.args::VARCHAR, '')
 		FROM task_outcomes o JOIN runs r USING (run_id)
 		LEFT JOIN events e ON e.run_id = o.run_id AND e.task = o.task
-		WHERE o.active ORDER BY o.run_id, o.task, e.seq`, func(rows *sql.Rows) error {
+		WHERE o.active AND o.run_id BETWEEN ? AND ? ORDER BY o.run_id, o.task, e.seq`, func(rows *sql.Rows) error {
 		var t ScoreTask
 		var seq sql.NullInt64
 		var ev ScoreEvent
@@ -131,7 +156,7 @@ func (w *Warehouse) ScanScoreTasks(ctx context.Context, fn func(*ScoreTask) erro
 			cur.Events = append(cur.Events, ev)
 		}
 		return nil
-	})
+	}, from, to)
 	if err != nil {
 		return err
 	}

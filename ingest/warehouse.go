@@ -36,7 +36,7 @@ const Version = "0.1.0"
 const DefaultPath = "gymlens.duckdb"
 
 // DefaultMemoryLimit caps DuckDB's buffer pool; larger work spills to disk.
-const DefaultMemoryLimit = "1GB"
+const DefaultMemoryLimit = "512MB"
 
 // IngestMemoryLimit is DuckDB's memory limit while ingesting: bulk loads
 // stream, and a low limit keeps the whole process near 500 MB at any input

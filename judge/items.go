@@ -63,6 +63,7 @@ type Item struct {
 	System, User        string   // the rendered prompt
 	Hash                string   // sha256 of the rendered prompt: the cache key's input part
 	SourceKey           string   // what the input was made from (see sourceKey)
+	Tokens              int      // estimated input tokens (kept when the text is not)
 }
 
 func record(e ingest.JudgeEvent) Record {

@@ -70,7 +70,12 @@ func (o RunOptions) params() string {
 }
 
 // estTokens is a rough count of a prompt's tokens (4 characters each).
-func estTokens(it *Item) int { return (len(it.System) + len(it.User)) / 4 }
+func estTokens(it *Item) int {
+	if it.Tokens > 0 {
+		return it.Tokens
+	}
+	return (len(it.System) + len(it.User)) / 4
+}
 
 // Run asks every judge about every item of the metrics, except what the
 // warehouse already holds an answer to (unless Force), and saves each
@@ -181,9 +186,15 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 			toRender = append(toRender, r)
 		}
 	}
-	items, err := buildItems(ctx, w, opt.Metrics, toRender, all && len(toRender) == len(heads))
+	// Items are planned from their hashes alone (lean: no prompt text in
+	// memory); what is asked is rendered again, a few runs at a time.
+	items, err := buildItems(ctx, w, opt.Metrics, toRender, all && len(toRender) == len(heads), true)
 	if err != nil {
 		return nil, err
+	}
+	runByID := make(map[string]*ingest.JudgeRun, len(heads))
+	for _, r := range heads {
+		runByID[r.RunID] = r
 	}
 	for _, p := range plans {
 		metric, ep, rep := p.metric, p.ep, &p.rep
@@ -250,13 +261,17 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 			if err != nil {
 				return nil, err
 			}
-			for _, it := range reuse {
+			full, err := rendered(ctx, w, metric, reuse, runByID)
+			if err != nil {
+				return nil, err
+			}
+			for _, it := range full {
 				c := &ingest.JudgeCall{RunID: it.RunID, Task: it.Task, Metric: metric, InputHash: it.Hash, SourceKey: it.SourceKey}
 				applyAnswer(c, it, metric, stored[it.Hash])
 				copies = append(copies, *c)
 			}
 		}
-		if err := ask(ctx, w, ep, metric, params, todo, followers, copies, opt, prices, rep, &prog, start); err != nil {
+		if err := ask(ctx, w, ep, metric, params, todo, followers, copies, runByID, opt, prices, rep, &prog, start); err != nil {
 			reports = append(reports, *rep)
 			return reports, err
 		}
@@ -270,7 +285,7 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 // of the item's followers (items with the same input); copies, answers
 // already had, are saved first. Copies cost nothing and use no tokens.
 func ask(ctx context.Context, w *ingest.Warehouse, ep Endpoint, metric, params string, todo []*Item, followers map[*Item][]*Item,
-	copies []ingest.JudgeCall, opt RunOptions, prices map[string]Price, rep *JudgeReport, prog *Progress, start time.Time) error {
+	copies []ingest.JudgeCall, runByID map[string]*ingest.JudgeRun, opt RunOptions, prices map[string]Price, rep *JudgeReport, prog *Progress, start time.Time) error {
 	c := NewClient(ep, opt.Client)
 	if len(todo) > 0 {
 		// A server that is not there fails the run now, not after hours
@@ -328,13 +343,15 @@ func ask(ctx context.Context, w *ingest.Warehouse, ep Endpoint, metric, params s
 		}
 	}()
 	defer func() { tick.Stop(); close(ticking) }()
-	jobs := make(chan *Item)
+	type job struct{ full, lean *Item }
+	jobs := make(chan job)
 	var wg sync.WaitGroup
 	for range c.opt.Concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for it := range jobs {
+			for j := range jobs {
+				it := j.full
 				call, attempts, err := judgeOne(ctx, c, it, metric, schema)
 				mu.Lock()
 				rep.Requests += attempts
@@ -354,7 +371,7 @@ func ask(ctx context.Context, w *ingest.Warehouse, ep Endpoint, metric, params s
 				}
 				stamp(call)
 				sv.save(*call)
-				for _, f := range followers[it] {
+				for _, f := range followers[j.lean] {
 					sv.save(copyFor(*call, f))
 				}
 				mu.Lock()
@@ -380,19 +397,40 @@ func ask(ctx context.Context, w *ingest.Warehouse, ep Endpoint, metric, params s
 			}
 		}()
 	}
+	// Rendered again a few runs at a time (todo is in run order), so that
+	// memory holds a batch of prompts, not all of them.
+	var renderErr error
 feed:
-	for _, it := range todo {
-		select {
-		case jobs <- it:
-		case <-ctx.Done():
-			break feed
+	for lo := 0; lo < len(todo); {
+		hi, runs := lo, 0
+		for hi < len(todo) && (runs < renderBatch || todo[hi].RunID == todo[hi-1].RunID) {
+			if hi == lo || todo[hi].RunID != todo[hi-1].RunID {
+				runs++
+			}
+			hi++
 		}
+		full, err := rendered(ctx, w, metric, todo[lo:hi], runByID)
+		if err != nil {
+			renderErr = err
+			break
+		}
+		for i, it := range full {
+			select {
+			case jobs <- job{full: it, lean: todo[lo+i]}:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+		lo = hi
 	}
 	close(jobs)
 	wg.Wait()
 	// Every answer received is written, also after Ctrl-C.
 	if err := sv.close(); err != nil && firstErr == nil {
 		firstErr = err
+	}
+	if renderErr != nil && firstErr == nil {
+		firstErr = renderErr
 	}
 	if !known && rep.Sent > 0 {
 		rep.CostUSD = nil
@@ -603,6 +641,37 @@ func ReplayJournal(ctx context.Context, w *ingest.Warehouse) (int, error) {
 // an older gymlens must then miss.
 const renderVersion = "items/1"
 
+// renderBatch is how many runs' prompts a judge run holds at once.
+const renderBatch = 64
+
+// rendered renders the lean items again, in full, in their order: their
+// runs' records are read and the prompts made as when they were planned
+// (the hash must match: rendering is deterministic).
+func rendered(ctx context.Context, w *ingest.Warehouse, metric string, lean []*Item, runByID map[string]*ingest.JudgeRun) ([]*Item, error) {
+	var runs []*ingest.JudgeRun
+	seen := map[string]bool{}
+	for _, it := range lean {
+		if !seen[it.RunID] {
+			seen[it.RunID] = true
+			runs = append(runs, runByID[it.RunID])
+		}
+	}
+	items, err := buildItems(ctx, w, []string{metric}, runs, false, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Item, len(lean))
+	for i, l := range lean {
+		full := items[itemKey{metric, l.RunID, l.Task}]
+		if full == nil || full.Hash != l.Hash {
+			return nil, fmt.Errorf("the %s item of run %s task %q rendered differently the second time (a gymlens bug: please report it)", metric, l.RunID, l.Task)
+		}
+		full.SourceKey = l.SourceKey
+		out[i] = full
+	}
+	return out, nil
+}
+
 // stub is an item before rendering: the run and task it is about, and its
 // source key.
 type stub struct {
@@ -665,7 +734,7 @@ func promptDigest(metric string) string {
 // buildItems renders the items of every metric for the given runs, on
 // every core, keyed by metric, run and task. all says runs is every run in
 // the warehouse.
-func buildItems(ctx context.Context, w *ingest.Warehouse, metrics []string, runs []*ingest.JudgeRun, all bool) (map[itemKey]*Item, error) {
+func buildItems(ctx context.Context, w *ingest.Warehouse, metrics []string, runs []*ingest.JudgeRun, all, lean bool) (map[itemKey]*Item, error) {
 	out := map[itemKey]*Item{}
 	if len(runs) == 0 {
 		return out, nil
@@ -681,6 +750,12 @@ func buildItems(ctx context.Context, w *ingest.Warehouse, metrics []string, runs
 				var its []Item
 				for _, m := range metrics {
 					its = append(its, Items(r, m)...)
+				}
+				for i := range its {
+					its[i].Tokens = estTokens(&its[i])
+					if lean {
+						its[i] = Item{Metric: its[i].Metric, RunID: its[i].RunID, Task: its[i].Task, Hash: its[i].Hash, Tokens: its[i].Tokens}
+					}
 				}
 				results <- its
 			}

@@ -85,6 +85,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) >= 2 && os.Args[1] == "mutate" {
+		if err := benchMutate(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) >= 2 && os.Args[1] == "rss" {
 		if err := benchRSS(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
@@ -114,6 +121,7 @@ func main() {
 			"       gymlens-bench agree [--items N] [--raters R] [--missing P] [--resamples B] [--python PATH]   (from the root)\n"+
 			"       gymlens-bench agree-scale [--items N] [--items3 N] [--resamples B]   (from the root)\n"+
 			"       gymlens-bench rss [--scales 1,10] [--only TEXT] [--dir DIR]   (from the root)\n"+
+			"       gymlens-bench mutate [--n 1000] [--seed S]\n"+
 			"       gymlens-bench pare [--traces N]   (from the root)")
 		os.Exit(2)
 	}

@@ -87,7 +87,7 @@ func benchRSS(args []string) error {
 				continue
 			}
 			cmd := exec.Command(bin, append([]string{"--db", db, "-q"}, c.args(k, d)...)...)
-			devnull, _ := os.Open(os.DevNull)
+			devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 			cmd.Stdout = devnull
 			var stderr strings.Builder
 			cmd.Stderr = &stderr

@@ -39,7 +39,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -49,6 +51,16 @@ import (
 )
 
 func main() {
+	// Go's collector works harder as the heap nears this, so that gymlens
+	// with DuckDB's own limit (ingest.DefaultMemoryLimit) stays under 1 GB
+	// (docs/benchmarks.md); $GYMLENS_GO_MEMORY (bytes) or GOMEMLIMIT overrides.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		limit := int64(goMemoryLimit)
+		if v, err := strconv.ParseInt(os.Getenv("GYMLENS_GO_MEMORY"), 10, 64); err == nil && v > 0 {
+			limit = v
+		}
+		debug.SetMemoryLimit(limit)
+	}
 	// SIGTERM (kill, a batch system's timeout) stops gymlens as Ctrl-C does.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// GYMLENS_CPUPROFILE=FILE writes a CPU profile of the command (for
@@ -64,6 +76,9 @@ func main() {
 	stop()
 	os.Exit(code)
 }
+
+// goMemoryLimit is the soft limit of Go's heap.
+const goMemoryLimit = 480 << 20
 
 // interrupted is a command stopped by Ctrl-C or SIGTERM that kept some of
 // its work: saved says truthfully what.

@@ -275,7 +275,7 @@ func newRow(path string, line int, raw []byte) (*row, error) {
 // object (encoding/json would keep the last, fastjson the first).
 func strictJSON(raw []byte) *FileError {
 	if err := runlog.CheckJSON(raw); err != nil {
-		return &FileError{Msg: err.Error()}
+		return &FileError{Msg: err.Error(), Line: runlog.At("", raw, err).Line}
 	}
 	v, err := fastjson.ParseBytes(raw)
 	if err != nil {

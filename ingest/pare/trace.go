@@ -87,13 +87,18 @@ type Log struct {
 // TraceError is a trace that cannot be read, with where.
 type TraceError struct {
 	Path, Field, Msg string
+	Line, Column     int // 0: not known
 }
 
 func (e *TraceError) Error() string {
-	if e.Field != "" {
-		return fmt.Sprintf("%s: field %s: %s", e.Path, e.Field, e.Msg)
+	at := e.Path
+	if e.Line > 0 {
+		at += fmt.Sprintf(":%d:%d", e.Line, e.Column)
 	}
-	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
+	if e.Field != "" {
+		return fmt.Sprintf("%s: field %s: %s", at, e.Field, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", at, e.Msg)
 }
 
 // ReadTraceFile reads and checks a trace.
@@ -119,7 +124,8 @@ func ReadTrace(path string, b []byte) (*Trace, error) {
 		return nil, &TraceError{Path: path, Msg: msg}
 	}
 	if err := runlog.CheckJSON(b); err != nil {
-		return nil, &TraceError{Path: path, Msg: err.Error()}
+		e := runlog.At(path, b, err)
+		return nil, &TraceError{Path: path, Msg: e.Msg, Line: e.Line, Column: e.Column}
 	}
 	if k := runlog.DuplicateKey(top); k != "" {
 		return nil, &TraceError{Path: path, Msg: fmt.Sprintf("field %q: the key occurs twice in one object (JSON readers differ on which one counts)", k)}

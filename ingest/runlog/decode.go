@@ -60,7 +60,8 @@ func (d *Decoder) DecodeLine(line []byte) (Record, error) {
 	}
 	if err := CheckJSON(line); err != nil {
 		d.r = nil
-		return nil, &Error{Msg: err.Error()}
+		e := At("", line, err)
+		return nil, &Error{Column: e.Column, Msg: e.Msg}
 	}
 	if k := DuplicateKey(v); k != "" {
 		d.r = nil

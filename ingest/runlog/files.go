@@ -473,11 +473,20 @@ func ReadScenarioFile(path string) (*Scenario, []byte, error) {
 	}
 	if strings.HasSuffix(strings.ToLower(path), ".json") {
 		if err := CheckJSON(b); err != nil {
-			return nil, nil, &Error{File: path, Msg: err.Error()}
+			return nil, nil, At(path, b, err)
 		}
 	}
 	if !utf8.Valid(b) {
-		return nil, nil, &Error{File: path, Msg: "invalid UTF-8: expected text encoded as UTF-8"}
+		off := 0
+		for off < len(b) {
+			r, n := utf8.DecodeRune(b[off:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			off += n
+		}
+		line, col := Position(b, off)
+		return nil, nil, &Error{File: path, Line: line, Column: col, Msg: fmt.Sprintf("invalid UTF-8: expected text encoded as UTF-8, found byte 0x%x", b[off])}
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
@@ -516,6 +525,7 @@ func ReadScenarioFile(path string) (*Scenario, []byte, error) {
 	if !ok {
 		return nil, nil, &Error{File: path, Field: "type", Expected: `"scenario"`, Found: strconv.Quote(rec.RecordType())}
 	}
+	s.IDLine = lines["scenario"]
 	return s, js, nil
 }
 

@@ -89,6 +89,9 @@ type Scenario struct {
 	TA                *TAWindow
 	Tools             map[string]string
 	Extra             []byte
+	// IDLine is the line of the scenario's id in a scenario file (0 when
+	// unknown), where errors about the whole scenario point.
+	IDLine int
 }
 
 // Run is one agent configuration on one scenario, persona and repetition.

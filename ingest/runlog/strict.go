@@ -2,6 +2,8 @@ package runlog
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -14,14 +16,47 @@ import (
 // an error saying what is wrong.
 func CheckJSON(raw []byte) error {
 	if err := fastjson.ValidateBytes(raw); err != nil {
-		return fmt.Errorf("not valid JSON (RFC 8259): %s", shorten(err.Error(), 160))
+		e := &JSONError{Offset: -1, Msg: "not valid JSON (RFC 8259): " + shorten(err.Error(), 160)}
+		// encoding/json says where (fastjson only shows what is left).
+		var se *json.SyntaxError
+		var v any
+		if jerr := json.Unmarshal(raw, &v); errors.As(jerr, &se) {
+			e.Offset = int(se.Offset) - 1
+			e.Msg = "not valid JSON (RFC 8259): " + se.Error()
+		}
+		return e
 	}
 	if bytes.Contains(raw, []byte(`\u`)) {
 		if at := loneSurrogate(raw); at >= 0 {
-			return fmt.Errorf("not valid JSON (RFC 8259): a lone UTF-16 surrogate %s at byte %d", raw[at:at+6], at+1)
+			return &JSONError{Offset: at, Msg: fmt.Sprintf("not valid JSON (RFC 8259): a lone UTF-16 surrogate %s", raw[at:at+6])}
 		}
 	}
 	return nil
+}
+
+// JSONError is JSON that breaks RFC 8259, at byte Offset (-1: unknown).
+type JSONError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *JSONError) Error() string { return e.Msg }
+
+// Position is the 1-based line and column of byte offset in b.
+func Position(b []byte, offset int) (line, col int) {
+	offset = max(0, min(offset, len(b)))
+	line = 1 + bytes.Count(b[:offset], []byte("\n"))
+	return line, offset - bytes.LastIndexByte(b[:offset], '\n')
+}
+
+// At locates a CheckJSON error of a file's bytes b as file:line:column.
+func At(path string, b []byte, err error) *Error {
+	var je *JSONError
+	if errors.As(err, &je) && je.Offset >= 0 {
+		line, col := Position(b, je.Offset)
+		return &Error{File: path, Line: line, Column: col, Msg: je.Msg}
+	}
+	return &Error{File: path, Msg: err.Error()}
 }
 
 // DuplicateKey is the path of the first key that occurs twice in one
