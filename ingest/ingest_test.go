@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gymlens/gymlens/ingest/runlog"
+	"github.com/gymlens/gymlens/internal/mutate"
 	"github.com/gymlens/gymlens/internal/sample"
 )
 
@@ -733,5 +735,51 @@ func TestOutOfMemoryNamesTheFilesAndTheFlag(t *testing.T) {
 	}
 	if after := snapshot(t, w); after != before {
 		t.Errorf("the warehouse changed:\n%s\n%s", before, after)
+	}
+}
+
+// A few dozen random corruptions of the sample corpus, a file at a time:
+// each ingests or fails naming the file, never panics, and leaves the
+// warehouse as it was (gymlens-bench mutate runs a thousand).
+func TestMutatedCorpusFilesIngestOrFailCleanly(t *testing.T) {
+	corpus := t.TempDir()
+	if _, err := sample.Write(corpus, sample.Options{Seed: 6, Configs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	filepath.WalkDir(corpus, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.Contains(p, "/.") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	w := openTemp(t)
+	if _, err := w.Ingest(ctx, []string{filepath.Join(corpus, "scenarios")}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(23, 5))
+	for i := range 40 {
+		src := files[r.IntN(len(files))]
+		b, _ := os.ReadFile(src)
+		bad := filepath.Join(t.TempDir(), filepath.Base(src))
+		os.WriteFile(bad, mutate.Bytes(r, b), 0o644)
+		before := snapshot(t, w)
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("corruption %d of %s: panic %v", i, src, p)
+				}
+			}()
+			_, err := w.Ingest(ctx, []string{bad}, IngestOptions{})
+			if err == nil {
+				return
+			}
+			if !strings.Contains(err.Error(), bad) {
+				t.Errorf("corruption %d: the error names no file: %v", i, err)
+			}
+			if after := snapshot(t, w); after != before {
+				t.Errorf("corruption %d of %s: refused, but the warehouse changed", i, src)
+			}
+		}()
 	}
 }

@@ -23,16 +23,18 @@ type inputFigures struct {
 
 func figuresOf(q *runlog.Question, level string, opt analysis.BootstrapOptions) inputFigures {
 	f := inputFigures{question: q.Name, reasons: map[string]string{}, nItems: len(q.Items), nRaters: len(q.Raters)}
-	raters := sortedKeys(q.Raters)
+	// Units in item order, each item's values in rater order (the ratings
+	// are sorted so).
 	var units [][]float64
-	for _, it := range sortedKeys(q.Items) {
+	for i := 0; i < len(q.Ratings); {
+		j := i
 		var u []float64
-		for _, r := range raters {
-			if v, ok := q.Items[it][r]; ok {
-				u = append(u, v)
-			}
+		for j < len(q.Ratings) && q.Ratings[j].Item == q.Ratings[i].Item {
+			u = append(u, q.Ratings[j].Value)
+			j++
 		}
 		units = append(units, u)
+		i = j
 	}
 	var why string
 	f.alpha, why = alphaWithInterval(units, level, opt)
@@ -51,13 +53,11 @@ func figuresOf(q *runlog.Question, level string, opt analysis.BootstrapOptions) 
 		f.reasons["fleiss_kappa"] = "one category only: κ is undefined"
 	}
 	f.cohen, f.weighted = math.NaN(), math.NaN()
-	if len(raters) == 2 {
+	if len(q.Raters) == 2 {
 		var a, b []float64
-		for _, it := range sortedKeys(q.Items) {
-			x, ok1 := q.Items[it][raters[0]]
-			y, ok2 := q.Items[it][raters[1]]
-			if ok1 && ok2 {
-				a, b = append(a, x), append(b, y)
+		for i := 0; i+1 < len(q.Ratings); i++ {
+			if r, n := q.Ratings[i], q.Ratings[i+1]; r.Item == n.Item && r.Rater == 0 && n.Rater == 1 {
+				a, b = append(a, r.Value), append(b, n.Value)
 			}
 		}
 		var r1, r2 string
@@ -74,7 +74,7 @@ func figuresOf(q *runlog.Question, level string, opt analysis.BootstrapOptions) 
 			f.reasons["weighted_kappa"] = "the categories are text with no order: give their order with --categories"
 		}
 	} else {
-		why := fmt.Sprintf("%d raters: Cohen's κ needs exactly two", len(raters))
+		why := fmt.Sprintf("%d raters: Cohen's κ needs exactly two", len(q.Raters))
 		f.reasons["cohen_kappa"], f.reasons["weighted_kappa"] = why, why
 	}
 	return f

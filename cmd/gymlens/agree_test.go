@@ -452,6 +452,15 @@ func TestAgreeInput(t *testing.T) {
 	if ci := res["krippendorff_alpha_ci"].([]any); ci[0] != nil || !strings.Contains(fmt.Sprint(res["reasons"]), "krippendorff_alpha_ci:") {
 		t.Errorf("one pairable item: interval %v without its reason: %v", ci, res["reasons"])
 	}
+	// A file too large to hold is refused with the limit, before reading.
+	big := filepath.Join(dir, "big.csv")
+	bf, _ := os.Create(big)
+	bf.WriteString("item,rater,value\n")
+	bf.Truncate(41 << 20)
+	bf.Close()
+	if code, _, stderr := gymlens(t, "agree", "--input", big); code != 1 || !strings.Contains(stderr, "big.csv: 41 MB: agree --input holds the ratings in memory and reads at most 40 MB") {
+		t.Errorf("a 41 MB ratings file: exit %d %q", code, stderr)
+	}
 	if code, _, stderr := gymlens(t, "agree", "--input", path, "--level", "cardinal"); code != 2 {
 		t.Errorf("bad level: exit %d %q", code, stderr)
 	}

@@ -78,7 +78,7 @@ func main() {
 }
 
 // goMemoryLimit is the soft limit of Go's heap.
-const goMemoryLimit = 480 << 20
+const goMemoryLimit = 640 << 20
 
 // interrupted is a command stopped by Ctrl-C or SIGTERM that kept some of
 // its work: saved says truthfully what.

@@ -76,11 +76,13 @@ type LongRatings struct {
 	Questions []*Question // in name order
 }
 
-// Question holds the ratings of one question.
+// Question holds the ratings of one question, compactly (a few dozen
+// bytes a rating: millions of ratings fit).
 type Question struct {
-	Name   string // "" when the file has no question column
-	Items  map[string]map[string]float64
-	Raters map[string]bool
+	Name    string   // "" when the file has no question column
+	Items   []string // in name order
+	Raters  []string // in name order
+	Ratings []Rated  // by item, then rater
 	// Labels is nil when every value is a number. Otherwise the values are
 	// categories and a value v stands for Labels[v]. With Ordered the order
 	// of Labels is the one given by the user (--categories); without it the
@@ -94,6 +96,16 @@ type Question struct {
 	FirstText *Error
 }
 
+// Rated is one rating: Items[Item] rated by Raters[Rater].
+type Rated struct {
+	Item, Rater int32
+	Value       float64
+}
+
+// MaxLongRatingsFile bounds a long-format ratings file: it is held in
+// memory (α needs every unit), at a few dozen bytes a rating.
+const MaxLongRatingsFile = 40 << 20
+
 // ReadLongRatings reads a CSV with columns item, rater, value and an
 // optional question. An empty value is a missing rating; a rater who rates
 // an item twice on one question is an error. A value is a number (JSON's
@@ -106,7 +118,36 @@ func ReadLongRatings(path string, categories []string) (*LongRatings, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > MaxLongRatingsFile {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("%d MB: agree --input holds the ratings in memory and reads at most %d MB (about 3 million ratings, some 700 MB of memory); split the file by question",
+			st.Size()>>20, MaxLongRatingsFile>>20)}
+	}
 	return readLongRatings(path, SkipBOM(f), categories)
+}
+
+// questionData is one question's ratings as read: names and labels
+// interned, each rating with its line.
+type questionData struct {
+	items, raters, labels map[string]int32
+	itemNames, raterNames []string
+	labelNames            []string
+	labelAt               []longRating // where each label first stands
+	ratings               []readRating
+}
+
+type readRating struct {
+	item, rater, label int32
+	line               int32
+}
+
+func intern(m map[string]int32, names *[]string, s string) int32 {
+	if i, ok := m[s]; ok {
+		return i
+	}
+	i := int32(len(*names))
+	m[s] = i
+	*names = append(*names, s)
+	return i
 }
 
 func readLongRatings(path string, r io.Reader, categories []string) (*LongRatings, error) {
@@ -147,8 +188,7 @@ func readLongRatings(path string, r io.Reader, categories []string) (*LongRating
 		}
 	}
 	_, hasQ := col["question"]
-	// question → item → rater → the value as written
-	raw := map[string]map[string]map[string]longRating{}
+	questions := map[string]*questionData{}
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -183,93 +223,132 @@ func readLongRatings(path string, r io.Reader, categories []string) (*LongRating
 		if val == "" {
 			continue // a missing rating
 		}
-		_, c := cr.FieldPos(col["value"])
-		if raw[q] == nil {
-			raw[q] = map[string]map[string]longRating{}
+		qd := questions[q]
+		if qd == nil {
+			qd = &questionData{items: map[string]int32{}, raters: map[string]int32{}, labels: map[string]int32{}}
+			questions[q] = qd
 		}
-		if raw[q][item] == nil {
-			raw[q][item] = map[string]longRating{}
+		lab := intern(qd.labels, &qd.labelNames, val)
+		if int(lab) == len(qd.labelAt) {
+			_, c := cr.FieldPos(col["value"])
+			qd.labelAt = append(qd.labelAt, longRating{line, c, val})
 		}
-		if first, dup := raw[q][item][rater]; dup {
-			return nil, &Error{File: path, Line: line, Field: "value",
-				Msg: fmt.Sprintf("rater %q rated item %q twice (first on line %d)", rater, item, first.line)}
-		}
-		raw[q][item][rater] = longRating{line, c, val}
+		qd.ratings = append(qd.ratings, readRating{intern(qd.items, &qd.itemNames, item), intern(qd.raters, &qd.raterNames, rater), lab, int32(line)})
 	}
-	if len(raw) == 0 {
+	if len(questions) == 0 {
 		return nil, &Error{File: path, Msg: "no rating in the file"}
 	}
 	lr := &LongRatings{}
-	for _, name := range slices.Sorted(maps.Keys(raw)) {
-		q := &Question{Name: name, Items: map[string]map[string]float64{}, Raters: map[string]bool{}}
-		// How this question's values are coded: by the given order, as
-		// numbers, or as unordered text.
-		var firstText *longRating
-		labels := map[string]bool{}
-		for _, byRater := range raw[name] {
-			for _, rt := range byRater {
-				labels[rt.value] = true
-				if _, ok := ParseJSONNumber(rt.value); !ok && (firstText == nil || rt.line < firstText.line) {
-					rt := rt
-					firstText = &rt
-				}
-			}
-		}
-		code := map[string]float64{}
-		switch {
-		case len(order) > 0:
-			q.Labels, q.Ordered = slices.Clone(categories), true
-			for i := range q.Labels {
-				q.Labels[i] = strings.TrimSpace(q.Labels[i])
-			}
-			for l := range labels {
-				i, ok := order[l]
-				if !ok {
-					rt := earliest(raw[name], l)
-					return nil, &Error{File: path, Line: rt.line, Column: rt.column, Field: "value",
-						Expected: "one of --categories " + strings.Join(q.Labels, ","), Found: strconv.Quote(l)}
-				}
-				code[l] = float64(i)
-			}
-		case firstText != nil:
-			q.FirstText = &Error{File: path, Line: firstText.line, Column: firstText.column, Field: "value",
-				Expected: "a number", Found: strconv.Quote(firstText.value)}
-			q.Labels = slices.Sorted(maps.Keys(labels))
-			for i, l := range q.Labels {
-				code[l] = float64(i)
-			}
-		default:
-			for l := range labels {
-				code[l], _ = ParseJSONNumber(l)
-			}
-		}
-		for item, byRater := range raw[name] {
-			q.Items[item] = map[string]float64{}
-			for rater, rt := range byRater {
-				q.Items[item][rater] = code[rt.value]
-				q.Raters[rater] = true
-			}
+	for _, name := range slices.Sorted(maps.Keys(questions)) {
+		qd := questions[name]
+		q, err := qd.question(path, name, order, categories)
+		if err != nil {
+			return nil, err
 		}
 		lr.Questions = append(lr.Questions, q)
 	}
 	return lr, nil
 }
 
+// question sorts the ratings, finds a rater who rated an item twice, and
+// codes the values.
+func (qd *questionData) question(path, name string, order map[string]int, categories []string) (*Question, error) {
+	q := &Question{Name: name}
+	// Names in order; the ratings renumbered to match.
+	renumber := func(names []string) ([]string, []int32) {
+		sorted := slices.Clone(names)
+		slices.Sort(sorted)
+		pos := make([]int32, len(names))
+		at := make(map[string]int32, len(sorted))
+		for i, n := range sorted {
+			at[n] = int32(i)
+		}
+		for i, n := range names {
+			pos[i] = at[n]
+		}
+		return sorted, pos
+	}
+	var itemPos, raterPos []int32
+	q.Items, itemPos = renumber(qd.itemNames)
+	q.Raters, raterPos = renumber(qd.raterNames)
+	rs := qd.ratings
+	for i := range rs {
+		rs[i].item, rs[i].rater = itemPos[rs[i].item], raterPos[rs[i].rater]
+	}
+	slices.SortFunc(rs, func(a, b readRating) int {
+		if a.item != b.item {
+			return int(a.item - b.item)
+		}
+		if a.rater != b.rater {
+			return int(a.rater - b.rater)
+		}
+		return int(a.line - b.line)
+	})
+	// A rating given twice: report the one met first in the file.
+	dup := -1
+	for i := 1; i < len(rs); i++ {
+		if rs[i].item == rs[i-1].item && rs[i].rater == rs[i-1].rater && (dup < 0 || rs[i].line < rs[dup].line) {
+			dup = i
+		}
+	}
+	if dup >= 0 {
+		d := rs[dup]
+		first := rs[dup-1].line
+		for j := dup - 1; j >= 0 && rs[j].item == d.item && rs[j].rater == d.rater; j-- {
+			first = rs[j].line
+		}
+		return nil, &Error{File: path, Line: int(d.line), Field: "value",
+			Msg: fmt.Sprintf("rater %q rated item %q twice (first on line %d)", q.Raters[d.rater], q.Items[d.item], first)}
+	}
+	// How the values are coded: by the given order, as numbers, or as
+	// unordered text.
+	code := make([]float64, len(qd.labelNames))
+	var firstText *longRating
+	for i, l := range qd.labelNames {
+		if _, ok := ParseJSONNumber(l); !ok && (firstText == nil || qd.labelAt[i].line < firstText.line) {
+			firstText = &qd.labelAt[i]
+		}
+	}
+	switch {
+	case len(order) > 0:
+		q.Labels, q.Ordered = slices.Clone(categories), true
+		for i := range q.Labels {
+			q.Labels[i] = strings.TrimSpace(q.Labels[i])
+		}
+		for i, l := range qd.labelNames {
+			o, ok := order[l]
+			if !ok {
+				at := qd.labelAt[i]
+				return nil, &Error{File: path, Line: at.line, Column: at.column, Field: "value",
+					Expected: "one of --categories " + strings.Join(q.Labels, ","), Found: strconv.Quote(l)}
+			}
+			code[i] = float64(o)
+		}
+	case firstText != nil:
+		q.FirstText = &Error{File: path, Line: firstText.line, Column: firstText.column, Field: "value",
+			Expected: "a number", Found: strconv.Quote(firstText.value)}
+		q.Labels = slices.Sorted(slices.Values(qd.labelNames))
+		pos := make(map[string]int, len(q.Labels))
+		for i, l := range q.Labels {
+			pos[l] = i
+		}
+		for i, l := range qd.labelNames {
+			code[i] = float64(pos[l])
+		}
+	default:
+		for i, l := range qd.labelNames {
+			code[i], _ = ParseJSONNumber(l)
+		}
+	}
+	q.Ratings = make([]Rated, len(rs))
+	for i, r := range rs {
+		q.Ratings[i] = Rated{Item: r.item, Rater: r.rater, Value: code[r.label]}
+	}
+	return q, nil
+}
+
 // longRating is one rating as written, and where.
 type longRating struct {
 	line, column int
 	value        string
-}
-
-// earliest is the first rating (by line) of a question with value v.
-func earliest(items map[string]map[string]longRating, v string) longRating {
-	var best longRating
-	for _, byRater := range items {
-		for _, rt := range byRater {
-			if rt.value == v && (best.line == 0 || rt.line < best.line) {
-				best = rt
-			}
-		}
-	}
-	return best
 }
