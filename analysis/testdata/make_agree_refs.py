@@ -9,7 +9,7 @@ The Go tests read the JSON (data and expected values); they never run this.
 - Cohen's kappa (plain, linear, quadratic): sklearn.metrics.cohen_kappa_score
 - Fleiss' kappa: statsmodels.stats.inter_rater.fleiss_kappa
 - Kendall's tau-b and Spearman: scipy.stats
-- Krippendorff's alpha: an implementation written here from Krippendorff's
+- Krippendorff's alpha: alpha_ref.py, written from Krippendorff's
   definition (the coincidence matrix and the difference functions of
   "Computing Krippendorff's Alpha-Reliability", 2011), independent of the
   Go code's pooled-sums formulation, and checked below against the worked
@@ -25,46 +25,11 @@ import statsmodels
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa
+from alpha_ref import alpha
 
 rng = np.random.default_rng(5)
 out = {"numpy": np.__version__, "scipy": scipy.__version__, "sklearn": sklearn.__version__,
        "statsmodels": statsmodels.__version__}
-
-
-def alpha(data, level):
-    """data: raters x units, None for missing."""
-    units = []
-    for u in range(len(data[0])):
-        vals = [data[r][u] for r in range(len(data)) if data[r][u] is not None]
-        if len(vals) >= 2:
-            units.append(vals)
-    values = sorted({v for u in units for v in u})
-    ix = {v: i for i, v in enumerate(values)}
-    V = len(values)
-    o = np.zeros((V, V))
-    for u in units:
-        m = len(u)
-        for i in range(m):
-            for j in range(m):
-                if i != j:
-                    o[ix[u[i]], ix[u[j]]] += 1.0 / (m - 1)
-    nc = o.sum(axis=1)
-    n = nc.sum()
-
-    def delta(c, k):
-        if level == "nominal":
-            return 0.0 if c == k else 1.0
-        if level == "interval":
-            return (values[c] - values[k]) ** 2
-        if level == "ratio":
-            s = values[c] + values[k]
-            return 0.0 if s == 0 else ((values[c] - values[k]) / s) ** 2
-        lo, hi = min(c, k), max(c, k)
-        return (sum(nc[lo:hi + 1]) - (nc[c] + nc[k]) / 2) ** 2
-
-    do = sum(o[c, k] * delta(c, k) for c in range(V) for k in range(V))
-    de = sum(nc[c] * nc[k] * delta(c, k) for c in range(V) for k in range(V))
-    return 1 - (n - 1) * do / de
 
 
 # Krippendorff (2011), section C: 4 observers, 12 units, values 1-5,

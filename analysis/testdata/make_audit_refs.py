@@ -9,7 +9,7 @@ The Go tests read the JSON (data and expected values); they never run this.
 - text_labels: Cohen's kappa of text labels (sklearn.metrics.cohen_kappa_score
   on the strings themselves), Fleiss' kappa of text labels
   (statsmodels aggregate_raters + fleiss_kappa), Krippendorff's alpha
-  (nominal) from the coincidence-matrix definition, written here.
+  (nominal) from the coincidence-matrix definition (alpha_ref.py).
 - ordered_labels: the same with an order given (low < mid < high):
   quadratic-weighted kappa (sklearn, labels in that order) and ordinal alpha.
 - bca_ties: scipy.stats.bootstrap(method="BCa") of a statistic whose
@@ -17,7 +17,7 @@ The Go tests read the JSON (data and expected values); they never run this.
   ratings 1-5), with its replicates: z0 counts a tied replicate as half.
 - alpha_many_values: Krippendorff's alpha at the four levels on continuous
   ratings (nearly every value distinct, some zeros), from the
-  coincidence-matrix definition written here (O(V^2), independent of the
+  coincidence-matrix definition in alpha_ref.py (O(V^2), independent of the
   Go code's closed forms).
 - judge_halves: the quadratic-weighted kappa of human ratings (1-5) against
   a judge average put on the scale by the rule of analysis.SplitToScale
@@ -34,43 +34,11 @@ import sklearn
 import statsmodels
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+from alpha_ref import alpha_units as alpha
 
 rng = np.random.default_rng(12)
 out = {"numpy": np.__version__, "scipy": scipy.__version__, "sklearn": sklearn.__version__,
        "statsmodels": statsmodels.__version__}
-
-
-def alpha(units, level, order=None):
-    """units: list of lists of values (missing left out); order: the
-    categories in order, for ordinal."""
-    units = [u for u in units if len(u) >= 2]
-    values = order if order is not None else sorted({v for u in units for v in u})
-    ix = {v: i for i, v in enumerate(values)}
-    V = len(values)
-    o = np.zeros((V, V))
-    for u in units:
-        m = len(u)
-        for i in range(m):
-            for j in range(m):
-                if i != j:
-                    o[ix[u[i]], ix[u[j]]] += 1.0 / (m - 1)
-    nc = o.sum(axis=1)
-    n = nc.sum()
-
-    def delta(c, k):
-        if level == "nominal":
-            return 0.0 if c == k else 1.0
-        if level == "interval":
-            return (values[c] - values[k]) ** 2
-        if level == "ratio":
-            t = values[c] + values[k]
-            return 0.0 if t == 0 else ((values[c] - values[k]) / t) ** 2
-        lo, hi = min(c, k), max(c, k)
-        return (sum(nc[lo:hi + 1]) - (nc[c] + nc[k]) / 2) ** 2
-
-    do = sum(o[c, k] * delta(c, k) for c in range(V) for k in range(V))
-    de = sum(nc[c] * nc[k] * delta(c, k) for c in range(V) for k in range(V))
-    return 1 - (n - 1) * do / de
 
 
 # Two raters, PARE's three answers, 60 items.

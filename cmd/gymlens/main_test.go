@@ -27,6 +27,25 @@ func gymlens(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, o.String(), e.String()
 }
 
+// sampleWarehouse writes a sample corpus of so many configurations (with
+// or without its judgments) into a new folder and ingests it; it returns
+// the folder and the warehouse's path.
+func sampleWarehouse(t *testing.T, seed uint64, configs int, judgments bool) (dir, db string) {
+	t.Helper()
+	dir = t.TempDir()
+	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: seed, Configs: configs}); err != nil {
+		t.Fatal(err)
+	}
+	if !judgments {
+		os.RemoveAll(filepath.Join(dir, "c", "judgments"))
+	}
+	db = filepath.Join(dir, "w.duckdb")
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", filepath.Join(dir, "c")); code != 0 {
+		t.Fatal(stderr)
+	}
+	return dir, db
+}
+
 const scenario = `type: scenario
 scenario: s1
 personas: {reviewer: {group: S}}
@@ -527,14 +546,7 @@ func TestPAREDecisions(t *testing.T) {
 // take their place, and ingesting the logs again with --replace restores
 // the logged ones, to the digit.
 func TestJudgeUnderAnIngestedJudgesName(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 4, Configs: 1}); err != nil {
-		t.Fatal(err)
-	}
-	db := filepath.Join(dir, "w.duckdb")
-	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", filepath.Join(dir, "c")); code != 0 {
-		t.Fatal(stderr)
-	}
+	dir, db := sampleWarehouse(t, 4, 1, true)
 	const name = "judge-qwen3.5-397b"
 	count := func(where string) string {
 		t.Helper()
@@ -630,14 +642,7 @@ func TestConfigIDsNeverCollide(t *testing.T) {
 // A misspelt --judge is an error that lists the judges there are, in
 // every command that takes one; never other numbers with exit 0.
 func TestUnknownJudgeIsAnError(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 4, Configs: 2}); err != nil {
-		t.Fatal(err)
-	}
-	db := filepath.Join(dir, "w.duckdb")
-	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", filepath.Join(dir, "c")); code != 0 {
-		t.Fatal(stderr)
-	}
+	_, db := sampleWarehouse(t, 4, 2, true)
 	want := `--judge "judge-qwen3.5-379b": no judgment by this judge in the runs selected; the judges are: judge-gpt-5.6-luna, judge-qwen3.5-397b`
 	for _, args := range [][]string{
 		{"metrics", "--resamples", "100"},
@@ -673,15 +678,7 @@ func TestMain(m *testing.M) {
 func TestJudgeAnswersSurviveAKill(t *testing.T) {
 	for _, sig := range []os.Signal{os.Kill, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			dir := t.TempDir()
-			if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 4, Configs: 1}); err != nil {
-				t.Fatal(err)
-			}
-			os.RemoveAll(filepath.Join(dir, "c", "judgments"))
-			db := filepath.Join(dir, "w.duckdb")
-			if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", filepath.Join(dir, "c")); code != 0 {
-				t.Fatal(stderr)
-			}
+			_, db := sampleWarehouse(t, 4, 1, false)
 			f := openaitest.New()
 			defer f.Close()
 			f.Latency = 40 * time.Millisecond
@@ -725,14 +722,7 @@ func TestJudgeAnswersSurviveAKill(t *testing.T) {
 // An endpoint with nothing listening fails the run within seconds, naming
 // the endpoint, before any retry.
 func TestUnreachableEndpointFailsAtOnce(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 4, Configs: 1}); err != nil {
-		t.Fatal(err)
-	}
-	db := filepath.Join(dir, "w.duckdb")
-	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", filepath.Join(dir, "c")); code != 0 {
-		t.Fatal(stderr)
-	}
+	_, db := sampleWarehouse(t, 4, 1, true)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
