@@ -51,8 +51,9 @@ func benchRSS(args []string) error {
 		name string
 		args func(k int, d string) []string
 	}{
-		{"ingest", func(k int, d string) []string { return []string{"ingest", filepath.Join(d, "corpus")} }},
+		// validate first: after the ingest every file would be known.
 		{"validate", func(k int, d string) []string { return []string{"validate", filepath.Join(d, "corpus")} }},
+		{"ingest", func(k int, d string) []string { return []string{"ingest", filepath.Join(d, "corpus")} }},
 		{"score", func(int, string) []string { return []string{"score"} }},
 		{"metrics --by model,harness", func(int, string) []string { return []string{"metrics", "--by", "model,harness"} }},
 		{"compare --harness-switch CC,OC", func(int, string) []string { return []string{"compare", "--harness-switch", "CC,OC"} }},
@@ -83,7 +84,7 @@ func benchRSS(args []string) error {
 			return fmt.Errorf("sample --scale %d: %v\n%s", k, err, out)
 		}
 		for _, c := range commands {
-			if *only != "" && !strings.Contains(c.name, *only) && c.name != "ingest" {
+			if *only != "" && !strings.Contains(c.name, *only) && c.name != "ingest" && c.name != "validate" {
 				continue
 			}
 			cmd := exec.Command(bin, append([]string{"--db", db, "-q"}, c.args(k, d)...)...)

@@ -236,3 +236,12 @@ func TestRatingsCSVTakesOffTheFormulaGuard(t *testing.T) {
 		t.Errorf("%v %+v", err, got)
 	}
 }
+
+// A scenario spec over its size limit is refused before it is parsed.
+func TestScenarioFileSizeLimit(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.yaml")
+	os.WriteFile(p, []byte("type: scenario\nscenario: s\nnote: \""+strings.Repeat("x", MaxScenarioFile)+"\"\n"), 0o644)
+	if _, _, err := ReadScenarioFile(p); err == nil || !strings.Contains(err.Error(), "a scenario spec may hold at most 16 MB") {
+		t.Errorf("%v", err)
+	}
+}

@@ -471,6 +471,10 @@ func ReadScenarioFile(path string) (*Scenario, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if len(b) > MaxScenarioFile {
+		// Parsed into a YAML tree, a spec takes many times its size.
+		return nil, nil, &Error{File: path, Msg: fmt.Sprintf("%d MB: a scenario spec may hold at most %d MB (specs are kilobytes; is this a scenario?)", len(b)>>20, MaxScenarioFile>>20)}
+	}
 	if strings.HasSuffix(strings.ToLower(path), ".json") {
 		if err := CheckJSON(b); err != nil {
 			return nil, nil, At(path, b, err)
@@ -544,6 +548,9 @@ func lineOfPath(lines map[string]int, field string) int {
 }
 
 // yamlToJSON converts a YAML node to JSON, recording the line of each path.
+// MaxScenarioFile bounds a scenario spec file.
+const MaxScenarioFile = 16 << 20
+
 // maxYAMLValues bounds the values a scenario spec may expand to: a few
 // kilobytes of nested aliases (a "billion laughs") would otherwise expand
 // to gigabytes.
