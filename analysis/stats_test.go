@@ -144,6 +144,25 @@ func TestMultipleComparisonsAgainstR(t *testing.T) {
 	}
 }
 
+// meanJackknife is the jackknife of the mean of data, each value its own
+// cluster: what scipy's BCa uses.
+func meanJackknife(data []float64) []float64 {
+	mean := func(w, out []float64) {
+		var s, sw float64
+		for i, v := range data {
+			s += w[i] * v
+			sw += w[i]
+		}
+		out[0] = s / sw
+	}
+	jack := Jackknife(len(data), 1, mean)
+	jk := make([]float64, len(data))
+	for i := range jk {
+		jk[i] = jack[i][0]
+	}
+	return jk
+}
+
 // Given scipy's own replicates, the intervals are scipy's to the last
 // digit: percentile and BCa (jackknife over observations, which are
 // clusters of one).
@@ -154,20 +173,7 @@ func TestIntervalsAgainstScipyBootstrap(t *testing.T) {
 	lo, hi := PercentileInterval(sorted(b.Percentile.Replicates), 0.95)
 	near(t, "percentile lo", lo, b.Percentile.CI[0], 1e-12)
 	near(t, "percentile hi", hi, b.Percentile.CI[1], 1e-12)
-	n := len(b.Data)
-	mean := func(w, out []float64) {
-		var s, sw float64
-		for i, v := range b.Data {
-			s += w[i] * v
-			sw += w[i]
-		}
-		out[0] = s / sw
-	}
-	jack := Jackknife(n, 1, mean)
-	jk := make([]float64, n)
-	for i := range jk {
-		jk[i] = jack[i][0]
-	}
+	jk := meanJackknife(b.Data)
 	theta := Mean(b.Data)
 	lo, hi, warn := BCaInterval(theta, sorted(b.BCa.Replicates), jk, 0.95)
 	if warn != "" {
@@ -275,19 +281,7 @@ func TestBCaTiesAgainstScipy(t *testing.T) {
 		if c.Tied < len(c.Replicates)/20 {
 			t.Fatalf("%s: only %d replicates tie with the estimate: the case does not test ties", name, c.Tied)
 		}
-		mean := func(w, out []float64) {
-			var s, sw float64
-			for i, v := range c.Data {
-				s += w[i] * v
-				sw += w[i]
-			}
-			out[0] = s / sw
-		}
-		jack := Jackknife(len(c.Data), 1, mean)
-		jk := make([]float64, len(jack))
-		for i := range jk {
-			jk[i] = jack[i][0]
-		}
+		jk := meanJackknife(c.Data)
 		lo, hi, warn := BCaInterval(Mean(c.Data), sorted(c.Replicates), jk, 0.95)
 		if warn != "" {
 			t.Fatal(warn)

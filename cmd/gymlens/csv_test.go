@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,14 +12,7 @@ import (
 // Every command that writes both CSV and JSON writes the same numbers in
 // both: no digit is lost in CSV (the same float64 reads back).
 func TestCSVNumbersEqualJSON(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "w.duckdb")
-	if code, _, stderr := gymlens(t, "sample", "--out", filepath.Join(dir, "c"), "--seed", "4"); code != 0 {
-		t.Fatal(stderr)
-	}
-	if code, _, stderr := gymlens(t, "--db", db, "ingest", filepath.Join(dir, "c")); code != 0 {
-		t.Fatal(stderr)
-	}
+	_, db := sampleWarehouse(t, 4, 0, true)
 	for _, args := range [][]string{
 		{"query", "SELECT 123456.789::DOUBLE AS x, 1/3 AS third, 2e-9::DOUBLE AS tiny, 12345678901234567 AS big"},
 		{"query", "SELECT run_id, avg(cost_usd) AS cost, avg(latency_ms) AS latency FROM events GROUP BY ALL ORDER BY ALL LIMIT 50"},
