@@ -4,20 +4,20 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 // BenchmarkSummarize: the four metrics of 26 configurations × 90 runs
 // (10 scenarios) with 10,000-resample intervals.
 func BenchmarkSummarize(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
-	var runs []ingest.RunRow
+	var runs []rows.RunRow
 	var values [][]float64
 	var missing []Missing
 	var scen []string
 	for c := 0; c < 26; c++ {
 		for i := 0; i < 90; i++ {
-			run := ingest.RunRow{ConfigID: string(rune('A' + c)), Scenario: string(rune('a' + i%10))}
+			run := rows.RunRow{ConfigID: string(rune('A' + c)), Scenario: string(rune('a' + i%10))}
 			v := make([]float64, numMetrics)
 			for k := range v {
 				v[k] = r.Float64() * 100

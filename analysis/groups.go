@@ -6,14 +6,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 // Dimensions are what results can be broken down by, or filtered on.
 var Dimensions = []string{"config", "model", "family", "size", "harness", "effort", "scenario", "domain", "persona", "persona_group"}
 
 // DimValue is a run's value of a dimension.
-func DimValue(r *ingest.RunRow, dim string) string {
+func DimValue(r *rows.RunRow, dim string) string {
 	switch dim {
 	case "config":
 		return r.ConfigID
@@ -55,7 +55,7 @@ func CheckDimension(dim string) error {
 // GroupRuns keeps the runs whose dimensions take one of the given values
 // (where: dimension → allowed values) and groups them by the dimensions
 // in by. Groups are sorted by their values; no dimension means one group.
-func GroupRuns(runs []ingest.RunRow, by []string, where map[string][]string) ([]Group, error) {
+func GroupRuns(runs []rows.RunRow, by []string, where map[string][]string) ([]Group, error) {
 	for _, d := range by {
 		if err := CheckDimension(d); err != nil {
 			return nil, err

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 // Judge scores of one task or run, by name. TC scores are on the metrics'
@@ -22,7 +22,7 @@ var trjConstructs = []string{"understandability", "competence", "reliability", "
 
 // TaskScore is a judge score of a task (judge "" averages the judges), and
 // whether there is one.
-func TaskScore(t *ingest.TaskRow, score, judge string) (float64, bool) {
+func TaskScore(t *rows.TaskRow, score, judge string) (float64, bool) {
 	var sum float64
 	var n int
 	if strings.HasPrefix(score, "TC.") || score == "TC.diagnostics" {
@@ -82,7 +82,7 @@ func TaskScore(t *ingest.TaskRow, score, judge string) (float64, bool) {
 
 // RunLabel is a judge's TA label of a run (TA: now ∧ later), averaged over
 // the judges when judge is "".
-func RunLabel(r *ingest.RunRow, label, judge string) (float64, bool) {
+func RunLabel(r *rows.RunRow, label, judge string) (float64, bool) {
 	var sum float64
 	var n int
 	for _, j := range r.TA {
@@ -137,7 +137,7 @@ func QuestionScore(question string) (score string, scale float64, task bool) {
 }
 
 // Judges lists the judges with a judgment of any run, in name order.
-func Judges(runs []ingest.RunRow) []string {
+func Judges(runs []rows.RunRow) []string {
 	seen := map[string]bool{}
 	for i := range runs {
 		for _, j := range runs[i].TA {
@@ -158,7 +158,7 @@ func Judges(runs []ingest.RunRow) []string {
 // CheckJudge is nil when judge is "" (the judges' average) or has a
 // judgment of one of the runs; otherwise an error that lists the judges
 // there are, so that a misspelt name never passes for "no judgment".
-func CheckJudge(runs []ingest.RunRow, judge string) error {
+func CheckJudge(runs []rows.RunRow, judge string) error {
 	if judge == "" {
 		return nil
 	}

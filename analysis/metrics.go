@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 // Metric names: the four 3T metrics, then their parts. Scales are the
@@ -74,7 +74,7 @@ type Missing struct {
 //
 // judge, when not empty, uses that judge's judgments alone. A value that
 // cannot be had is NaN, and Missing says why.
-func RunValues(r *ingest.RunRow, judge string) ([]float64, Missing) {
+func RunValues(r *rows.RunRow, judge string) ([]float64, Missing) {
 	v := make([]float64, numMetrics)
 	for i := range v {
 		v[i] = math.NaN()

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 // A tiny run computed by hand:
@@ -24,20 +24,20 @@ import (
 // depths: a suggest/suggest (match), b execute/prepare (no) → TR-D 50
 // TR-J: a judged by A (all 4) and B (all 2) → 3; b not judged → TR-J_r = 3
 // TA: A now 1 later 1, B now 1 later 0 → 1[both] = 1, 0 → 50 (half credit)
-func tinyRun() ingest.RunRow {
-	return ingest.RunRow{
+func tinyRun() rows.RunRow {
+	return rows.RunRow{
 		RunID: "r1", Scenario: "s1", HasTAWindow: true,
-		Tasks: []ingest.TaskRow{
+		Tasks: []rows.TaskRow{
 			{Task: "a", Weight: 2, Rules: [3]float64{1, 0.5, 0}, RuleSet: [3]bool{true, true, false},
 				Expected: "suggest", Chosen: "suggest",
-				TC: []ingest.TCJudgment{
+				TC: []rows.TCJudgment{
 					{Judge: "A", Correctness: 0.8, Grounding: 0.6, Completeness: 0.4, ArtifactQ: 0.6},
 					{Judge: "B", Correctness: 1, Grounding: 0.8, Completeness: 0.6, ArtifactQ: 0.8}},
-				TRJ: []ingest.TRJJudgment{{Judge: "A", Scores: [5]float64{4, 4, 4, 4, 4}}, {Judge: "B", Scores: [5]float64{2, 2, 2, 2, 2}}}},
+				TRJ: []rows.TRJJudgment{{Judge: "A", Scores: [5]float64{4, 4, 4, 4, 4}}, {Judge: "B", Scores: [5]float64{2, 2, 2, 2, 2}}}},
 			{Task: "b", Weight: 1, Rules: [3]float64{0, 0, 0}, RuleSet: [3]bool{false, false, true},
 				Expected: "execute", Chosen: "prepare"},
 		},
-		TA: []ingest.TAJudgment{{Judge: "A", Now: 1, Later: 1, CQ: 1, HasCQ: true}, {Judge: "B", Now: 1, Later: 0, CQ: 0.5, HasCQ: true}},
+		TA: []rows.TAJudgment{{Judge: "A", Now: 1, Later: 1, CQ: 1, HasCQ: true}, {Judge: "B", Now: 1, Later: 0, CQ: 0.5, HasCQ: true}},
 	}
 }
 
@@ -84,7 +84,7 @@ func TestRunValuesMissingData(t *testing.T) {
 }
 
 func TestSummarizeAndWarnings(t *testing.T) {
-	runs := []ingest.RunRow{tinyRun(), tinyRun(), tinyRun()}
+	runs := []rows.RunRow{tinyRun(), tinyRun(), tinyRun()}
 	runs[1].RunID, runs[1].Scenario, runs[1].Tasks[0].Chosen = "r2", "s2", "noop"
 	runs[2].RunID, runs[2].Scenario, runs[2].HasTAWindow = "r3", "s3", false
 	values := make([][]float64, len(runs))

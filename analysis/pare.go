@@ -4,7 +4,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 // PAREMetrics are the per-run metrics of PARE and Meta-ARE runs that
@@ -28,7 +28,7 @@ var PAREMetrics = []string{
 
 // PARERunValues computes PAREMetrics for one run, in that order; a value
 // that cannot be had is NaN.
-func PARERunValues(r *ingest.PARERun) []float64 {
+func PARERunValues(r *rows.PARERun) []float64 {
 	v := make([]float64, len(PAREMetrics))
 	for i := range v {
 		v[i] = math.NaN()

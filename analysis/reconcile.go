@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 // Mismatch is a stored number that differs from gymlens's recomputation.
@@ -66,15 +66,15 @@ func (rc *Reconciliation) check(where, item, field string, stored, recomputed fl
 // recomputes: each result row's counts and rates with those of the trace
 // it links to, and each summary report section with the statistics of
 // the result rows it summarizes.
-func Reconcile(runs []ingest.PARERun, rows []ingest.PAREResultRow, reports []ingest.PAREReportRow) *Reconciliation {
+func Reconcile(runs []rows.PARERun, results []rows.PAREResultRow, reports []rows.PAREReportRow) *Reconciliation {
 	rc := &Reconciliation{}
-	byID := map[string]*ingest.PARERun{}
+	byID := map[string]*rows.PARERun{}
 	for i := range runs {
 		byID[runs[i].RunID] = &runs[i]
 	}
 	stored := []string{"proposal_count", "acceptance_count", "read_only_actions", "write_actions", "number_of_turns"}
 	from := []int{0, 1, 3, 4, 5} // their places in PAREMetrics
-	for _, r := range rows {
+	for _, r := range results {
 		run := byID[r.RunID]
 		if run == nil {
 			rc.RowsUnlinked++
@@ -111,8 +111,8 @@ func Reconcile(runs []ingest.PARERun, rows []ingest.PAREResultRow, reports []ing
 	}
 	for _, rep := range reports {
 		where := fmt.Sprintf("%s:%d", rep.File, rep.Line)
-		var sel []ingest.PAREResultRow
-		for _, r := range rows {
+		var sel []rows.PAREResultRow
+		for _, r := range results {
 			if r.Source != rep.Source || r.ConfigID != rep.ConfigID {
 				continue
 			}
@@ -122,7 +122,7 @@ func Reconcile(runs []ingest.PARERun, rows []ingest.PAREResultRow, reports []ing
 			sel = append(sel, r)
 		}
 		if len(sel) == 0 {
-			rc.Notes = append(rc.Notes, fmt.Sprintf("%s: %s %q: no result rows of it are ingested; not checked", where, rep.Kind, rep.Section))
+			rc.Notes = append(rc.Notes, fmt.Sprintf("%s: %s %q: no result results of it are ingested; not checked", where, rep.Kind, rep.Section))
 			continue
 		}
 		rc.SectionsChecked++
@@ -154,20 +154,20 @@ func Reconcile(runs []ingest.PARERun, rows []ingest.PAREResultRow, reports []ing
 // SectionStats are the statistics of one report section, recomputed from
 // its result rows: a PARE configuration (section ""), or a Meta-ARE
 // capability or "global" (with the macro and micro success rates).
-func SectionStats(rows []ingest.PAREResultRow, source, section string) map[string]float64 {
+func SectionStats(results []rows.PAREResultRow, source, section string) map[string]float64 {
 	if source != "are" {
-		return ReportStats(rows, func(r *ingest.PAREResultRow) string { return r.Scenario })
+		return ReportStats(results, func(r *rows.PAREResultRow) string { return r.Scenario })
 	}
-	s := ReportStats(rows, func(r *ingest.PAREResultRow) string { return r.Scenario + "\x00" + r.Phase })
+	s := ReportStats(results, func(r *rows.PAREResultRow) string { return r.Scenario + "\x00" + r.Phase })
 	if section == "global" {
-		addGlobal(s, rows)
+		addGlobal(s, results)
 	}
 	return s
 }
 
 // CapabilityKey names a Meta-ARE run's report section as Meta-ARE does:
 // the capability, with the phase for the mixed "mini" set.
-func CapabilityKey(r *ingest.PAREResultRow) string {
+func CapabilityKey(r *rows.PAREResultRow) string {
 	if r.Capability == "mini" {
 		return "mini_" + r.Phase
 	}
@@ -176,7 +176,7 @@ func CapabilityKey(r *ingest.PAREResultRow) string {
 
 // addGlobal adds Meta-ARE's global success rates: macro, the mean of the
 // capabilities' rates; micro, weighted by their validated runs.
-func addGlobal(s map[string]float64, rows []ingest.PAREResultRow) {
+func addGlobal(s map[string]float64, rows []rows.PAREResultRow) {
 	type acc struct{ sum, n float64 }
 	per := map[string]*acc{}
 	for _, r := range rows {

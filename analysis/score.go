@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 // Derived is what a task's trajectory implies, by the rules of the
@@ -44,12 +44,12 @@ type textCheck struct {
 
 // Scorer derives tasks' depths and rule scores from their trajectories.
 type Scorer struct {
-	specs   map[string]*ingest.ScenarioSpec
+	specs   map[string]*rows.ScenarioSpec
 	rubrics map[[2]string]*rubric
 }
 
 // NewScorer compiles the scenarios' rubrics.
-func NewScorer(specs map[string]*ingest.ScenarioSpec) (*Scorer, error) {
+func NewScorer(specs map[string]*rows.ScenarioSpec) (*Scorer, error) {
 	s := &Scorer{specs: specs, rubrics: map[[2]string]*rubric{}}
 	for sid, spec := range specs {
 		for tid, t := range spec.Tasks {
@@ -151,7 +151,7 @@ func canonical(b []byte) string {
 //     the /regular expression/ (against the value's text); a text check
 //     looks at the agent's text for the task (its messages and approval
 //     requests) and the string values of its tool calls' arguments.
-func (s *Scorer) Derive(t *ingest.ScoreTask) (Derived, error) {
+func (s *Scorer) Derive(t *rows.ScoreTask) (Derived, error) {
 	spec := s.specs[t.Scenario]
 	if spec == nil {
 		return Derived{}, fmt.Errorf("run %q: scenario %q has no spec", t.RunID, t.Scenario)
@@ -309,7 +309,7 @@ var RuleFields = [3]string{"rules.evidence", "rules.outputs", "rules.constraints
 
 // Disagreements lists where the logged values of t differ from d. A value
 // not logged is no disagreement (the derived one is used).
-func Disagreements(t *ingest.ScoreTask, d Derived) []Disagreement {
+func Disagreements(t *rows.ScoreTask, d Derived) []Disagreement {
 	var out []Disagreement
 	if t.LoggedExpected != "" && t.LoggedExpected != d.Expected {
 		out = append(out, Disagreement{t.RunID, t.Task, "expected_depth", t.LoggedExpected, d.Expected})
@@ -337,8 +337,8 @@ func fmtRule(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) }
 
 // Effective picks the values the metrics use: logged ones (where logged)
 // unless preferDerived.
-func Effective(t *ingest.ScoreTask, d Derived, preferDerived bool) ingest.TaskScore {
-	s := ingest.TaskScore{RunID: t.RunID, Task: t.Task, DerivedExpected: d.Expected, DerivedChosen: d.Chosen, DerivedRules: d.Rules,
+func Effective(t *rows.ScoreTask, d Derived, preferDerived bool) rows.TaskScore {
+	s := rows.TaskScore{RunID: t.RunID, Task: t.Task, DerivedExpected: d.Expected, DerivedChosen: d.Chosen, DerivedRules: d.Rules,
 		EffectiveExpected: d.Expected, EffectiveChosen: d.Chosen, EffectiveRules: d.Rules, Prefer: "derived"}
 	if preferDerived {
 		return s

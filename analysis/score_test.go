@@ -4,13 +4,13 @@ import (
 	"database/sql"
 	"testing"
 
-	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
-func scoringSpec() map[string]*ingest.ScenarioSpec {
-	return map[string]*ingest.ScenarioSpec{"s": {
+func scoringSpec() map[string]*rows.ScenarioSpec {
+	return map[string]*rows.ScenarioSpec{"s": {
 		Tools: map[string]string{"search": "read", "draft": "prepare", "checkout": "execute"},
-		Tasks: map[string]ingest.TaskSpecRow{
+		Tasks: map[string]rows.TaskSpecRow{
 			"buy": {ExpectedDepth: map[string]string{"reviewer": "suggest", "operator": "execute"}, AfterApproval: "execute", AfterDenial: "noop",
 				Rubric: []byte(`{"evidence":[{"tool":"search","args":{"q":"/(?i)monitor/"}},{"tool":"search","args":{"max":3}}],
 					"outputs":[{"tool":"draft","args":{"item":"M27"}}],
@@ -24,8 +24,8 @@ func TestDeriveByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	task := &ingest.ScoreTask{RunID: "r", Scenario: "s", Persona: "reviewer", Task: "buy",
-		Events: []ingest.ScoreEvent{
+	task := &rows.ScoreTask{RunID: "r", Scenario: "s", Persona: "reviewer", Task: "buy",
+		Events: []rows.ScoreEvent{
 			{Seq: 1, Actor: "user", Kind: "message", Text: "find me a monitor"},
 			{Seq: 2, Actor: "agent", Kind: "tool_call", Tool: "search", Args: `{"q":"Monitor 27in","max":3}`},
 			{Seq: 3, Actor: "agent", Kind: "tool_call", Tool: "draft", Args: `{"item":"M28"}`},
@@ -45,14 +45,14 @@ func TestDeriveByHand(t *testing.T) {
 	}
 	// Approved later: the last decision counts; the agent then executes.
 	task.Events = append(task.Events,
-		ingest.ScoreEvent{Seq: 6, Actor: "user", Kind: "decision", Decision: "approve"},
-		ingest.ScoreEvent{Seq: 7, Actor: "agent", Kind: "tool_call", Tool: "checkout", Args: `{"note":"guaranteed delivery"}`})
+		rows.ScoreEvent{Seq: 6, Actor: "user", Kind: "decision", Decision: "approve"},
+		rows.ScoreEvent{Seq: 7, Actor: "agent", Kind: "tool_call", Tool: "checkout", Args: `{"note":"guaranteed delivery"}`})
 	d, _ = sc.Derive(task)
 	if d.Chosen != "execute" || d.Expected != "execute" || *d.Rules[2] != 2.0/3 {
 		t.Errorf("after approval %+v, constraints %v", d, *d.Rules[2])
 	}
 	// A deferral changes nothing; an explicit depth counts as given.
-	task.Events = []ingest.ScoreEvent{
+	task.Events = []rows.ScoreEvent{
 		{Seq: 1, Actor: "user", Kind: "decision", Decision: "defer"},
 		{Seq: 2, Actor: "agent", Kind: "message", Text: "ok", Depth: "prepare"},
 	}
@@ -61,18 +61,18 @@ func TestDeriveByHand(t *testing.T) {
 		t.Errorf("deferred %+v", d)
 	}
 	// No rubric: no rule components; no agent records: noop.
-	d, _ = sc.Derive(&ingest.ScoreTask{RunID: "r", Scenario: "s", Persona: "reviewer", Task: "plain"})
+	d, _ = sc.Derive(&rows.ScoreTask{RunID: "r", Scenario: "s", Persona: "reviewer", Task: "plain"})
 	if d.Chosen != "noop" || d.Expected != "prepare" || d.Rules != [3]*float64{} {
 		t.Errorf("plain %+v", d)
 	}
-	if _, err := sc.Derive(&ingest.ScoreTask{RunID: "r", Scenario: "nope", Task: "x"}); err == nil {
+	if _, err := sc.Derive(&rows.ScoreTask{RunID: "r", Scenario: "nope", Task: "x"}); err == nil {
 		t.Error("an unknown scenario was scored")
 	}
 }
 
 func TestDisagreementsAndEffective(t *testing.T) {
 	one, half := 1.0, 0.5
-	task := &ingest.ScoreTask{RunID: "r", Task: "buy", LoggedExpected: "suggest", LoggedChosen: "execute", RulesLogged: true,
+	task := &rows.ScoreTask{RunID: "r", Task: "buy", LoggedExpected: "suggest", LoggedChosen: "execute", RulesLogged: true,
 		LoggedRules: [3]sql.NullFloat64{{Float64: 1, Valid: true}, {Float64: 1, Valid: true}, {}}}
 	d := Derived{Expected: "suggest", Chosen: "suggest", Rules: [3]*float64{&one, &half, &half}}
 	got := Disagreements(task, d)

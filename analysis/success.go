@@ -6,7 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 // Wilson is the Wilson score interval for k successes in n trials at the
@@ -67,7 +67,7 @@ func PassHat(n, c, k int) float64 {
 // Pass@k / Pass^k as counts and percents of scenarios, durations, and
 // (PARE) the totals and rates of the stored counts. cluster groups
 // scenarios for Pass@k (Meta-ARE counts a scenario per phase).
-func ReportStats(rows []ingest.PAREResultRow, cluster func(*ingest.PAREResultRow) string) map[string]float64 {
+func ReportStats(rows []rows.PAREResultRow, cluster func(*rows.PAREResultRow) string) map[string]float64 {
 	s := map[string]float64{}
 	if len(rows) == 0 {
 		return s

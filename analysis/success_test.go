@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gymlens/gymlens/ingest"
 	"github.com/gymlens/gymlens/ingest/pare"
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 // The hand-made PARE and Meta-ARE files and their reference numbers:
@@ -44,7 +44,7 @@ func loadPassRefs(t *testing.T) passRefs {
 }
 
 // resultRows reads a hand-made result file as the warehouse would give it.
-func resultRows(t *testing.T, path string, read func(string, []byte) ([]pare.Result, error)) []ingest.PAREResultRow {
+func resultRows(t *testing.T, path string, read func(string, []byte) ([]pare.Result, error)) []rows.PAREResultRow {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -60,9 +60,9 @@ func resultRows(t *testing.T, path string, read func(string, []byte) ([]pare.Res
 		}
 		return *p
 	}
-	var out []ingest.PAREResultRow
+	var out []rows.PAREResultRow
 	for _, r := range rs {
-		x := ingest.PAREResultRow{ResultID: r.Key(), Source: r.Source, Scenario: r.Scenario, ConfigID: r.ConfigID(), Status: r.Status,
+		x := rows.PAREResultRow{ResultID: r.Key(), Source: r.Source, Scenario: r.Scenario, ConfigID: r.ConfigID(), Status: r.Status,
 			RunNumber: -1, Success: f(r.Success), RunDuration: f(r.RunDuration), JobDuration: f(r.JobDuration),
 			Capability: r.Capability, Phase: r.Phase, Noise: r.Noise()}
 		if r.RunNumber != nil {
@@ -110,8 +110,8 @@ func TestWilsonAndPassEstimators(t *testing.T) {
 func TestReportStats(t *testing.T) {
 	refs := loadPassRefs(t)
 	dir := filepath.Join(handmade, "results", "base_full_user_gpt-5-mini_mt_10_umi_1_omi_5_emi_10")
-	rows := resultRows(t, filepath.Join(dir, "obs_claude-4.5_exec_claude-4.5_enmi_0_es_42_tfp_0.0_result.json"), pare.ReadPAREResults)
-	got := ReportStats(rows, func(r *ingest.PAREResultRow) string { return r.Scenario })
+	results := resultRows(t, filepath.Join(dir, "obs_claude-4.5_exec_claude-4.5_enmi_0_es_42_tfp_0.0_result.json"), pare.ReadPAREResults)
+	got := ReportStats(results, func(r *rows.PAREResultRow) string { return r.Scenario })
 	check := func(name string, want map[string]any, got map[string]float64) {
 		n := 0
 		for k, v := range want {
@@ -130,7 +130,7 @@ func TestReportStats(t *testing.T) {
 	}
 	check("PARE A", refs.CombinedATrue, got)
 	are := resultRows(t, filepath.Join(handmade, "are", "standard", "search", "output.jsonl"), pare.ReadAREOutput)
-	check("ARE search", refs.AreSearchTrue, ReportStats(are, func(r *ingest.PAREResultRow) string { return r.Scenario + "/" + r.Phase }))
+	check("ARE search", refs.AreSearchTrue, ReportStats(are, func(r *rows.PAREResultRow) string { return r.Scenario + "/" + r.Phase }))
 }
 
 // Ratios of sums compared: with denominators of one they are the means

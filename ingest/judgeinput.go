@@ -4,41 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 )
-
-// JudgeRun is one run with what judge inputs are built from. It carries
-// no model, harness or configuration: judges must not see them.
-type JudgeRun struct {
-	RunID                 string // for the warehouse only; never put in a prompt
-	Scenario, Domain      string
-	ScenarioTitle         string
-	Persona, PersonaGroup string
-	PersonaLabel          string
-	TAStart, TAEnd        *time.Time
-	TAUrgent, TADeferable string
-	Tasks                 []JudgeTask // active tasks
-	Events                []JudgeEvent
-	// What the run's and its scenario's records hash to: a judge input
-	// built from the same content is the same.
-	RunHash, ScenarioHash int64
-}
-
-// JudgeTask is an active task.
-type JudgeTask struct {
-	Task, Chosen string
-	FinalSeq     *int64
-	Rubric       string // JSON, "" when none
-}
-
-// JudgeEvent is one trajectory record.
-type JudgeEvent struct {
-	Seq                                 int64
-	T                                   time.Time
-	Actor, Kind, Task, Text, Tool, Args string
-	Result                              string
-	Visible                             bool
-}
 
 // JudgeHeads returns every run with its active tasks and what identifies
 // its content, without its events, in run order.

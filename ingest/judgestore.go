@@ -11,24 +11,6 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
-// JudgeCall is one answered judge request.
-type JudgeCall struct {
-	Model, Params, Prompt, InputHash string
-	SourceKey                        string // what the input was made from ("" unknown)
-	Judge, RunID, Task, Metric       string
-	Valid                            bool
-	Reason, Answer                   string
-	InputTokens, OutputTokens        int64
-	CostUSD                          *float64
-	Attempts                         int
-	Latency                          time.Duration
-	// For valid answers: the scores by warehouse column name, and what
-	// goes to judgments.
-	Scores   map[string]float64
-	Reasons  string
-	Evidence any
-}
-
 // JudgeCachedInputs returns, for each input hash already answered by
 // model with these parameters and prompt version (valid or not), the
 // items (run id and task) it was answered for: the same input may belong

@@ -11,52 +11,6 @@ import (
 	"github.com/gymlens/gymlens/ingest/runlog"
 )
 
-// RunRow is one run with what the 3T metrics need: its configuration and
-// place in the design, its active tasks and its judgments.
-type RunRow struct {
-	RunID, ConfigID, Model, Family, Harness, Effort string
-	SizeB                                           float64 // 0 when unknown
-	Scenario, Domain, Persona, PersonaGroup         string
-	Rep                                             int
-	HasTAWindow                                     bool
-	Tasks                                           []TaskRow // active tasks
-	TA                                              []TAJudgment
-}
-
-// TaskRow is one active task of a run.
-type TaskRow struct {
-	Task   string
-	Weight float64
-	// Rules are the rule-based TC components (evidence, outputs,
-	// constraints) in [0,1]; RuleSet says which apply.
-	Rules            [3]float64
-	RuleSet          [3]bool
-	Expected, Chosen string // depths; "" when not logged
-	TC               []TCJudgment
-	TRJ              []TRJJudgment
-}
-
-// TCJudgment is one judge's TC diagnostics of a task.
-type TCJudgment struct {
-	Judge                                           string
-	Correctness, Grounding, Completeness, ArtifactQ float64
-}
-
-// TRJJudgment is one judge's five trust constructs of a task, in the order
-// understandability, competence, reliability, attachment, faith.
-type TRJJudgment struct {
-	Judge  string
-	Scores [5]float64
-}
-
-// TAJudgment is one judge's Temporal-Allocation labels of a run.
-type TAJudgment struct {
-	Judge      string
-	Now, Later float64
-	CQ         float64
-	HasCQ      bool
-}
-
 // LoadRuns reads every run with its active tasks and judgments, sorted by
 // run id. Where one judge judged an item under several prompt versions,
 // the last version (in text order) is used.
@@ -237,15 +191,6 @@ func (w *Warehouse) LoadRatings(ctx context.Context) ([]RatingRow, error) {
 	return out, err
 }
 
-// InputFile is a file the warehouse was loaded from.
-type InputFile struct {
-	Path    string         `json:"path"`
-	SHA256  string         `json:"sha256"`
-	Size    int64          `json:"size_bytes"`
-	Format  string         `json:"format"`
-	Records map[string]any `json:"records"`
-}
-
 // Inputs lists the files ingested, in the order they were loaded.
 func (w *Warehouse) Inputs(ctx context.Context) ([]InputFile, error) {
 	var out []InputFile
@@ -266,14 +211,6 @@ func (w *Warehouse) Inputs(ctx context.Context) ([]InputFile, error) {
 	return out, err
 }
 
-// JudgeVersion is a judge and prompt version with the judgments stored.
-type JudgeVersion struct {
-	Judge     string `json:"judge"`
-	Prompt    string `json:"prompt"`
-	Metric    string `json:"metric"`
-	Judgments int64  `json:"judgments"`
-}
-
 // JudgeVersions lists the judges and prompt versions of the judgments.
 func (w *Warehouse) JudgeVersions(ctx context.Context) ([]JudgeVersion, error) {
 	var out []JudgeVersion
@@ -286,37 +223,6 @@ func (w *Warehouse) JudgeVersions(ctx context.Context) ([]JudgeVersion, error) {
 		return nil
 	})
 	return out, err
-}
-
-// PARERun is a PARE or Meta-ARE run with what its metrics need.
-type PARERun struct {
-	RunID, Source, Scenario, ConfigID string
-	Skip                              string
-	Capability, AppSet                string // "" when not known
-	ToolNoise, EnvNoise               bool
-	LLMCalls                          int
-	// Tokens: prompt + completion tokens of the run's LLM calls; NaN when
-	// unknown (the export wrote zeros throughout).
-	Tokens float64
-	// Success is the trace's own verdict: 1 (Valid), 0 (Invalid), NaN
-	// when not given or when the run raised (not validated, as PARE
-	// leaves such runs out of its success rate).
-	Success   float64
-	Events    []PAREEvent
-	Decisions []PAREDecision
-}
-
-// PAREEvent is a completed event of a PARE run, in time order.
-type PAREEvent struct {
-	T                                float64
-	Actor, Function, Operation, Mode string
-	Turn                             int // -1 when not given
-}
-
-// PAREDecision is a decision point of a PARE run.
-type PAREDecision struct {
-	Final                bool
-	ProposalT, DecisionT float64
 }
 
 // LoadPARERuns reads every PARE and Meta-ARE run, sorted by run id.
@@ -410,20 +316,6 @@ func (w *Warehouse) LoadPARESamples(ctx context.Context) ([]PARESampleRow, int, 
 	return out, orphans, err
 }
 
-// PAREResultRow is a run as a PARE or Meta-ARE result file lists it.
-type PAREResultRow struct {
-	ResultID, Source, Scenario, ConfigID, Status string
-	RunNumber                                    int        // -1 when not given
-	Success                                      float64    // 1 or 0; NaN when not validated
-	RunID                                        string     // the linked trace's run, or ""
-	RunDuration, JobDuration                     float64    // NaN when not given
-	Counts                                       [5]float64 // PARE's stored counts (pare.CountFields); NaN when not given
-	ProposalRate, AcceptanceRate                 float64
-	Capability, Phase, Noise                     string // Noise: the noise dimension (pare.NoiseLabel)
-	File                                         string
-	Line                                         int
-}
-
 // LoadPAREResults reads the result rows, sorted by result id.
 func (w *Warehouse) LoadPAREResults(ctx context.Context) ([]PAREResultRow, error) {
 	var out []PAREResultRow
@@ -455,14 +347,6 @@ func (w *Warehouse) LoadPAREResults(ctx context.Context) ([]PAREResultRow, error
 		return nil
 	})
 	return out, err
-}
-
-// PAREReportRow is a section of a stored PARE or Meta-ARE summary report.
-type PAREReportRow struct {
-	Source, Kind, Section, ConfigID string
-	Stats                           map[string]float64 // its numeric statistics, as written
-	File                            string
-	Line                            int
 }
 
 // LoadPAREReports reads the summary reports, in file and line order.

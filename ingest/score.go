@@ -10,47 +10,6 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
-// ScenarioSpec is what rescoring needs of a scenario.
-type ScenarioSpec struct {
-	Tools map[string]string      // tool → read/prepare/suggest/execute
-	Tasks map[string]TaskSpecRow // task id → spec
-}
-
-// TaskSpecRow is one task of a scenario spec.
-type TaskSpecRow struct {
-	ExpectedDepth map[string]string // persona → depth
-	AfterApproval string
-	AfterDenial   string // "" means the persona's expected depth
-	Rubric        []byte // JSON, nil when absent
-}
-
-// ScoreTask is one active task of a run, with what the gym logged and the
-// trajectory records credited to it.
-type ScoreTask struct {
-	RunID, Scenario, Persona, Task string
-	LoggedExpected, LoggedChosen   string // "" when not logged
-	RulesLogged                    bool
-	LoggedRules                    [3]sql.NullFloat64
-	Events                         []ScoreEvent
-}
-
-// ScoreEvent is one trajectory record credited to a task.
-type ScoreEvent struct {
-	Seq                                      int64
-	Actor, Kind, Tool, Depth, Decision, Text string
-	Args                                     string // JSON object, "" when absent
-}
-
-// TaskScore is what rescoring wrote for one task.
-type TaskScore struct {
-	RunID, Task                        string
-	DerivedExpected, DerivedChosen     string
-	DerivedRules                       [3]*float64
-	EffectiveExpected, EffectiveChosen string
-	EffectiveRules                     [3]*float64
-	Prefer                             string
-}
-
 // LoadScenarioSpecs reads every scenario's tools and task specs.
 func (w *Warehouse) LoadScenarioSpecs(ctx context.Context) (map[string]*ScenarioSpec, error) {
 	specs := map[string]*ScenarioSpec{}

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 //go:embed prompts/*.txt
@@ -66,7 +66,7 @@ type Item struct {
 	Tokens              int      // estimated input tokens (kept when the text is not)
 }
 
-func record(e ingest.JudgeEvent) Record {
+func record(e rows.JudgeEvent) Record {
 	return Record{Seq: e.Seq, Time: e.T.UTC().Format("2006-01-02T15:04:05Z07:00"), Actor: e.Actor, Kind: e.Kind, Task: e.Task,
 		Text: e.Text, Tool: e.Tool, Args: e.Args, Result: e.Result}
 }
@@ -80,9 +80,9 @@ func record(e ingest.JudgeEvent) Record {
 //     final turn (visible records, the user's own, notifications);
 //   - ta: one per run whose scenario has a decision window: the two
 //     competing tasks in id order, unlabelled, and every record inside it.
-func Items(run *ingest.JudgeRun, metric string) []Item {
+func Items(run *rows.JudgeRun, metric string) []Item {
 	var out []Item
-	upTo := func(t ingest.JudgeTask) int64 {
+	upTo := func(t rows.JudgeTask) int64 {
 		if t.FinalSeq != nil {
 			return *t.FinalSeq
 		}
@@ -342,7 +342,7 @@ func shorten(s string, n int) string {
 // (task "" : the whole run), as text for a human rater: one record a line,
 // "#seq time actor kind [tool]: text". It shows the records a TR-J judge
 // sees.
-func VisibleHistory(run *ingest.JudgeRun, task string) string {
+func VisibleHistory(run *rows.JudgeRun, task string) string {
 	upTo := int64(math.MaxInt64)
 	for _, t := range run.Tasks {
 		if t.Task == task && t.FinalSeq != nil {

@@ -5,19 +5,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
-func judgeRun() *ingest.JudgeRun {
+func judgeRun() *rows.JudgeRun {
 	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	fs := int64(4)
 	start, end := t0, t0.Add(3*time.Hour)
-	return &ingest.JudgeRun{
+	return &rows.JudgeRun{
 		RunID: "gpt-5.6-sol_cd_xhigh/shopping/operator/2", Scenario: "shopping", Domain: "shopping", ScenarioTitle: "Monitor Purchase",
 		Persona: "operator", PersonaGroup: "E", PersonaLabel: "expects routine work done",
 		TAStart: &start, TAEnd: &end, TAUrgent: "b_urgent", TADeferable: "a_later",
-		Tasks: []ingest.JudgeTask{{Task: "buy", Chosen: "suggest", FinalSeq: &fs, Rubric: `{"evidence":[{"tool":"search"}]}`}},
-		Events: []ingest.JudgeEvent{
+		Tasks: []rows.JudgeTask{{Task: "buy", Chosen: "suggest", FinalSeq: &fs, Rubric: `{"evidence":[{"tool":"search"}]}`}},
+		Events: []rows.JudgeEvent{
 			{Seq: 1, T: t0, Actor: "user", Kind: "message", Task: "buy", Text: "Find me a monitor."},
 			{Seq: 2, T: t0.Add(time.Minute), Actor: "agent", Kind: "tool_call", Task: "buy", Tool: "search", Args: `{"q":"monitor"}`},
 			{Seq: 3, T: t0.Add(2 * time.Minute), Actor: "env", Kind: "tool_result", Task: "buy", Tool: "search", Result: "M27 at £150"},

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/ingest/rows"
 	"github.com/gymlens/gymlens/plots"
 )
 
@@ -26,17 +26,17 @@ type Report struct {
 
 // Manifest is manifest.json: what the report was made from.
 type Manifest struct {
-	Tool          string                `json:"tool"`
-	Version       string                `json:"version"`
-	Warehouse     string                `json:"warehouse"`
-	SchemaVersion int                   `json:"schema_version"`
-	Inputs        []ingest.InputFile    `json:"inputs"`
-	Judges        []ingest.JudgeVersion `json:"judges"`
-	Bootstrap     Bootstrap             `json:"bootstrap"`
-	Study         Bootstrap             `json:"human_study_bootstrap"`
-	Tables        []Output              `json:"tables"`
-	Figures       []Output              `json:"figures"`
-	Skipped       []string              `json:"skipped"`
+	Tool          string              `json:"tool"`
+	Version       string              `json:"version"`
+	Warehouse     string              `json:"warehouse"`
+	SchemaVersion int                 `json:"schema_version"`
+	Inputs        []rows.InputFile    `json:"inputs"`
+	Judges        []rows.JudgeVersion `json:"judges"`
+	Bootstrap     Bootstrap           `json:"bootstrap"`
+	Study         Bootstrap           `json:"human_study_bootstrap"`
+	Tables        []Output            `json:"tables"`
+	Figures       []Output            `json:"figures"`
+	Skipped       []string            `json:"skipped"`
 }
 
 // Bootstrap records how intervals were made.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/gymlens/gymlens/analysis"
-	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/ingest/rows"
 	"github.com/gymlens/gymlens/plots"
 )
 
@@ -31,8 +31,8 @@ func sampleReport(t *testing.T) *Report {
 		Figures: []*plots.Figure{fig},
 		Skipped: []string{"figure human-trust: no study <rating>"},
 		Manifest: Manifest{Tool: "gymlens", Version: "test", Warehouse: "/w.duckdb", SchemaVersion: 5,
-			Inputs:    []ingest.InputFile{{Path: "runs/<a>.jsonl", SHA256: "ab12", Size: 10, Format: "jsonl"}},
-			Judges:    []ingest.JudgeVersion{{Judge: "j1", Prompt: "tc/v1", Metric: "tc", Judgments: 3}},
+			Inputs:    []rows.InputFile{{Path: "runs/<a>.jsonl", SHA256: "ab12", Size: 10, Format: "jsonl"}},
+			Judges:    []rows.JudgeVersion{{Judge: "j1", Prompt: "tc/v1", Metric: "tc", Judgments: 3}},
 			Bootstrap: Bootstrap{Method: "percentile", Level: 0.95, Resamples: 100, Seed: 1, Unit: "scenarios"}},
 	}
 }

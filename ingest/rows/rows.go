@@ -1,0 +1,219 @@
+// Package rows holds the typed rows that every layer shares — runs, tasks,
+// judgments, judge inputs and calls, rescoring inputs, PARE units — as
+// plain Go values with no dependency, so that analysis, judge, plots and
+// reports (and their test binaries) need not link the warehouse's
+// database. The ingest package reads and writes them.
+package rows
+
+import (
+	"database/sql"
+	"time"
+)
+
+// RunRow is one run with what the 3T metrics need: its configuration and
+// place in the design, its active tasks and its judgments.
+type RunRow struct {
+	RunID, ConfigID, Model, Family, Harness, Effort string
+	SizeB                                           float64 // 0 when unknown
+	Scenario, Domain, Persona, PersonaGroup         string
+	Rep                                             int
+	HasTAWindow                                     bool
+	Tasks                                           []TaskRow // active tasks
+	TA                                              []TAJudgment
+}
+
+// TaskRow is one active task of a run.
+type TaskRow struct {
+	Task   string
+	Weight float64
+	// Rules are the rule-based TC components (evidence, outputs,
+	// constraints) in [0,1]; RuleSet says which apply.
+	Rules            [3]float64
+	RuleSet          [3]bool
+	Expected, Chosen string // depths; "" when not logged
+	TC               []TCJudgment
+	TRJ              []TRJJudgment
+}
+
+// TCJudgment is one judge's TC diagnostics of a task.
+type TCJudgment struct {
+	Judge                                           string
+	Correctness, Grounding, Completeness, ArtifactQ float64
+}
+
+// TRJJudgment is one judge's five trust constructs of a task, in the order
+// understandability, competence, reliability, attachment, faith.
+type TRJJudgment struct {
+	Judge  string
+	Scores [5]float64
+}
+
+// TAJudgment is one judge's Temporal-Allocation labels of a run.
+type TAJudgment struct {
+	Judge      string
+	Now, Later float64
+	CQ         float64
+	HasCQ      bool
+}
+
+// PAREResultRow is a run as a PARE or Meta-ARE result file lists it.
+type PAREResultRow struct {
+	ResultID, Source, Scenario, ConfigID, Status string
+	RunNumber                                    int        // -1 when not given
+	Success                                      float64    // 1 or 0; NaN when not validated
+	RunID                                        string     // the linked trace's run, or ""
+	RunDuration, JobDuration                     float64    // NaN when not given
+	Counts                                       [5]float64 // PARE's stored counts (pare.CountFields); NaN when not given
+	ProposalRate, AcceptanceRate                 float64
+	Capability, Phase, Noise                     string // Noise: the noise dimension (pare.NoiseLabel)
+	File                                         string
+	Line                                         int
+}
+
+// PARERun is a PARE or Meta-ARE run with what its metrics need.
+type PARERun struct {
+	RunID, Source, Scenario, ConfigID string
+	Skip                              string
+	Capability, AppSet                string // "" when not known
+	ToolNoise, EnvNoise               bool
+	LLMCalls                          int
+	// Tokens: prompt + completion tokens of the run's LLM calls; NaN when
+	// unknown (the export wrote zeros throughout).
+	Tokens float64
+	// Success is the trace's own verdict: 1 (Valid), 0 (Invalid), NaN
+	// when not given or when the run raised (not validated, as PARE
+	// leaves such runs out of its success rate).
+	Success   float64
+	Events    []PAREEvent
+	Decisions []PAREDecision
+}
+
+// PAREEvent is a completed event of a PARE run, in time order.
+type PAREEvent struct {
+	T                                float64
+	Actor, Function, Operation, Mode string
+	Turn                             int // -1 when not given
+}
+
+// PAREDecision is a decision point of a PARE run.
+type PAREDecision struct {
+	Final                bool
+	ProposalT, DecisionT float64
+}
+
+// PAREReportRow is a section of a stored PARE or Meta-ARE summary report.
+type PAREReportRow struct {
+	Source, Kind, Section, ConfigID string
+	Stats                           map[string]float64 // its numeric statistics, as written
+	File                            string
+	Line                            int
+}
+
+// JudgeRun is one run with what judge inputs are built from. It carries
+// no model, harness or configuration: judges must not see them.
+type JudgeRun struct {
+	RunID                 string // for the warehouse only; never put in a prompt
+	Scenario, Domain      string
+	ScenarioTitle         string
+	Persona, PersonaGroup string
+	PersonaLabel          string
+	TAStart, TAEnd        *time.Time
+	TAUrgent, TADeferable string
+	Tasks                 []JudgeTask // active tasks
+	Events                []JudgeEvent
+	// What the run's and its scenario's records hash to: a judge input
+	// built from the same content is the same.
+	RunHash, ScenarioHash int64
+}
+
+// JudgeEvent is one trajectory record.
+type JudgeEvent struct {
+	Seq                                 int64
+	T                                   time.Time
+	Actor, Kind, Task, Text, Tool, Args string
+	Result                              string
+	Visible                             bool
+}
+
+// JudgeTask is an active task.
+type JudgeTask struct {
+	Task, Chosen string
+	FinalSeq     *int64
+	Rubric       string // JSON, "" when none
+}
+
+// JudgeCall is one answered judge request.
+type JudgeCall struct {
+	Model, Params, Prompt, InputHash string
+	SourceKey                        string // what the input was made from ("" unknown)
+	Judge, RunID, Task, Metric       string
+	Valid                            bool
+	Reason, Answer                   string
+	InputTokens, OutputTokens        int64
+	CostUSD                          *float64
+	Attempts                         int
+	Latency                          time.Duration
+	// For valid answers: the scores by warehouse column name, and what
+	// goes to judgments.
+	Scores   map[string]float64
+	Reasons  string
+	Evidence any
+}
+
+// JudgeVersion is a judge and prompt version with the judgments stored.
+type JudgeVersion struct {
+	Judge     string `json:"judge"`
+	Prompt    string `json:"prompt"`
+	Metric    string `json:"metric"`
+	Judgments int64  `json:"judgments"`
+}
+
+// ScoreTask is one active task of a run, with what the gym logged and the
+// trajectory records credited to it.
+type ScoreTask struct {
+	RunID, Scenario, Persona, Task string
+	LoggedExpected, LoggedChosen   string // "" when not logged
+	RulesLogged                    bool
+	LoggedRules                    [3]sql.NullFloat64
+	Events                         []ScoreEvent
+}
+
+// ScoreEvent is one trajectory record credited to a task.
+type ScoreEvent struct {
+	Seq                                      int64
+	Actor, Kind, Tool, Depth, Decision, Text string
+	Args                                     string // JSON object, "" when absent
+}
+
+// TaskScore is what rescoring wrote for one task.
+type TaskScore struct {
+	RunID, Task                        string
+	DerivedExpected, DerivedChosen     string
+	DerivedRules                       [3]*float64
+	EffectiveExpected, EffectiveChosen string
+	EffectiveRules                     [3]*float64
+	Prefer                             string
+}
+
+// ScenarioSpec is what rescoring needs of a scenario.
+type ScenarioSpec struct {
+	Tools map[string]string      // tool → read/prepare/suggest/execute
+	Tasks map[string]TaskSpecRow // task id → spec
+}
+
+// TaskSpecRow is one task of a scenario spec.
+type TaskSpecRow struct {
+	ExpectedDepth map[string]string // persona → depth
+	AfterApproval string
+	AfterDenial   string // "" means the persona's expected depth
+	Rubric        []byte // JSON, nil when absent
+}
+
+// InputFile is a file the warehouse was loaded from.
+type InputFile struct {
+	Path    string         `json:"path"`
+	SHA256  string         `json:"sha256"`
+	Size    int64          `json:"size_bytes"`
+	Format  string         `json:"format"`
+	Records map[string]any `json:"records"`
+}
