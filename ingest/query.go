@@ -176,6 +176,16 @@ func oneLine(s string) string {
 	return s
 }
 
+// DecisionTable is PARE's decision points as `gymlens decisions` shows
+// them: sample, scenario, run, configuration, the decision and what led to
+// it, and the seconds the user took.
+func (w *Warehouse) DecisionTable(ctx context.Context) ([]string, [][]any, error) {
+	return w.Query(ctx, `SELECT d.sample_id, r.scenario, r.run_number, r.config_id, d.decision_class,
+		d.final_decision, d.context_calls, d.context_messages, d.input_messages,
+		round(d.decision_t - d.proposal_t, 3) AS seconds_to_decide
+		FROM decision_points d JOIN pare_runs r USING (run_id) ORDER BY d.sample_id, r.config_id`)
+}
+
 // Counts returns the number of rows of each data table, for summaries.
 func (w *Warehouse) Counts(ctx context.Context) (map[string]int64, error) {
 	out := map[string]int64{}

@@ -18,10 +18,7 @@ func decisionsCommand(e *env) *cli.Command {
 			"straight away, gather_context when it made other tool calls first; final is whether it accepted in the end.",
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error {
-				cols, rows, err := w.Query(ctx, `SELECT d.sample_id, r.scenario, r.run_number, r.config_id, d.decision_class,
-					d.final_decision, d.context_calls, d.context_messages, d.input_messages,
-					round(d.decision_t - d.proposal_t, 3) AS seconds_to_decide
-					FROM decision_points d JOIN pare_runs r USING (run_id) ORDER BY d.sample_id, r.config_id`)
+				cols, rows, err := w.DecisionTable(ctx)
 				if err != nil {
 					return err
 				}
