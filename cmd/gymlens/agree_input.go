@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -107,48 +108,57 @@ func agreeInput(e *env, cmd *cli.Command, format string) error {
 		}
 		figs = append(figs, figuresOf(q, level, opt))
 	}
-	num := func(v float64) any {
-		if math.IsNaN(v) {
-			return nil
-		}
-		return v
-	}
 	if format == "json" {
-		obj := func(f inputFigures) string {
-			var b strings.Builder
-			fields := []struct {
-				k string
-				v any
-			}{
-				{"krippendorff_alpha", num(f.alpha.Value)}, {"krippendorff_alpha_ci", []any{num(f.alpha.Lo), num(f.alpha.Hi)}},
-				{"level", level}, {"fleiss_kappa", num(f.fleiss)}, {"cohen_kappa", num(f.cohen)}, {"weighted_kappa", num(f.weighted)},
-				{"percent_agreement", num(f.percent)}, {"n_items", f.nItems}, {"n_raters", f.nRaters},
-				{"bootstrap", map[string]any{"method": opt.Method, "level": opt.Level, "resamples": opt.Resamples, "seed": opt.Seed, "unit": "item"}},
-				{"reasons", f.reasons},
-			}
-			b.WriteString("{")
-			for i, kv := range fields {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				fmt.Fprintf(&b, "%q: %s", kv.k, reports.JSONValue(kv.v))
-			}
-			b.WriteString("}")
-			return b.String()
+		// One object per question (the documented shape, docs/agreement.md),
+		// written by encoding/json: names of any text are escaped right.
+		type bootstrap struct {
+			Method    string  `json:"method"`
+			Level     float64 `json:"level"`
+			Resamples int     `json:"resamples"`
+			Seed      uint64  `json:"seed"`
+			Unit      string  `json:"unit"`
 		}
+		type figures struct {
+			Alpha    *float64          `json:"krippendorff_alpha"`
+			AlphaCI  [2]*float64       `json:"krippendorff_alpha_ci"`
+			Level    string            `json:"level"`
+			Fleiss   *float64          `json:"fleiss_kappa"`
+			Cohen    *float64          `json:"cohen_kappa"`
+			Weighted *float64          `json:"weighted_kappa"`
+			Percent  *float64          `json:"percent_agreement"`
+			Items    int               `json:"n_items"`
+			Raters   int               `json:"n_raters"`
+			Boot     bootstrap         `json:"bootstrap"`
+			Reasons  map[string]string `json:"reasons"`
+		}
+		num := func(v float64) *float64 {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil
+			}
+			return &v
+		}
+		of := func(f inputFigures) figures {
+			return figures{Alpha: num(f.alpha.Value), AlphaCI: [2]*float64{num(f.alpha.Lo), num(f.alpha.Hi)}, Level: level,
+				Fleiss: num(f.fleiss), Cohen: num(f.cohen), Weighted: num(f.weighted), Percent: num(f.percent),
+				Items: f.nItems, Raters: f.nRaters, Reasons: f.reasons,
+				Boot: bootstrap{Method: opt.Method, Level: opt.Level, Resamples: opt.Resamples, Seed: opt.Seed, Unit: "item"}}
+		}
+		var v any
 		if len(figs) == 1 && figs[0].question == "" {
-			fmt.Fprintln(e.stdout, obj(figs[0]))
-			return nil
-		}
-		fmt.Fprint(e.stdout, "{\"by_question\": {")
-		for i, f := range figs {
-			if i > 0 {
-				fmt.Fprint(e.stdout, ",")
+			v = of(figs[0])
+		} else {
+			byQ := map[string]figures{}
+			for _, f := range figs {
+				byQ[f.question] = of(f)
 			}
-			fmt.Fprintf(e.stdout, "\n  %q: %s", f.question, obj(f))
+			v = map[string]any{"by_question": byQ}
 		}
-		fmt.Fprintln(e.stdout, "\n}}")
-		return nil
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(e.stdout, "%s\n", b)
+		return err
 	}
 	t := &reports.Result{Columns: []string{"question", "krippendorff_alpha", "alpha_ci_low", "alpha_ci_high", "level", "fleiss_kappa",
 		"cohen_kappa", "weighted_kappa", "percent_agreement", "n_items", "n_raters", "notes"}}

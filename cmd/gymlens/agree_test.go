@@ -694,3 +694,19 @@ func TestAgreeHumanClustersAreTheRatedScenarios(t *testing.T) {
 		}
 	}
 }
+
+// Question names of any text come out as valid JSON (they were written
+// with Go's %q, whose escapes are not JSON's).
+func TestAgreeInputJSONEscapesNames(t *testing.T) {
+	p := writeFile(t, t.TempDir(), "q.csv", "item,rater,value,question\n1,a,2,\"caf\u00e9 \x01\"\n1,b,3,\"caf\u00e9 \x01\"\n2,a,1,\"say \"\"hi\"\"\"\n2,b,1,\"say \"\"hi\"\"\"\n")
+	code, out, stderr := gymlens(t, "agree", "--input", p, "--resamples", "100", "-f", "json")
+	var res struct {
+		ByQuestion map[string]map[string]any `json:"by_question"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil {
+		t.Fatalf("%d %s %s", code, out, stderr)
+	}
+	if _, ok := res.ByQuestion["café \x01"]; !ok || res.ByQuestion[`say "hi"`] == nil {
+		t.Errorf("questions %v", res.ByQuestion)
+	}
+}
