@@ -98,3 +98,13 @@ func TestReadersOnMutatedInput(t *testing.T) {
 		})
 	}
 }
+
+// Found by FuzzDecodeLine: an empty key given twice (testdata/fuzz keeps
+// the input).
+func TestDuplicateEmptyKey(t *testing.T) {
+	var d Decoder
+	_, err := d.DecodeLine([]byte(`{"":[{"":"","":{}}]}`))
+	if err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("%v", err)
+	}
+}

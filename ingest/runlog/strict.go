@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/valyala/fastjson"
 )
@@ -112,7 +113,7 @@ func duplicateKey(v *fastjson.Value) []string {
 func joinPath(rev []string) string {
 	var b []byte
 	for i := len(rev) - 1; i >= 0; i-- {
-		if len(b) > 0 && rev[i][0] != '[' {
+		if len(b) > 0 && !strings.HasPrefix(rev[i], "[") {
 			b = append(b, '.')
 		}
 		b = append(b, rev[i]...)
