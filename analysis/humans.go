@@ -156,13 +156,17 @@ func Judges(runs []rows.RunRow) []string {
 }
 
 // CheckJudge is nil when judge is "" (the judges' average) or has a
-// judgment of one of the runs; otherwise an error that lists the judges
-// there are, so that a misspelt name never passes for "no judgment".
-func CheckJudge(runs []rows.RunRow, judge string) error {
+// judgment of one of the runs (or is one of known, when given); otherwise
+// an error that lists the judges there are, so that a misspelt name never
+// passes for "no judgment".
+func CheckJudge(runs []rows.RunRow, judge string, known ...string) error {
 	if judge == "" {
 		return nil
 	}
 	have := Judges(runs)
+	if known != nil {
+		have = known
+	}
 	if slices.Contains(have, judge) {
 		return nil
 	}

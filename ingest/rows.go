@@ -15,17 +15,29 @@ import (
 // run id. Where one judge judged an item under several prompt versions,
 // the last version (in text order) is used.
 func (w *Warehouse) LoadRuns(ctx context.Context) ([]RunRow, error) {
+	return w.LoadRunsWith(ctx, nil, false)
+}
+
+// LoadRunsWith is LoadRuns that calls visit with each run (and its index)
+// once its tasks and judgments are read, and, with dropTasks, then lets
+// them go: a caller that needs only what it computes from them (the
+// metric values) holds one batch of tasks at a time.
+func (w *Warehouse) LoadRunsWith(ctx context.Context, visit func(i int, r *RunRow), dropTasks bool) ([]RunRow, error) {
 	var runs []RunRow
 	byID := map[string]int{}
+	in := interner{}
 	err := w.scan(ctx, `SELECT r.run_id, r.config_id, r.model, coalesce(r.family, ''), coalesce(r.size_b, 0), r.harness, r.effort,
 		r.scenario, coalesce(r.domain, ''), r.persona, coalesce(r.persona_group, ''), r.rep,
 		s.ta_window_start IS NOT NULL
 		FROM run_view r LEFT JOIN scenarios s USING (scenario) ORDER BY r.run_id`, func(rows *sql.Rows) error {
 		var r RunRow
-		if err := rows.Scan(&r.RunID, &r.ConfigID, &r.Model, &r.Family, &r.SizeB, &r.Harness, &r.Effort, &r.Scenario,
-			&r.Domain, &r.Persona, &r.PersonaGroup, &r.Rep, &r.HasTAWindow); err != nil {
+		var b [9]sql.RawBytes // names that repeat from run to run: interned
+		if err := rows.Scan(&r.RunID, &b[0], &b[1], &b[2], &r.SizeB, &b[3], &b[4], &b[5],
+			&b[6], &b[7], &b[8], &r.Rep, &r.HasTAWindow); err != nil {
 			return err
 		}
+		r.ConfigID, r.Model, r.Family, r.Harness, r.Effort = in.of(b[0]), in.of(b[1]), in.of(b[2]), in.of(b[3]), in.of(b[4])
+		r.Scenario, r.Domain, r.Persona, r.PersonaGroup = in.of(b[5]), in.of(b[6]), in.of(b[7]), in.of(b[8])
 		byID[r.RunID] = len(runs)
 		runs = append(runs, r)
 		return nil
@@ -40,11 +52,18 @@ func (w *Warehouse) LoadRuns(ctx context.Context) ([]RunRow, error) {
 	for i := range runs {
 		byID[runs[i].RunID] = i
 	}
-	in := interner{}
 	for lo := 0; lo < len(runs); lo += loadBatch {
 		hi := min(lo+loadBatch, len(runs)) - 1
 		if err := w.loadTasksAndJudgments(ctx, runs, byID, runs[lo].RunID, runs[hi].RunID, in); err != nil {
 			return nil, err
+		}
+		for i := lo; i <= hi; i++ {
+			if visit != nil {
+				visit(i, &runs[i])
+			}
+			if dropTasks {
+				runs[i].Tasks, runs[i].TA = nil, nil
+			}
 		}
 	}
 	return runs, nil

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -198,8 +199,10 @@ type runValues struct {
 }
 
 // loadValues reads --where, --metrics, --judge and the bootstrap flags, and
-// the runs with their metric values.
-func loadValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) (*runValues, error) {
+// the runs with their metric values; without keepTasks the runs' tasks and
+// judgments are let go once the values are computed, a batch of runs at a
+// time, so that memory holds the values, not every judgment.
+func loadValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, keepTasks bool) (*runValues, error) {
 	rv := &runValues{where: map[string][]string{}}
 	var err error
 	if rv.opt, err = bootstrapOptions(cmd); err != nil {
@@ -219,21 +222,29 @@ func loadValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) (*ru
 		}
 		rv.metrics = append(rv.metrics, i)
 	}
-	if rv.runs, err = w.LoadRuns(ctx); err != nil {
+	judge := cmd.String("judge")
+	judges := map[string]bool{}
+	var values [][]float64
+	var missing []analysis.Missing
+	rv.runs, err = w.LoadRunsWith(ctx, func(i int, r *ingest.RunRow) {
+		for _, j := range analysis.Judges([]ingest.RunRow{*r}) {
+			judges[j] = true
+		}
+		v, m := analysis.RunValues(r, judge)
+		values, missing = append(values, v), append(missing, m)
+	}, !keepTasks)
+	if err != nil {
 		return nil, err
 	}
 	if len(rv.runs) == 0 {
 		return nil, fmt.Errorf("warehouse %s holds no runs: ingest some first", w.Path)
 	}
-	rv.values = make([][]float64, len(rv.runs))
-	rv.missing = make([]analysis.Missing, len(rv.runs))
-	rv.scen = make([]string, len(rv.runs))
-	judge := cmd.String("judge")
-	if err := analysis.CheckJudge(rv.runs, judge); err != nil {
-		return nil, err
+	if judge != "" && !judges[judge] {
+		return nil, analysis.CheckJudge(nil, judge, slices.Sorted(maps.Keys(judges))...)
 	}
+	rv.values, rv.missing = values, missing
+	rv.scen = make([]string, len(rv.runs))
 	for i := range rv.runs {
-		rv.values[i], rv.missing[i] = analysis.RunValues(&rv.runs[i], judge)
 		rv.scen[i] = rv.runs[i].Scenario
 	}
 	return rv, nil
@@ -247,7 +258,7 @@ func computeMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) 
 			return nil, usageError{fmt.Errorf("--by: %v", err)}
 		}
 	}
-	rv, err := loadValues(ctx, cmd, w)
+	rv, err := loadValues(ctx, cmd, w, false)
 	if err != nil {
 		return nil, err
 	}

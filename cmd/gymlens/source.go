@@ -36,7 +36,7 @@ func newSource(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) (*sou
 // values are every run with its metric values (and --where, --judge).
 func (s *source) values() (*runValues, error) {
 	if s.rv == nil {
-		rv, err := loadValues(s.ctx, s.cmd, s.w)
+		rv, err := loadValues(s.ctx, s.cmd, s.w, true)
 		if err != nil {
 			return nil, err
 		}
