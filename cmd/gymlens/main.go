@@ -44,6 +44,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -63,6 +64,19 @@ func main() {
 	}
 	// SIGTERM (kill, a batch system's timeout) stops gymlens as Ctrl-C does.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The signal cancels the command's context: gymlens stops at its
+		// next check and says what it kept. A command busy computing may
+		// not check for a while: a second signal ends the process at once
+		// (the default behaviour is back), and 10 s after the first it ends
+		// anyway. Nothing is half-written either way: an ingest is one
+		// transaction, the judge's answers are journaled.
+		<-ctx.Done()
+		stop()
+		time.Sleep(stopGrace)
+		fmt.Fprintln(os.Stderr, "gymlens: stopped: the command did not finish within 10 s of the signal")
+		os.Exit(1)
+	}()
 	// GYMLENS_CPUPROFILE=FILE writes a CPU profile of the command (for
 	// `go tool pprof`).
 	if path := os.Getenv("GYMLENS_CPUPROFILE"); path != "" {
@@ -76,6 +90,9 @@ func main() {
 	stop()
 	os.Exit(code)
 }
+
+// stopGrace is how long a command may take to stop after Ctrl-C or SIGTERM.
+const stopGrace = 10 * time.Second
 
 // goMemoryLimit is the soft limit of Go's heap.
 const goMemoryLimit = 640 << 20
