@@ -73,6 +73,7 @@ func annotateSample(ctx context.Context, e *env, cmd *cli.Command, w *ingest.War
 	if err != nil {
 		return err
 	}
+	src.keep = keepTaskNames // a sample draws tasks; their judgments are not shown
 	runs, err := src.selected()
 	if err != nil {
 		return err

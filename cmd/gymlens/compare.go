@@ -57,7 +57,7 @@ func compareCommand(e *env) *cli.Command {
 }
 
 func runCompare(ctx context.Context, cmd *cli.Command, e *env, format string, w *ingest.Warehouse, sw []string) error {
-	rv, err := loadValues(ctx, cmd, w, false)
+	rv, err := loadValues(ctx, cmd, w, keepValues)
 	if err != nil {
 		return err
 	}

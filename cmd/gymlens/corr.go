@@ -27,7 +27,7 @@ func corrCommand(e *env) *cli.Command {
 }
 
 func runCorr(ctx context.Context, cmd *cli.Command, e *env, format string, w *ingest.Warehouse) error {
-	rv, err := loadValues(ctx, cmd, w, false)
+	rv, err := loadValues(ctx, cmd, w, keepValues)
 	if err != nil {
 		return err
 	}

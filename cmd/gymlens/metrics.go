@@ -198,11 +198,18 @@ type runValues struct {
 	where   map[string][]string
 }
 
+// What of the runs' tasks loadValues keeps once the metric values are
+// computed (a batch of runs at a time), so that memory holds what the
+// command needs, not every judgment.
+const (
+	keepValues    = iota // neither tasks nor judgments
+	keepTaskNames        // the active tasks, without their judgments
+	keepTasks            // tasks and judgments
+)
+
 // loadValues reads --where, --metrics, --judge and the bootstrap flags, and
-// the runs with their metric values; without keepTasks the runs' tasks and
-// judgments are let go once the values are computed, a batch of runs at a
-// time, so that memory holds the values, not every judgment.
-func loadValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, keepTasks bool) (*runValues, error) {
+// the runs with their metric values, keeping of their tasks what keep says.
+func loadValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, keep int) (*runValues, error) {
 	rv := &runValues{where: map[string][]string{}}
 	var err error
 	if rv.opt, err = bootstrapOptions(cmd); err != nil {
@@ -232,7 +239,13 @@ func loadValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, keep
 		}
 		v, m := analysis.RunValues(r, judge)
 		values, missing = append(values, v), append(missing, m)
-	}, !keepTasks)
+		if keep == keepTaskNames {
+			r.TA = nil
+			for k := range r.Tasks {
+				r.Tasks[k].TC, r.Tasks[k].TRJ = nil, nil
+			}
+		}
+	}, keep == keepValues)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +271,7 @@ func computeMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) 
 			return nil, usageError{fmt.Errorf("--by: %v", err)}
 		}
 	}
-	rv, err := loadValues(ctx, cmd, w, false)
+	rv, err := loadValues(ctx, cmd, w, keepValues)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ type source struct {
 	ratings []ingest.RatingRow
 	loaded  bool
 	summary map[string][]analysis.Result
+	keep    int // what of the tasks to keep (loadValues)
 }
 
 func newSource(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) (*source, error) {
@@ -30,13 +31,13 @@ func newSource(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) (*sou
 	if err != nil {
 		return nil, err
 	}
-	return &source{ctx: ctx, cmd: cmd, w: w, opt: opt, summary: map[string][]analysis.Result{}}, nil
+	return &source{ctx: ctx, cmd: cmd, w: w, opt: opt, summary: map[string][]analysis.Result{}, keep: keepTasks}, nil
 }
 
 // values are every run with its metric values (and --where, --judge).
 func (s *source) values() (*runValues, error) {
 	if s.rv == nil {
-		rv, err := loadValues(s.ctx, s.cmd, s.w, true)
+		rv, err := loadValues(s.ctx, s.cmd, s.w, s.keep)
 		if err != nil {
 			return nil, err
 		}
