@@ -435,8 +435,12 @@ func queryCommand(e *env) *cli.Command {
 		Usage:     "run read-only SQL against the warehouse",
 		ArgsUsage: `"SQL"`,
 		Description: "Tables: scenarios, personas, task_specs, task_expected_depths, scenario_tools, runs, events,\n" +
-			"task_outcomes, judgments, ratings, ingested_files, ingests. Views: run_view, active_task_view.\n" +
-			"The warehouse is opened read-only and the query cannot touch files.",
+			"task_outcomes, judgments, ratings, task_scores, judge_calls, ingested_files, ingests, meta; PARE: pare_runs,\n" +
+			"pare_events, decision_points, pare_samples, pare_annotations, pare_results, pare_reports.\n" +
+			"Views: run_view, active_task_view.\n" +
+			"The warehouse is opened read-only and the query cannot touch files. One read statement runs (SELECT,\n" +
+			"WITH, VALUES, FROM, DESCRIBE, SHOW, SUMMARIZE); its rows are written as they come (--format csv or json\n" +
+			"for results of any size; the table format shows the first 10,000).",
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() != 1 {
 				return usagef("query: expected one SQL statement (quote it), found %d arguments", cmd.Args().Len())
