@@ -41,6 +41,12 @@ import (
 	"github.com/gymlens/gymlens/internal/sample"
 )
 
+// benches are the subcommands besides ingest, by name.
+var benches = map[string]func(args []string) error{
+	"judge": benchJudge, "stats": benchStats, "pare": benchPARE, "agree": benchAgree, "mutate": benchMutate,
+	"rss": benchRSS, "agree-scale": benchAgreeScale, "coverage": benchCoverage,
+}
+
 func main() {
 	if path := os.Getenv("GYMLENS_CPUPROFILE"); path != "" {
 		f, err := os.Create(path)
@@ -56,62 +62,15 @@ func main() {
 		}
 		return
 	}
-	if len(os.Args) >= 2 && os.Args[1] == "judge" {
-		if err := benchJudge(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
-			pprof.StopCPUProfile()
-			os.Exit(1)
+	if len(os.Args) >= 2 {
+		if bench, ok := benches[os.Args[1]]; ok {
+			if err := bench(os.Args[2:]); err != nil {
+				fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
+				pprof.StopCPUProfile()
+				os.Exit(1)
+			}
+			return
 		}
-		return
-	}
-	if len(os.Args) >= 2 && os.Args[1] == "stats" {
-		if err := benchStats(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) >= 2 && os.Args[1] == "pare" {
-		if err := benchPARE(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) >= 2 && os.Args[1] == "agree" {
-		if err := benchAgree(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) >= 2 && os.Args[1] == "mutate" {
-		if err := benchMutate(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) >= 2 && os.Args[1] == "rss" {
-		if err := benchRSS(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) >= 2 && os.Args[1] == "agree-scale" {
-		if err := benchAgreeScale(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) >= 2 && os.Args[1] == "coverage" {
-		if err := benchCoverage(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
-			os.Exit(1)
-		}
-		return
 	}
 	if len(os.Args) < 2 || os.Args[1] != "ingest" {
 		fmt.Fprintln(os.Stderr, "usage: gymlens-bench ingest [--scale K] [--big-scale K] [--dir DIR] [--keep]\n"+
