@@ -13,8 +13,13 @@ import (
 	"image/color"
 	"image/png"
 	"math"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
+
+	"codeberg.org/go-pdf/fpdf"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -25,6 +30,26 @@ import (
 	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
+
+// PDFDate is the creation and modification date every PDF carries:
+// $SOURCE_DATE_EPOCH (seconds, the reproducible-builds convention) when
+// set, else the Unix epoch, so that the same data give the same PDF bytes.
+// The PDF library's catalogs are written in sorted order for the same
+// reason.
+var PDFDate = pdfDate()
+
+func pdfDate() time.Time {
+	if s, err := strconv.ParseInt(os.Getenv("SOURCE_DATE_EPOCH"), 10, 64); err == nil && s >= 0 {
+		return time.Unix(s, 0).UTC()
+	}
+	return time.Unix(0, 0).UTC()
+}
+
+func init() {
+	fpdf.SetDefaultCreationDate(PDFDate)
+	fpdf.SetDefaultModificationDate(PDFDate)
+	fpdf.SetDefaultCatalogSort(true)
+}
 
 // Formats are the image formats a figure is written in.
 var Formats = []string{"png", "svg", "pdf"}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"gonum.org/v1/plot/vg/draw"
 
@@ -146,15 +147,28 @@ func TestFiguresRender(t *testing.T) {
 	}
 }
 
-// The same data give the same SVG bytes.
-func TestSVGIsDeterministic(t *testing.T) {
-	a, b := figures(t), figures(t)
+// The same data give the same bytes in every format, PDF included (its
+// dates are fixed), a second apart.
+func TestRenderingIsDeterministic(t *testing.T) {
+	a := figures(t)
+	first := map[string][]byte{}
 	for name := range a {
-		x, _ := a[name].Render("svg")
-		y, _ := b[name].Render("svg")
-		if !bytes.Equal(x, y) {
-			t.Errorf("%s: two renderings of the same data differ", name)
+		for _, f := range Formats {
+			first[name+"."+f], _ = a[name].Render(f)
 		}
+	}
+	time.Sleep(1100 * time.Millisecond)
+	b := figures(t)
+	for name := range b {
+		for _, f := range Formats {
+			y, _ := b[name].Render(f)
+			if !bytes.Equal(first[name+"."+f], y) {
+				t.Errorf("%s.%s: two renderings of the same data differ", name, f)
+			}
+		}
+	}
+	if x := first["model-size.pdf"]; !bytes.Contains(x, []byte("/CreationDate (D:19700101000000")) {
+		t.Errorf("the PDF does not carry the fixed date: %.300q", x)
 	}
 }
 

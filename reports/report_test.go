@@ -72,7 +72,7 @@ func TestWriteReport(t *testing.T) {
 		m.Inputs[0].SHA256 != "ab12" || len(m.Skipped) != 1 {
 		t.Errorf("manifest: %s", b)
 	}
-	// Again, over the first: the same bytes (PDF aside), nothing left over.
+	// Again, over the first: the same bytes, nothing left over.
 	os.WriteFile(filepath.Join(dir, "stale.txt"), []byte("x"), 0o644)
 	if err := WriteReport(dir, sampleReport(t)); err != nil {
 		t.Fatal(err)

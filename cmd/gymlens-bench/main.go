@@ -44,7 +44,7 @@ import (
 // benches are the subcommands besides ingest, by name.
 var benches = map[string]func(args []string) error{
 	"judge": benchJudge, "stats": benchStats, "pare": benchPARE, "agree": benchAgree, "mutate": benchMutate,
-	"rss": benchRSS, "agree-scale": benchAgreeScale, "coverage": benchCoverage,
+	"rss": benchRSS, "tour": benchTour, "agree-scale": benchAgreeScale, "coverage": benchCoverage,
 }
 
 func main() {
@@ -81,6 +81,7 @@ func main() {
 			"       gymlens-bench agree-scale [--items N] [--items3 N] [--resamples B]   (from the root)\n"+
 			"       gymlens-bench rss [--scales 1,10] [--only TEXT] [--dir DIR]   (from the root)\n"+
 			"       gymlens-bench mutate [--n 1000] [--seed S]\n"+
+			"       gymlens-bench tour --out DIR [--bin GYMLENS]   (from the root: every command of the tour, outputs stored)\n"+
 			"       gymlens-bench pare [--traces N]   (from the root)")
 		os.Exit(2)
 	}
