@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -75,10 +76,8 @@ func (w *Warehouse) Export(ctx context.Context, dir, format string) ([]ExportRes
 			if err := os.RemoveAll(res.Path); err != nil {
 				return nil, err
 			}
-			q := fmt.Sprintf(`COPY (SELECT x.*, r.config_key FROM %s x JOIN runs r USING (run_id) ORDER BY r.config_key, %s)
-				TO %s (FORMAT parquet, PARTITION_BY (config_key), FILENAME_PATTERN 'part_{i}')`, t.name, prefixed("x", t.order), sqlString(res.Path))
-			if _, err := w.db.ExecContext(ctx, q); err != nil {
-				return nil, fmt.Errorf("exporting %s: %v", t.name, err)
+			if err := w.copyPartitions(ctx, t, res.Path); err != nil {
+				return nil, err
 			}
 		case format == "parquet":
 			res.Path = filepath.Join(dir, t.name+".parquet")
@@ -100,6 +99,48 @@ func (w *Warehouse) Export(ctx context.Context, dir, format string) ([]ExportRes
 		out = append(out, res)
 	}
 	return out, nil
+}
+
+// copyPartitions writes a table hive-partitioned by configuration, one
+// COPY per partition into dir/config_key=K/part_0.parquet. DuckDB's own
+// PARTITION_BY writes the same rows but splits them into row groups
+// differently from one run to the next (its threads race), so that the
+// same warehouse would not give the same bytes.
+func (w *Warehouse) copyPartitions(ctx context.Context, t exportTable, dir string) error {
+	rs, err := w.db.QueryContext(ctx, `SELECT DISTINCT r.config_key FROM `+t.name+` x JOIN runs r USING (run_id) ORDER BY 1`)
+	if err != nil {
+		return fmt.Errorf("exporting %s: %v", t.name, err)
+	}
+	var keys []string
+	for rs.Next() {
+		var k string
+		if err := rs.Scan(&k); err != nil {
+			rs.Close()
+			return fmt.Errorf("exporting %s: %v", t.name, err)
+		}
+		keys = append(keys, k)
+	}
+	rs.Close()
+	if err := rs.Err(); err != nil {
+		return fmt.Errorf("exporting %s: %v", t.name, err)
+	}
+	for _, k := range keys {
+		// Keys are path-safe slugs (runlog.ConfigKey); refuse anything else
+		// rather than write outside dir.
+		if k == "" || strings.ContainsAny(k, "/\\\x00") || k == "." || k == ".." {
+			return fmt.Errorf("exporting %s: configuration key %q is not a path-safe name", t.name, k)
+		}
+		part := filepath.Join(dir, "config_key="+k)
+		if err := os.MkdirAll(part, 0o755); err != nil {
+			return err
+		}
+		q := fmt.Sprintf(`COPY (SELECT x.* FROM %s x JOIN runs r USING (run_id) WHERE r.config_key = %s ORDER BY %s) TO %s (FORMAT parquet)`,
+			t.name, sqlString(k), prefixed("x", t.order), sqlString(filepath.Join(part, "part_0.parquet")))
+		if _, err := w.db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("exporting %s: %v", t.name, err)
+		}
+	}
+	return nil
 }
 
 func (w *Warehouse) copyParquet(ctx context.Context, t exportTable, path string) error {

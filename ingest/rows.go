@@ -178,19 +178,6 @@ func ConfigID(model, harness, effort string) string { return runlog.ConfigID(mod
 // ConfigKey names a configuration as a path-safe slug.
 func ConfigKey(model, harness, effort string) string { return runlog.ConfigKey(model, harness, effort) }
 
-// RatingRow is one human rating, with the scenario and configuration of
-// the run it rates (empty when it rates a study item).
-type RatingRow struct {
-	Rater, Question    string
-	Value              float64
-	RunID, Task, Item  string
-	Day                int // 0 when not given
-	Condition          string
-	Scenario, ConfigID string
-	File               string
-	Line               int
-}
-
 // LoadRatings reads every human rating, in file and line order.
 func (w *Warehouse) LoadRatings(ctx context.Context) ([]RatingRow, error) {
 	var out []RatingRow

@@ -26,4 +26,5 @@ type (
 	ScenarioSpec  = rows.ScenarioSpec
 	TaskSpecRow   = rows.TaskSpecRow
 	InputFile     = rows.InputFile
+	RatingRow     = rows.RatingRow
 )

@@ -145,8 +145,14 @@ func benchTour(args []string) error {
 	add("demo", "demo")
 	add("demo-again", "demo")
 
+	clean := func(t string) string {
+		t = strings.ReplaceAll(t, endpoint, "ENDPOINT")
+		t = strings.ReplaceAll(t, work, "WORK")
+		t = strings.ReplaceAll(t, root, "ROOT")
+		return timing.ReplaceAllString(t, "in TIME")
+	}
 	for i, s := range steps {
-		before := listFiles(work)
+		before := listFiles(work, clean)
 		cmd := exec.Command(gl, s.args...)
 		cmd.Dir = work
 		cmd.Env = append(os.Environ(), "GYMLENS_DB=", "NO_COLOR=1")
@@ -162,14 +168,8 @@ func benchTour(args []string) error {
 			}
 		}
 		var b strings.Builder
-		clean := func(t string) string {
-			t = strings.ReplaceAll(t, endpoint, "ENDPOINT")
-			t = strings.ReplaceAll(t, work, "WORK")
-			t = strings.ReplaceAll(t, root, "ROOT")
-			return timing.ReplaceAllString(t, "in TIME")
-		}
 		fmt.Fprintf(&b, "$ gymlens %s\nexit %d\n--- stdout\n%s--- stderr\n%s", clean(strings.Join(s.args, " ")), code, clean(stdout.String()), clean(stderr.String()))
-		after := listFiles(work)
+		after := listFiles(work, clean)
 		var wrote []string
 		for p, sum := range after {
 			if before[p] != sum && !strings.HasSuffix(p, ".duckdb") && !strings.HasSuffix(p, ".wal") && !strings.HasSuffix(p, ".jsonl.lock") {
@@ -198,8 +198,10 @@ var timing = regexp.MustCompile(`in [0-9]+(\.[0-9]+)? s(, [0-9]+(\.[0-9]+)? MB/s
 var hashCache = map[string]string{}
 
 // listFiles maps every regular file under dir (relative path) to its
-// SHA-256, leaving out the gymlens binary the tour built there.
-func listFiles(dir string) map[string]string {
+// SHA-256, leaving out the gymlens binary the tour built there. Text files
+// (a report's manifest and page, which name the warehouse and the inputs
+// by absolute path) are hashed after clean.
+func listFiles(dir string, clean func(string) string) map[string]string {
 	m := map[string]string{}
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -221,6 +223,12 @@ func listFiles(dir string) map[string]string {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return nil
+		}
+		switch filepath.Ext(p) {
+		case ".json", ".html", ".md", ".csv", ".tex", ".txt":
+			if len(b) < 64<<20 {
+				b = []byte(clean(string(b)))
+			}
 		}
 		m[rel] = fmt.Sprintf("%x", sha256.Sum256(b))
 		hashCache[key] = m[rel]

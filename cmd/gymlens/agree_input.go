@@ -38,7 +38,7 @@ func figuresOf(q *runlog.Question, level string, opt analysis.BootstrapOptions) 
 		i = j
 	}
 	var why string
-	f.alpha, why = alphaWithInterval(units, level, opt)
+	f.alpha, why = analysis.AlphaWithInterval(units, level, opt)
 	if math.IsNaN(f.alpha.Value) {
 		f.reasons["krippendorff_alpha"] = why
 	}

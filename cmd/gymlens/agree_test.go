@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gymlens/gymlens/reports"
 )
 
 // The whole sample corpus, judgments and ratings included, in one
@@ -140,7 +142,7 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 	})
 	// Every table in every format, against its golden file.
 	t.Run("tables", func(t *testing.T) {
-		for _, name := range TableNames {
+		for _, name := range reports.TableNames {
 			for _, f := range []string{"latex", "md", "csv", "html"} {
 				code, out, stderr := gymlens(t, "--db", db, "table", name, "-f", f, "--resamples", "200")
 				if code != 0 {

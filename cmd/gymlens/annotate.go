@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -45,11 +43,6 @@ func annotateCommand(e *env) *cli.Command {
 	}
 }
 
-type annItem struct {
-	run  *ingest.RunRow
-	task string
-}
-
 func annotateSample(ctx context.Context, e *env, cmd *cli.Command, w *ingest.Warehouse) error {
 	n := int(cmd.Int("n"))
 	if n <= 0 {
@@ -69,72 +62,22 @@ func annotateSample(ctx context.Context, e *env, cmd *cli.Command, w *ingest.War
 	if len(questions) == 0 {
 		return usagef("--questions: name at least one question")
 	}
-	src, err := newSource(ctx, cmd, w)
+	ds, err := dataset(ctx, cmd, w, reports.KeepTaskNames) // a sample draws tasks; their judgments are not shown
 	if err != nil {
 		return err
 	}
-	src.keep = keepTaskNames // a sample draws tasks; their judgments are not shown
-	runs, err := src.selected()
+	runs, err := ds.Selected()
 	if err != nil {
 		return err
 	}
-	strata := map[string][]annItem{}
-	for i := range runs {
-		r := &runs[i]
-		key := ""
-		if by != "" {
-			key = analysis.DimValue(r, by)
-		}
-		if unit == "run" {
-			strata[key] = append(strata[key], annItem{run: r})
-			continue
-		}
-		for _, t := range r.Tasks {
-			strata[key] = append(strata[key], annItem{run: r, task: t.Task})
-		}
-	}
-	keys := sortedKeys(strata)
-	total := 0
-	for _, k := range keys {
-		total += len(strata[k])
-	}
-	if n > total {
-		return fmt.Errorf("-n %d: only %d %ss to draw from", n, total, unit)
-	}
-	// Proportional allocation, largest remainders (ties by stratum order).
-	alloc := make([]int, len(keys))
-	type rem struct {
-		i int
-		r float64
-	}
-	var rems []rem
-	given := 0
-	for i, k := range keys {
-		exact := float64(n) * float64(len(strata[k])) / float64(total)
-		alloc[i] = int(exact)
-		given += alloc[i]
-		rems = append(rems, rem{i, exact - float64(alloc[i])})
-	}
-	sort.SliceStable(rems, func(a, b int) bool { return rems[a].r > rems[b].r })
-	for k := 0; given < n; k++ {
-		alloc[rems[k].i]++
-		given++
-	}
-	var chosen []annItem
-	for i, k := range keys {
-		items := strata[k]
-		rng := rand.New(rand.NewPCG(cmd.Uint64("seed"), uint64(i)))
-		perm := rng.Perm(len(items))
-		pick := perm[:alloc[i]]
-		sort.Ints(pick)
-		for _, p := range pick {
-			chosen = append(chosen, items[p])
-		}
+	chosen, strata, err := analysis.StratifiedSample(runs, unit, by, n, cmd.Uint64("seed"))
+	if err != nil {
+		return err
 	}
 	// What the user saw, for the chosen runs.
 	need := map[string][]string{} // run → chosen tasks
 	for _, it := range chosen {
-		need[it.run.RunID] = append(need[it.run.RunID], it.task)
+		need[it.Run.RunID] = append(need[it.Run.RunID], it.Task)
 	}
 	heads, err := w.JudgeHeads(ctx)
 	if err != nil {
@@ -165,13 +108,9 @@ func annotateSample(ctx context.Context, e *env, cmd *cli.Command, w *ingest.War
 	cw := csv.NewWriter(tmp)
 	cw.Write([]string{"rater", "question", "value", "run_id", "task", "stratum", "context"})
 	for _, it := range chosen {
-		stratum := ""
-		if by != "" {
-			stratum = analysis.DimValue(it.run, by)
-		}
 		for _, q := range questions {
 			// Opened in a spreadsheet: no cell runs as a formula.
-			cw.Write(reports.SpreadsheetSafe([]string{"", q, "", it.run.RunID, it.task, stratum, history[[2]string{it.run.RunID, it.task}]}))
+			cw.Write(reports.SpreadsheetSafe([]string{"", q, "", it.Run.RunID, it.Task, it.Stratum, history[[2]string{it.Run.RunID, it.Task}]}))
 		}
 	}
 	cw.Flush()
@@ -187,7 +126,7 @@ func annotateSample(ctx context.Context, e *env, cmd *cli.Command, w *ingest.War
 	}
 	if !cmd.Bool("quiet") {
 		fmt.Fprintf(e.stdout, "wrote %s: %d %ss × %d questions from %d strata; fill in rater and value, then `gymlens ingest %s`\n",
-			out, len(chosen), unit, len(questions), len(keys), out)
+			out, len(chosen), unit, len(questions), strata, out)
 	}
 	return nil
 }

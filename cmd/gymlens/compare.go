@@ -57,11 +57,15 @@ func compareCommand(e *env) *cli.Command {
 }
 
 func runCompare(ctx context.Context, cmd *cli.Command, e *env, format string, w *ingest.Warehouse, sw []string) error {
-	rv, err := loadValues(ctx, cmd, w, keepValues)
+	ds, err := dataset(ctx, cmd, w, reports.KeepValues)
 	if err != nil {
 		return err
 	}
-	groups, err := analysis.GroupRuns(rv.runs, []string{"config"}, rv.where)
+	rv, err := ds.Values()
+	if err != nil {
+		return err
+	}
+	groups, err := analysis.GroupRuns(rv.Runs, []string{"config"}, ds.Options().Where)
 	if err != nil {
 		return err
 	}
@@ -70,12 +74,12 @@ func runCompare(ctx context.Context, cmd *cli.Command, e *env, format string, w 
 	for _, g := range groups {
 		id := g.Key["config"]
 		byConfig[id] = g
-		r := rv.runs[g.Runs[0]]
+		r := rv.Runs[g.Runs[0]]
 		byKey[ingestConfigKey(r)] = id
 	}
 	var pairs []analysis.Pair
 	if len(sw) == 2 {
-		pairs = harnessPairs(rv.runs, byConfig, sw[0], sw[1])
+		pairs = harnessPairs(rv.Runs, byConfig, sw[0], sw[1])
 		if len(pairs) == 0 {
 			return fmt.Errorf("no model was run on both %s and %s", sw[0], sw[1])
 		}
@@ -98,7 +102,7 @@ func runCompare(ctx context.Context, cmd *cli.Command, e *env, format string, w 
 			}
 		}
 	}
-	res := analysis.Compare(pairs, rv.values, rv.scen, rv.metrics, rv.opt)
+	res := analysis.Compare(pairs, rv.Values, rv.Scenario, rv.Metrics, ds.Bootstrap())
 	return printCompare(e, format, res, cmd.Bool("quiet"))
 }
 

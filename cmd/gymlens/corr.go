@@ -27,27 +27,19 @@ func corrCommand(e *env) *cli.Command {
 }
 
 func runCorr(ctx context.Context, cmd *cli.Command, e *env, format string, w *ingest.Warehouse) error {
-	rv, err := loadValues(ctx, cmd, w, keepValues)
+	ds, err := dataset(ctx, cmd, w, reports.KeepValues)
 	if err != nil {
 		return err
 	}
-	if len(rv.metrics) < 2 {
+	if len(ds.Options().Metrics) < 2 {
 		return usagef("--metrics: name at least two metrics to correlate")
 	}
-	groups, err := analysis.GroupRuns(rv.runs, nil, rv.where)
+	values, scen, conf, err := ds.SelectedValues()
 	if err != nil {
 		return err
 	}
-	if len(groups) == 0 {
-		return fmt.Errorf("no run matches --where %s", strings.Join(cmd.StringSlice("where"), " "))
-	}
-	keep := groups[0].Runs
-	values := make([][]float64, len(keep))
-	scen, conf := make([]string, len(keep)), make([]string, len(keep))
-	for k, i := range keep {
-		values[k], scen[k], conf[k] = rv.values[i], rv.scen[i], rv.runs[i].ConfigID
-	}
-	res := analysis.Correlations(values, scen, conf, rv.metrics, rv.opt)
+	rv, _ := ds.Values()
+	res := analysis.Correlations(values, scen, conf, rv.Metrics, ds.Bootstrap())
 	return printCorr(e, format, res, cmd.Bool("quiet"))
 }
 

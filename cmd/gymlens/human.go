@@ -37,7 +37,7 @@ func humanCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				stats, notes, err := analysis.Study(studyRatings(ratings), cmd.String("acceptance"), opt)
+				stats, notes, err := analysis.Study(reports.StudyRatings(ratings), cmd.String("acceptance"), opt)
 				if err != nil {
 					return err
 				}
@@ -61,10 +61,10 @@ func humanCommand(e *env) *cli.Command {
 							day = nil
 						}
 						if format == "table" {
-							t.Rows = append(t.Rows, []any{s.Question, s.Condition, day, s.N, fmtEst(s.Estimate)})
+							t.Rows = append(t.Rows, []any{s.Question, s.Condition, day, s.N, reports.EstimateCell(s.Estimate)})
 						} else {
 							t.Rows = append(t.Rows, []any{s.Question, s.Condition, day, s.N, s.Value, s.Lo, s.Hi, "bootstrap-" + s.Method,
-								s.Level, s.Resamples, s.Seed, warnings(format, s.Warnings)})
+								s.Level, s.Resamples, s.Seed, reports.WarningsCell(format, s.Warnings)})
 						}
 					}
 					secs = append(secs, reports.Section{Name: kind.name, Title: kind.title, Table: t})

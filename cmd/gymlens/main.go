@@ -37,10 +37,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -48,6 +50,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest"
 )
 
@@ -123,8 +126,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	var ue usageError
-	if errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "gymlens: %v\nRun 'gymlens --help' for usage.\n", ue.error)
+	var oe *analysis.OptionError
+	if errors.As(err, &ue) || errors.As(err, &oe) {
+		fmt.Fprintf(stderr, "gymlens: %v\nRun 'gymlens --help' for usage.\n", err)
 		return 2
 	}
 	var ie interrupted
@@ -190,3 +194,5 @@ func outputFormat(cmd *cli.Command, def string, allowed ...string) (string, erro
 	}
 	return "", usagef("--format: %s writes %s, not %q", cmd.Name, strings.Join(allowed, ", "), f)
 }
+
+func sortedKeys[T any](m map[string]T) []string { return slices.Sorted(maps.Keys(m)) }

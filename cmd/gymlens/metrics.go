@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -113,8 +112,8 @@ func metricsCommand(e *env) *cli.Command {
 			"Metrics: " + strings.Join(analysis.AllMetrics, ", ") + ".\n" +
 			"Scales: TC and its parts 0–100; TA, TR-D and TA's parts in percent; TR-J 1–5.\n" +
 			"The resampling unit is the scenario. Judgments are averaged over judges unless --judge names one.\n" +
-			"--source pare: the PARE and Meta-ARE runs instead, with their metrics (" + strings.Join(pareRunMetrics, ", ") + ",\n" +
-			strings.Join(pooledMetrics, ", ") + ", pass@K, pass^K, pare_pass@k, pare_pass^k) by " + strings.Join(pareDimensions, ", ") + " (docs/pare.md).",
+			"--source pare: the PARE and Meta-ARE runs instead, with their metrics (" + strings.Join(analysis.PARERunMetrics, ", ") + ",\n" +
+			strings.Join(analysis.PooledMetrics, ", ") + ", pass@K, pass^K, pare_pass@k, pare_pass^k) by " + strings.Join(analysis.PAREDimensions, ", ") + " (docs/pare.md).",
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "by", Value: "config", Usage: "break down by `DIM[,DIM]` (\"\" for one overall group)"},
 			&cli.StringFlag{Name: "source", Value: "gym", Usage: "`RUNS` to measure: gym (Proactivity-Gym) or pare (PARE and Meta-ARE)"},
@@ -186,83 +185,6 @@ func parseWhereIn(cmd *cli.Command, dims []string) (map[string][]string, error) 
 	return where, nil
 }
 
-// runValues is what the metric commands share: the runs, their metric
-// values, what they lack, and the runs that --where keeps.
-type runValues struct {
-	runs    []ingest.RunRow
-	values  [][]float64
-	missing []analysis.Missing
-	scen    []string
-	metrics []int
-	opt     analysis.BootstrapOptions
-	where   map[string][]string
-}
-
-// What of the runs' tasks loadValues keeps once the metric values are
-// computed (a batch of runs at a time), so that memory holds what the
-// command needs, not every judgment.
-const (
-	keepValues    = iota // neither tasks nor judgments
-	keepTaskNames        // the active tasks, without their judgments
-	keepTasks            // tasks and judgments
-)
-
-// loadValues reads --where, --metrics, --judge and the bootstrap flags, and
-// the runs with their metric values, keeping of their tasks what keep says.
-func loadValues(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, keep int) (*runValues, error) {
-	rv := &runValues{where: map[string][]string{}}
-	var err error
-	if rv.opt, err = bootstrapOptions(cmd); err != nil {
-		return nil, err
-	}
-	if rv.where, err = parseWhere(cmd); err != nil {
-		return nil, err
-	}
-	names := splitList(cmd.String("metrics"))
-	if len(names) == 1 && names[0] == "all" {
-		names = analysis.AllMetrics
-	}
-	for _, n := range names {
-		i := analysis.MetricIndex(n)
-		if i < 0 {
-			return nil, usagef("--metrics: unknown metric %q: expected some of %s", n, strings.Join(analysis.AllMetrics, ", "))
-		}
-		rv.metrics = append(rv.metrics, i)
-	}
-	judge := cmd.String("judge")
-	judges := map[string]bool{}
-	var values [][]float64
-	var missing []analysis.Missing
-	rv.runs, err = w.LoadRunsWith(ctx, func(i int, r *ingest.RunRow) {
-		for _, j := range analysis.Judges([]ingest.RunRow{*r}) {
-			judges[j] = true
-		}
-		v, m := analysis.RunValues(r, judge)
-		values, missing = append(values, v), append(missing, m)
-		if keep == keepTaskNames {
-			r.TA = nil
-			for k := range r.Tasks {
-				r.Tasks[k].TC, r.Tasks[k].TRJ = nil, nil
-			}
-		}
-	}, keep == keepValues)
-	if err != nil {
-		return nil, err
-	}
-	if len(rv.runs) == 0 {
-		return nil, fmt.Errorf("warehouse %s holds no runs: ingest some first", w.Path)
-	}
-	if judge != "" && !judges[judge] {
-		return nil, analysis.CheckJudge(nil, judge, slices.Sorted(maps.Keys(judges))...)
-	}
-	rv.values, rv.missing = values, missing
-	rv.scen = make([]string, len(rv.runs))
-	for i := range rv.runs {
-		rv.scen[i] = rv.runs[i].Scenario
-	}
-	return rv, nil
-}
-
 // computeMetrics reads the runs and estimates the metrics as the flags ask.
 func computeMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) ([]analysis.Result, error) {
 	by := splitList(cmd.String("by"))
@@ -271,18 +193,19 @@ func computeMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) 
 			return nil, usageError{fmt.Errorf("--by: %v", err)}
 		}
 	}
-	rv, err := loadValues(ctx, cmd, w, keepValues)
+	ds, err := dataset(ctx, cmd, w, reports.KeepValues)
 	if err != nil {
 		return nil, err
 	}
-	groups, err := analysis.GroupRuns(rv.runs, by, rv.where)
+	v, err := ds.Values()
 	if err != nil {
 		return nil, err
 	}
-	if len(groups) == 0 {
-		return nil, fmt.Errorf("no run matches --where %s", strings.Join(cmd.StringSlice("where"), " "))
+	groups, err := ds.Groups(by)
+	if err != nil {
+		return nil, err
 	}
-	return analysis.Summarize(groups, rv.values, rv.missing, rv.scen, rv.metrics, rv.opt), nil
+	return analysis.Summarize(groups, v.Values, v.Missing, v.Scenario, v.Metrics, ds.Bootstrap()), nil
 }
 
 func fmtNum(x float64, metric string) string {

@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/gymlens/gymlens/ingest"
-	"github.com/gymlens/gymlens/plots"
 	"github.com/gymlens/gymlens/reports"
 )
 
@@ -50,35 +49,13 @@ func reportCommand(e *env) *cli.Command {
 // writeReport computes every table and figure and writes the report folder;
 // it returns the path of its index.html and what was left out.
 func writeReport(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, dir string) (string, []string, error) {
-	src, err := newSource(ctx, cmd, w)
+	ds, err := dataset(ctx, cmd, w, reports.KeepTasks)
 	if err != nil {
 		return "", nil, err
 	}
-	if _, err := src.values(); err != nil {
+	r, err := reports.BuildReport(ctx, ds)
+	if err != nil {
 		return "", nil, err
-	}
-	r := &reports.Report{Title: "gymlens report"}
-	for _, name := range TableNames {
-		ts, err := buildTables(src, name)
-		if err != nil {
-			if ctx.Err() != nil {
-				return "", nil, ctx.Err()
-			}
-			r.Skipped = append(r.Skipped, fmt.Sprintf("table %s: %v", name, err))
-			continue
-		}
-		r.Tables = append(r.Tables, ts...)
-	}
-	for _, name := range plots.FigureNames {
-		f, err := buildFigure(src, name)
-		if err != nil {
-			if ctx.Err() != nil {
-				return "", nil, ctx.Err()
-			}
-			r.Skipped = append(r.Skipped, fmt.Sprintf("figure %s: %v", name, err))
-			continue
-		}
-		r.Figures = append(r.Figures, f)
 	}
 	inputs, err := w.Inputs(ctx)
 	if err != nil {
@@ -93,12 +70,8 @@ func writeReport(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, dir
 		return "", nil, err
 	}
 	abs, _ := filepath.Abs(w.Path)
-	study := src.studyOptions()
-	r.Manifest = reports.Manifest{Tool: "gymlens", Version: ingest.Version, Warehouse: abs, SchemaVersion: version,
-		Inputs: inputs, Judges: judges,
-		Bootstrap: reports.Bootstrap{Method: src.opt.Method, Level: src.opt.Level, Resamples: src.opt.Resamples, Seed: src.opt.Seed, Unit: "scenarios"},
-		Study:     reports.Bootstrap{Method: study.Method, Level: study.Level, Resamples: study.Resamples, Seed: study.Seed, Unit: "participants"},
-	}
+	r.Manifest.Tool, r.Manifest.Version, r.Manifest.Warehouse, r.Manifest.SchemaVersion = "gymlens", ingest.Version, abs, version
+	r.Manifest.Inputs, r.Manifest.Judges = inputs, judges
 	if err := reports.WriteReport(dir, r); err != nil {
 		return "", nil, err
 	}

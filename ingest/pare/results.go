@@ -15,6 +15,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/gymlens/gymlens/ingest/rows"
 	"github.com/gymlens/gymlens/ingest/runlog"
 )
 
@@ -97,17 +98,7 @@ func (r *Result) Noise() string {
 // NoiseLabel is the value of the noise dimension, one vocabulary for result
 // rows and traces alike: "none", "tool" (tool failures), "env"
 // (environment events) or "tool+env".
-func NoiseLabel(tool, env bool) string {
-	switch {
-	case tool && env:
-		return "tool+env"
-	case tool:
-		return "tool"
-	case env:
-		return "env"
-	}
-	return "none"
-}
+func NoiseLabel(tool, env bool) string { return rows.NoiseLabel(tool, env) }
 
 // NoiseClass is the result's noise dimension (NoiseLabel): for PARE, tool
 // failures when the tool failure probability is above 0 and environment

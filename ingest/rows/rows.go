@@ -217,3 +217,30 @@ type InputFile struct {
 	Format  string         `json:"format"`
 	Records map[string]any `json:"records"`
 }
+
+// NoiseLabel is the one vocabulary of a PARE run's noise: "tool+env",
+// "tool", "env" or "none".
+func NoiseLabel(tool, env bool) string {
+	switch {
+	case tool && env:
+		return "tool+env"
+	case tool:
+		return "tool"
+	case env:
+		return "env"
+	}
+	return "none"
+}
+
+// RatingRow is one human rating, with the scenario and configuration of
+// the run it rates (empty when it rates a study item).
+type RatingRow struct {
+	Rater, Question    string
+	Value              float64
+	RunID, Task, Item  string
+	Day                int // 0 when not given
+	Condition          string
+	Scenario, ConfigID string
+	File               string
+	Line               int
+}

@@ -1,0 +1,383 @@
+package analysis
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/gymlens/gymlens/ingest/rows"
+)
+
+// ratedItem is one run or task rated by humans on one question.
+type ratedItem struct {
+	run     *rows.RunRow
+	task    *rows.TaskRow // nil for run-level questions
+	byRater map[string][]float64
+}
+
+func (it *ratedItem) raters() []string { return sortedKeys(it.byRater) }
+
+// rating is each rater's value (the mean of repeated ratings).
+func (it *ratedItem) rating(r string) float64 { return Mean(it.byRater[r]) }
+
+func (it *ratedItem) humanMean() float64 {
+	var s float64
+	for _, r := range it.raters() {
+		s += it.rating(r)
+	}
+	return s / float64(len(it.byRater))
+}
+
+// HumanAgreement is the judges' agreement with the human raters, and the
+// raters' own reliability.
+type HumanAgreement struct {
+	Judge      string          // the judge compared ("" for the judges' average)
+	VsHumans   []AgreementStat // the judge (A) against the humans' mean rating (B), per question
+	Conflation []AgreementStat // r(TR-J, TC) for the judge and r(trust, tc) for the humans; nil when not enough
+	// Confusion counts, for each 1–5 question, each human rating (Human)
+	// against the judge's score split onto the scale (Counts[j-1]: judge j).
+	Confusion   []ConfusionRow
+	Reliability []ReliabilityRow // per question and level (with Reliability asked for)
+	Pairs       []RaterPairRow   // pairs of raters with 5 shared items or more
+	PPI         []PPIRow         // the judge's mean corrected by the human labels
+	Notes       []string         // ratings left out, and why
+}
+
+// ConfusionRow is one row of a question's confusion matrix.
+type ConfusionRow struct {
+	Question string
+	Human    int
+	Counts   [5]float64
+}
+
+// ReliabilityRow is the humans' agreement on one question at one level.
+type ReliabilityRow struct {
+	Question, Level string
+	Alpha           Estimate // Krippendorff's α, interval from resampling items
+	Fleiss, Percent float64  // Fleiss' κ, percent agreement
+	Items, Raters   int
+	Note            string // why α is NaN, or its warnings
+}
+
+// RaterPairRow is the quadratic-weighted κ of two raters on their shared items.
+type RaterPairRow struct {
+	Question, A, B string
+	N              int
+	Kappa          float64
+}
+
+// PPIRow is a question's prediction-powered mean.
+type PPIRow struct {
+	Question, Score string
+	PPIResult
+}
+
+// HumanOptions say what CompareHumans computes.
+type HumanOptions struct {
+	Judge       string // one judge's scores instead of the judges' average
+	Reliability bool   // the humans' own agreement too (α, Fleiss' κ, pairwise κ)
+	Bootstrap   BootstrapOptions
+}
+
+// CompareHumans pairs the human ratings with the judges' scores (or one
+// judge's) on the runs given: every rating of a run or task whose
+// question a judge answers (QuestionScore), each rater's repeated ratings
+// of an item averaged; the resampling units are the scenarios holding
+// rated items. Ratings of runs not given are left out.
+func CompareHumans(runs []rows.RunRow, ratings []rows.RatingRow, o HumanOptions) (*HumanAgreement, error) {
+	opt, judge, reliability := o.Bootstrap, o.Judge, o.Reliability
+	if err := CheckJudge(runs, judge); err != nil {
+		return nil, err
+	}
+	runByID := map[string]*rows.RunRow{}
+	for i := range runs {
+		runByID[runs[i].RunID] = &runs[i]
+	}
+	// Ratings of runs and tasks, by question and item, in a stable order.
+	items := map[string]map[string]*ratedItem{}
+	var notes []string
+	inactive, repeated := 0, 0
+	seen := map[[4]string]bool{}
+	for _, g := range ratings {
+		score, scale, isTask := QuestionScore(g.Question)
+		if g.RunID == "" || score == "" {
+			continue // a study rating, or a question no judge answers: see `gymlens human`
+		}
+		r := runByID[g.RunID]
+		if r == nil {
+			continue // a run --where leaves out
+		}
+		it := &ratedItem{run: r, byRater: map[string][]float64{}}
+		key := g.RunID
+		if isTask {
+			for k := range r.Tasks {
+				if r.Tasks[k].Task == g.Task {
+					it.task = &r.Tasks[k]
+				}
+			}
+			if it.task == nil {
+				inactive++
+				continue
+			}
+			key += "\x00" + g.Task
+		}
+		if items[g.Question] == nil {
+			items[g.Question] = map[string]*ratedItem{}
+		}
+		if old := items[g.Question][key]; old != nil {
+			it = old
+		} else {
+			items[g.Question][key] = it
+		}
+		k4 := [4]string{g.Question, key, g.Rater}
+		if seen[k4] {
+			repeated++
+		}
+		seen[k4] = true
+		it.byRater[g.Rater] = append(it.byRater[g.Rater], g.Value*scale)
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf("no human rating of a run or task in the runs selected has a judge counterpart (questions: tc, tc.<diagnostic>, trust, trj.<construct>, ta, ta.now, ta.later)")
+	}
+	if inactive > 0 {
+		notes = append(notes, fmt.Sprintf("%d ratings of tasks that are not active in their run are left out", inactive))
+	}
+	if repeated > 0 {
+		notes = append(notes, fmt.Sprintf("%d ratings repeat a rater's rating of the same item and question: each rater's ratings of an item are averaged", repeated))
+	}
+	var questions []string
+	for q := range items {
+		questions = append(questions, q)
+	}
+	sort.Strings(questions)
+	conf := Index{}
+	for i := range runs {
+		conf.Of(runs[i].ConfigID)
+	}
+	judgeValue := func(it *ratedItem, score string) (float64, bool) {
+		if it.task != nil {
+			return TaskScore(it.task, score, judge)
+		}
+		return RunLabel(it.run, score, judge)
+	}
+	var vsStats []AgreementStat
+	h := &HumanAgreement{Judge: judge}
+	for _, q := range questions {
+		score, _, _ := QuestionScore(q)
+		keys := sortedKeys(items[q])
+		// The resampling units are the scenarios that hold rated items
+		// (numbered in item order, so that runs nobody rated change
+		// nothing), not every scenario of the runs selected.
+		scen := Index{}
+		p := Paired{Score: q + " ~ " + score, Configs: len(conf)}
+		kp := Paired{Score: q + " ~ " + score}
+		integer := true
+		var units [][]float64
+		var labelled, labelledJudge []float64
+		for _, k := range keys {
+			it := items[q][k]
+			var unit []float64
+			for _, r := range it.raters() {
+				unit = append(unit, it.rating(r))
+				for _, v := range it.byRater[r] {
+					if v != math.Round(v) || v < 1 || v > 5 {
+						integer = false
+					}
+				}
+			}
+			units = append(units, unit)
+			jv, ok := judgeValue(it, score)
+			if !ok {
+				continue
+			}
+			h := it.humanMean()
+			p.Add(jv, h, scen.Of(it.run.Scenario), conf.Of(it.run.ConfigID))
+			labelled, labelledJudge = append(labelled, h), append(labelledJudge, jv)
+			// κ needs the judge's score on the 1–5 scale: the nearest point,
+			// or half on each neighbour for a score half-way between two.
+			cats, ws := SplitToScale(jv, 5)
+			for _, r := range it.raters() {
+				for _, v := range it.byRater[r] {
+					for c := range cats {
+						kp.A = append(kp.A, v)
+						kp.B = append(kp.B, cats[c])
+						kp.Weight = append(kp.Weight, ws[c])
+						kp.Cluster = append(kp.Cluster, scen.Of(it.run.Scenario))
+					}
+				}
+			}
+		}
+		p.Clusters, kp.Clusters = len(scen), len(scen)
+		if len(p.A) > 0 {
+			vsStats = append(vsStats, ContinuousAgreement(p, AgreementOptions{Kendall: true}, opt)...)
+			if integer {
+				s, c := KappaAgreement(kp, Quadratic, opt)
+				vsStats = append(vsStats, s)
+				// A 5×5 matrix: human rating (rows) by judge score (columns).
+				m := [6][6]float64{}
+				for i, h := range c.Categories {
+					for j, jv := range c.Categories {
+						m[int(h)][int(jv)] += c.Counts[i][j]
+					}
+				}
+				for hv := 1; hv <= 5; hv++ {
+					row := ConfusionRow{Question: q, Human: hv}
+					for j := 1; j <= 5; j++ {
+						row.Counts[j-1] = m[hv][j]
+					}
+					h.Confusion = append(h.Confusion, row)
+				}
+			}
+			// The judge's mean over the items nobody rated, corrected by the
+			// human labels of the rated ones.
+			var unlabelled []float64
+			for i := range runs {
+				r := &runs[i]
+				if _, _, isTask := QuestionScore(q); isTask {
+					for k := range r.Tasks {
+						if _, rated := items[q][r.RunID+"\x00"+r.Tasks[k].Task]; rated {
+							continue
+						}
+						if v, ok := TaskScore(&r.Tasks[k], score, judge); ok {
+							unlabelled = append(unlabelled, v)
+						}
+					}
+				} else if _, rated := items[q][r.RunID]; !rated {
+					if v, ok := RunLabel(r, score, judge); ok {
+						unlabelled = append(unlabelled, v)
+					}
+				}
+			}
+			pp := PPIMean(unlabelled, labelled, labelledJudge, opt.Level)
+			h.PPI = append(h.PPI, PPIRow{Question: q, Score: score, PPIResult: pp})
+		}
+		if !reliability {
+			continue
+		}
+		// The humans' own reliability.
+		levels := []string{Interval}
+		if integer {
+			levels = append(levels, Ordinal)
+		}
+		for _, lv := range levels {
+			est, raters, n, reason := alphaEstimate(units, lv, items[q], opt)
+			f := NewFleissData(units)
+			h.Reliability = append(h.Reliability, ReliabilityRow{Question: q, Level: lv, Alpha: est, Fleiss: f.Kappa(nil),
+				Percent: 100 * f.Agreement(nil), Items: n, Raters: raters, Note: reason})
+		}
+		for _, pr := range raterPairs(items[q], keys) {
+			h.Pairs = append(h.Pairs, RaterPairRow{Question: q, A: pr.a, B: pr.b, N: len(pr.x), Kappa: pr.kappa})
+		}
+	}
+	h.VsHumans, h.Conflation, h.Notes = vsStats, conflation(items, judge, opt), notes
+	return h, nil
+}
+
+// alphaEstimate is Krippendorff's α with an interval from resampling the
+// pairable units, the number of raters and units, and the reason when NaN.
+func alphaEstimate(units [][]float64, level string, items map[string]*ratedItem, opt BootstrapOptions) (Estimate, int, int, string) {
+	raters := map[string]bool{}
+	for _, it := range items {
+		for r := range it.byRater {
+			raters[r] = true
+		}
+	}
+	est, reason := AlphaWithInterval(units, level, opt)
+	return est, len(raters), len(units), reason
+}
+
+// AlphaWithInterval is Krippendorff's α of units at level with a cluster
+// bootstrap interval over the pairable units, and the reason when it is NaN
+// (or the interval's warnings).
+func AlphaWithInterval(units [][]float64, level string, opt BootstrapOptions) (Estimate, string) {
+	a, err := NewAlphaData(units, level)
+	if err != nil {
+		return Estimate{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, err.Error()
+	}
+	if r := a.Reason(); r != "" {
+		return Estimate{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, r
+	}
+	est := ClusterBootstrap(a.Pairable, 1, func(w, out []float64) { out[0] = a.Alpha(w) }, opt)
+	return est[0], strings.Join(est[0].Warnings, "; ")
+}
+
+type raterPair struct {
+	a, b  string
+	x, y  []float64
+	kappa float64
+}
+
+func raterPairs(items map[string]*ratedItem, keys []string) []raterPair {
+	m := map[[2]string]*raterPair{}
+	for _, k := range keys {
+		it := items[k]
+		rs := it.raters()
+		for i := range rs {
+			for j := i + 1; j < len(rs); j++ {
+				key := [2]string{rs[i], rs[j]}
+				p := m[key]
+				if p == nil {
+					p = &raterPair{a: rs[i], b: rs[j]}
+					m[key] = p
+				}
+				p.x, p.y = append(p.x, it.rating(rs[i])), append(p.y, it.rating(rs[j]))
+			}
+		}
+	}
+	var out []raterPair
+	for _, p := range m {
+		if len(p.x) < 5 {
+			continue
+		}
+		p.kappa, _ = CohenKappa(p.x, p.y, Quadratic)
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].a != out[j].a {
+			return out[i].a < out[j].a
+		}
+		return out[i].b < out[j].b
+	})
+	return out
+}
+
+// conflation compares how strongly trust tracks capability for the judge
+// (r between its TR-J and TC) and for the humans (r between their trust
+// and tc ratings), on the tasks rated on both.
+func conflation(items map[string]map[string]*ratedItem, judge string, opt BootstrapOptions) []AgreementStat {
+	scen := Index{} // the scenarios holding the items compared
+	trust, tc := items["trust"], items["tc"]
+	if trust == nil || tc == nil {
+		return nil
+	}
+	var jx, jy, hx, hy []float64
+	var cl []int
+	for _, k := range sortedKeys(trust) {
+		a, b := trust[k], tc[k]
+		if b == nil || a.task == nil {
+			continue
+		}
+		jt, ok1 := TaskScore(a.task, "TRJ", judge)
+		jc, ok2 := TaskScore(a.task, "TC.diagnostics", judge)
+		if !ok1 || !ok2 {
+			continue
+		}
+		jx, jy = append(jx, jc), append(jy, jt)
+		hx, hy = append(hx, b.humanMean()), append(hy, a.humanMean())
+		cl = append(cl, scen.Of(a.run.Scenario))
+	}
+	if len(jx) < 3 {
+		return nil
+	}
+	est := CorrDifference(jx, jy, hx, hy, cl, len(scen), opt)
+	var stats []AgreementStat
+	for i, name := range []string{"r_judge", "r_human", "difference"} {
+		stats = append(stats, AgreementStat{Score: "r(TR-J, TC)", Stat: name, N: len(jx), Estimate: est[i]})
+	}
+	return stats
+}
+
+func sortedKeys[T any](m map[string]T) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,0 +1,307 @@
+package reports
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest/rows"
+)
+
+// Store is what a Dataset reads: the warehouse (ingest.Warehouse) or
+// anything else that hands out the typed rows.
+type Store interface {
+	// LoadRunsWith reads every run with its active tasks and judgments,
+	// calling visit on each as it is read; with dropTasks the runs
+	// returned keep no tasks.
+	LoadRunsWith(ctx context.Context, visit func(i int, r *rows.RunRow), dropTasks bool) ([]rows.RunRow, error)
+	// LoadRatings reads every human rating.
+	LoadRatings(ctx context.Context) ([]rows.RatingRow, error)
+}
+
+// Keep says what of the runs' tasks a Dataset keeps once their metric
+// values are computed (a batch of runs at a time), so that memory holds
+// what the caller needs, not every judgment.
+type Keep int
+
+const (
+	KeepValues    Keep = iota // neither tasks nor judgments
+	KeepTaskNames             // the active tasks, without their judgments
+	KeepTasks                 // tasks and judgments
+)
+
+// Options choose the runs, the judge and the statistics of a Dataset.
+type Options struct {
+	// Name names the warehouse in messages.
+	Name string
+	// Where keeps the runs whose value of each dimension is one of those
+	// listed (analysis.Dimensions).
+	Where map[string][]string
+	// Metrics are the metrics of Values().Metrics (AllMetrics names);
+	// empty: the four main ones.
+	Metrics []string
+	// Judge uses one judge's judgments instead of the judges' average.
+	Judge string
+	// Judges are the two judges a judge-agreement table compares; empty:
+	// the only two there are.
+	Judges    []string
+	Bootstrap analysis.BootstrapOptions
+	// StudyResamples are the resamples of the human study's bootstrap
+	// (participants resampled); 0: 20,000.
+	StudyResamples int
+	// Keep: what of the tasks to keep (KeepTasks for tables, figures and
+	// the report).
+	Keep Keep
+	// Figures: the metric of the one-metric figures ("": TC), the study
+	// question of human-trust ("": trust), the harness switch FROM,TO of
+	// harness-switch (empty: CC,OC).
+	FigureMetric, Question string
+	Switch                 []string
+}
+
+// Values are the runs with their metric values (every metric of
+// analysis.AllMetrics, in its order), what each lacks, and its scenario.
+type Values struct {
+	Runs     []rows.RunRow
+	Values   [][]float64
+	Missing  []analysis.Missing
+	Scenario []string
+	Metrics  []int // Options.Metrics as places in AllMetrics
+}
+
+// Dataset is what tables, figures and reports are computed from: each
+// part read from the store once however many outputs use it, and each
+// estimate computed once however many tables show it.
+type Dataset struct {
+	ctx     context.Context
+	store   Store
+	opt     Options
+	values  *Values
+	sel     []rows.RunRow
+	ratings []rows.RatingRow
+	loaded  bool
+	summary map[string][]analysis.Result
+}
+
+// NewDataset checks the options and makes a dataset that reads from store
+// when first asked.
+func NewDataset(ctx context.Context, store Store, opt Options) (*Dataset, error) {
+	if len(opt.Metrics) == 1 && opt.Metrics[0] == "all" {
+		opt.Metrics = analysis.AllMetrics
+	}
+	if len(opt.Metrics) == 0 {
+		opt.Metrics = analysis.MainMetrics
+	}
+	for _, n := range opt.Metrics {
+		if analysis.MetricIndex(n) < 0 {
+			return nil, analysis.Optionf("--metrics: unknown metric %q: expected some of %s", n, strings.Join(analysis.AllMetrics, ", "))
+		}
+	}
+	for d := range opt.Where {
+		if err := analysis.CheckDimension(d); err != nil {
+			return nil, analysis.Optionf("--where: %v", err)
+		}
+	}
+	return &Dataset{ctx: ctx, store: store, opt: opt, summary: map[string][]analysis.Result{}}, nil
+}
+
+// Options are the dataset's options.
+func (s *Dataset) Options() Options { return s.opt }
+
+// Bootstrap are the bootstrap options of the estimates.
+func (s *Dataset) Bootstrap() analysis.BootstrapOptions { return s.opt.Bootstrap }
+
+// StudyBootstrap are the bootstrap options of the human study:
+// participants resampled, 20,000 times unless StudyResamples says
+// otherwise.
+func (s *Dataset) StudyBootstrap() analysis.BootstrapOptions {
+	o := s.opt.Bootstrap
+	o.Resamples = 20000
+	if s.opt.StudyResamples > 0 {
+		o.Resamples = s.opt.StudyResamples
+	}
+	return o
+}
+
+// whereText is the selection as the user wrote it, for messages.
+func (s *Dataset) whereText() string {
+	var parts []string
+	for _, d := range slices.Sorted(maps.Keys(s.opt.Where)) {
+		for _, v := range s.opt.Where[d] {
+			parts = append(parts, d+"="+v)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// Values are every run with its metric values (with Options.Judge).
+func (s *Dataset) Values() (*Values, error) {
+	if s.values != nil {
+		return s.values, nil
+	}
+	v := &Values{}
+	for _, n := range s.opt.Metrics {
+		v.Metrics = append(v.Metrics, analysis.MetricIndex(n))
+	}
+	judge := s.opt.Judge
+	judges := map[string]bool{}
+	var err error
+	v.Runs, err = s.store.LoadRunsWith(s.ctx, func(i int, r *rows.RunRow) {
+		for _, j := range analysis.Judges([]rows.RunRow{*r}) {
+			judges[j] = true
+		}
+		vals, m := analysis.RunValues(r, judge)
+		v.Values, v.Missing = append(v.Values, vals), append(v.Missing, m)
+		if s.opt.Keep == KeepTaskNames {
+			r.TA = nil
+			for k := range r.Tasks {
+				r.Tasks[k].TC, r.Tasks[k].TRJ = nil, nil
+			}
+		}
+	}, s.opt.Keep == KeepValues)
+	if err != nil {
+		return nil, err
+	}
+	if len(v.Runs) == 0 {
+		return nil, fmt.Errorf("warehouse %s holds no runs: ingest some first", s.opt.Name)
+	}
+	if judge != "" && !judges[judge] {
+		return nil, analysis.CheckJudge(nil, judge, slices.Sorted(maps.Keys(judges))...)
+	}
+	v.Scenario = make([]string, len(v.Runs))
+	for i := range v.Runs {
+		v.Scenario[i] = v.Runs[i].Scenario
+	}
+	s.values = v
+	return v, nil
+}
+
+// Groups are the runs Where keeps, grouped by dims.
+func (s *Dataset) Groups(dims []string) ([]analysis.Group, error) {
+	v, err := s.Values()
+	if err != nil {
+		return nil, err
+	}
+	groups, err := analysis.GroupRuns(v.Runs, dims, s.opt.Where)
+	if err != nil {
+		return nil, err
+	}
+	if len(groups) == 0 || len(groups[0].Runs) == 0 {
+		return nil, fmt.Errorf("no run matches --where %s", s.whereText())
+	}
+	return groups, nil
+}
+
+// Selected are the runs Where keeps.
+func (s *Dataset) Selected() ([]rows.RunRow, error) {
+	if s.sel != nil {
+		return s.sel, nil
+	}
+	groups, err := s.Groups(nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range groups[0].Runs {
+		s.sel = append(s.sel, s.values.Runs[i])
+	}
+	return s.sel, nil
+}
+
+// SelectedValues are the values, scenarios and configurations of the
+// runs Where keeps.
+func (s *Dataset) SelectedValues() (values [][]float64, scen, conf []string, err error) {
+	groups, err := s.Groups(nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	v := s.values
+	for _, i := range groups[0].Runs {
+		values, scen, conf = append(values, v.Values[i]), append(scen, v.Scenario[i]), append(conf, v.Runs[i].ConfigID)
+	}
+	return values, scen, conf, nil
+}
+
+// Summarize estimates metrics per group of dims among the runs where
+// keeps (nil: Options.Where), once per question asked.
+func (s *Dataset) Summarize(dims []string, metrics []string, where map[string][]string) ([]analysis.Result, error) {
+	v, err := s.Values()
+	if err != nil {
+		return nil, err
+	}
+	if where == nil {
+		where = s.opt.Where
+	}
+	key := fmt.Sprint(dims, metrics, where)
+	if r, ok := s.summary[key]; ok {
+		return r, nil
+	}
+	groups, err := analysis.GroupRuns(v.Runs, dims, where)
+	if err != nil {
+		return nil, err
+	}
+	if len(groups) == 0 {
+		return nil, fmt.Errorf("no run matches --where %s", s.whereText())
+	}
+	var idx []int
+	for _, m := range metrics {
+		i := analysis.MetricIndex(m)
+		if i < 0 {
+			return nil, analysis.Optionf("unknown metric %q: expected one of %s", m, strings.Join(analysis.AllMetrics, ", "))
+		}
+		idx = append(idx, i)
+	}
+	r := analysis.Summarize(groups, v.Values, v.Missing, v.Scenario, idx, s.opt.Bootstrap)
+	s.summary[key] = r
+	return r, nil
+}
+
+// Ratings are every human rating.
+func (s *Dataset) Ratings() ([]rows.RatingRow, error) {
+	if !s.loaded {
+		r, err := s.store.LoadRatings(s.ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.ratings, s.loaded = r, true
+	}
+	return s.ratings, nil
+}
+
+// Judges compares the two judges of Options.Judges (or the only two) on
+// the runs selected.
+func (s *Dataset) Judges() (*analysis.JudgeAgreement, error) {
+	runs, err := s.Selected()
+	if err != nil {
+		return nil, err
+	}
+	return analysis.CompareJudges(runs, s.opt.Judges, s.opt.Bootstrap)
+}
+
+// Humans compares the judges (or Options.Judge) with the human ratings
+// on the runs selected; reliability adds the humans' own agreement.
+func (s *Dataset) Humans(reliability bool) (*analysis.HumanAgreement, error) {
+	runs, err := s.Selected()
+	if err != nil {
+		return nil, err
+	}
+	ratings, err := s.Ratings()
+	if err != nil {
+		return nil, err
+	}
+	return analysis.CompareHumans(runs, ratings, analysis.HumanOptions{Judge: s.opt.Judge, Reliability: reliability, Bootstrap: s.opt.Bootstrap})
+}
+
+// StudyRatings are the ratings with a day and a condition: the human
+// study's.
+func StudyRatings(ratings []rows.RatingRow) []analysis.StudyRating {
+	var study []analysis.StudyRating
+	for _, g := range ratings {
+		if g.Condition != "" && g.Day != 0 {
+			study = append(study, analysis.StudyRating{Participant: g.Rater, Question: g.Question, Condition: g.Condition, Day: g.Day, Value: g.Value})
+		}
+	}
+	return study
+}

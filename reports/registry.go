@@ -1,0 +1,231 @@
+package reports
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/plots"
+)
+
+// TableNames are the paper tables, in the report's order.
+var TableNames = []string{"main", "tc-components", "ta-components", "trj-constructs", "judge-agreement", "judge-human",
+	"correlations", "by-scenario", "by-persona"}
+
+// metricTables are the tables of metric estimates: their grouping and
+// their metrics.
+var metricTables = map[string]struct {
+	caption string
+	dims    []string
+	metrics []string
+}{
+	"main":           {"Main results: the 3T metrics per model and harness", []string{"model", "harness", "effort"}, analysis.MainMetrics},
+	"tc-components":  {"Task Capability components", []string{"model", "harness", "effort"}, []string{"TC.evidence", "TC.outputs", "TC.constraints", "TC.semantics", "TC.completion", "TC"}},
+	"ta-components":  {"Temporal Allocation: now, later and clarifying questions", []string{"model", "harness", "effort"}, []string{"TA.now", "TA.later", "TA.cq", "TA"}},
+	"trj-constructs": {"Judged trust: the five constructs", []string{"model", "harness", "effort"}, []string{"TRJ.understandability", "TRJ.competence", "TRJ.reliability", "TRJ.attachment", "TRJ.faith", "TR-J"}},
+	"by-scenario":    {"The 3T metrics per scenario", []string{"scenario"}, analysis.MainMetrics},
+	"by-persona":     {"The 3T metrics per persona group", []string{"persona_group"}, analysis.MainMetrics},
+}
+
+// Tables computes what the paper table name shows (TableNames) and lays
+// it out: one table, or several for judge-agreement and judge-human.
+func Tables(ds *Dataset, name string) ([]*Table, error) {
+	switch name {
+	case "judge-agreement":
+		ja, err := ds.Judges()
+		if err != nil {
+			return nil, err
+		}
+		ab := fmt.Sprintf(" (A = %s, B = %s)", ja.A, ja.B)
+		return []*Table{
+			AgreementTable("judge-agreement-continuous", "Judge agreement on continuous scores"+ab+"; TC on 0–100, TR-J on 1–5", ja.Continuous, "scenarios"),
+			AgreementTable("judge-agreement-binary", "Judge agreement on the TA labels"+ab, ja.Binary, "scenarios"),
+			AgreementTable("judge-agreement-configuration", "Judge agreement between configuration means"+ab, ja.Configuration, "scenarios"),
+		}, nil
+	case "judge-human":
+		h, err := ds.Humans(false)
+		if err != nil {
+			return nil, err
+		}
+		out := []*Table{AgreementTable("judge-human", JudgeLabel(h.Judge)+" (A) against the humans' mean rating (B)", h.VsHumans, "scenarios")}
+		if h.Conflation != nil {
+			out = append(out, AgreementTable("judge-human-conflation", "Conflation check: r(TR-J, TC) for the judge and r(trust, tc) for the humans", h.Conflation, "scenarios"))
+		}
+		return out, nil
+	case "correlations":
+		values, scen, conf, err := ds.SelectedValues()
+		if err != nil {
+			return nil, err
+		}
+		return []*Table{CorrelationTable(analysis.Correlations(values, scen, conf, []int{0, 1, 2, 3}, ds.Bootstrap()))}, nil
+	}
+	mt, ok := metricTables[name]
+	if !ok {
+		return nil, analysis.Optionf("table: unknown table %q: expected one of %s", name, strings.Join(TableNames, ", "))
+	}
+	res, err := ds.Summarize(mt.dims, mt.metrics, nil)
+	if err != nil {
+		return nil, err
+	}
+	return []*Table{MetricTable(name, mt.caption, res, mt.dims, mt.metrics)}, nil
+}
+
+// JudgeLabel names the judge compared ("" for the judges' average).
+func JudgeLabel(j string) string {
+	if j == "" {
+		return "The judges' average"
+	}
+	return "Judge " + j
+}
+
+// Figure computes what the figure name shows (plots.FigureNames) and
+// draws it.
+func Figure(ds *Dataset, name string) (*plots.Figure, error) {
+	if name == "human-trust" {
+		ratings, err := ds.Ratings()
+		if err != nil {
+			return nil, err
+		}
+		stats, _, err := analysis.Study(StudyRatings(ratings), "acceptance", ds.StudyBootstrap())
+		if err != nil {
+			return nil, err
+		}
+		question := "trust"
+		if ds.opt.Question != "" {
+			question = ds.opt.Question
+		}
+		return plots.HumanTrust(stats, question)
+	}
+	metric := "TC"
+	if ds.opt.FigureMetric != "" {
+		metric = ds.opt.FigureMetric
+	}
+	if analysis.MetricIndex(metric) < 0 {
+		return nil, analysis.Optionf("--metric: unknown metric %q: expected one of %s", metric, strings.Join(analysis.AllMetrics, ", "))
+	}
+	switch name {
+	case "model-size":
+		res, err := ds.Summarize([]string{"family", "size"}, []string{metric}, nil)
+		if err != nil {
+			return nil, err
+		}
+		return plots.ModelSize(res, metric)
+	case "harness-switch":
+		sw := []string{"CC", "OC"}
+		if ds.opt.Switch != nil {
+			sw = ds.opt.Switch
+		}
+		if len(sw) != 2 {
+			return nil, analysis.Optionf("--switch: expected FROM,TO, found %q", strings.Join(sw, ","))
+		}
+		res, err := ds.Summarize([]string{"model", "size", "harness"}, []string{metric}, nil)
+		if err != nil {
+			return nil, err
+		}
+		return plots.HarnessSwitch(res, metric, sw[0], sw[1])
+	case "correlations":
+		values, scen, _, err := ds.SelectedValues()
+		if err != nil {
+			return nil, err
+		}
+		return plots.CorrelationMatrix(analysis.RunCorrelationMatrix(values, scen, []int{0, 1, 2, 3}, ds.Bootstrap()))
+	case "harness-comparison":
+		res, err := ds.Summarize([]string{"harness"}, analysis.MainMetrics, nil)
+		if err != nil {
+			return nil, err
+		}
+		return plots.HarnessComparison(res, analysis.MainMetrics)
+	case "by-scenario", "by-persona":
+		dim, label := "scenario", "scenario"
+		if name == "by-persona" {
+			dim, label = "persona_group", "persona group"
+		}
+		res, err := ds.Summarize([]string{dim}, analysis.MainMetrics, nil)
+		if err != nil {
+			return nil, err
+		}
+		return plots.Breakdown(name, label, res, dim, analysis.MainMetrics)
+	case "effort":
+		where, what, err := ds.effortSelection()
+		if err != nil {
+			return nil, err
+		}
+		res, err := ds.Summarize([]string{"effort"}, analysis.MainMetrics, where)
+		if err != nil {
+			return nil, err
+		}
+		return plots.Effort(res, analysis.MainMetrics, what)
+	}
+	return nil, analysis.Optionf("plot: unknown figure %q: expected one of %s", name, strings.Join(plots.FigureNames, ", "))
+}
+
+// effortSelection keeps, unless --where already names a model and a
+// harness, the model and harness run at the most effort levels.
+func (ds *Dataset) effortSelection() (map[string][]string, string, error) {
+	v, err := ds.Values()
+	if err != nil {
+		return nil, "", err
+	}
+	where := map[string][]string{}
+	for k, v := range ds.opt.Where {
+		where[k] = v
+	}
+	if len(where["model"]) == 1 && len(where["harness"]) == 1 {
+		return where, fmt.Sprintf(" (%s, %s)", where["model"][0], where["harness"][0]), nil
+	}
+	groups, err := analysis.GroupRuns(v.Runs, []string{"model", "harness", "effort"}, ds.opt.Where)
+	if err != nil {
+		return nil, "", err
+	}
+	levels := map[[2]string]int{}
+	var best [2]string
+	for _, g := range groups {
+		k := [2]string{g.Key["model"], g.Key["harness"]}
+		levels[k]++
+		if levels[k] > levels[best] || levels[k] == levels[best] && (k[0] < best[0] || k[0] == best[0] && k[1] < best[1]) {
+			best = k
+		}
+	}
+	if levels[best] < 2 {
+		return nil, "", fmt.Errorf("effort: no model and harness were run at two effort levels or more")
+	}
+	where["model"], where["harness"] = []string{best[0]}, []string{best[1]}
+	return where, fmt.Sprintf(" (%s, %s)", best[0], best[1]), nil
+}
+
+// BuildReport computes every paper table and figure the dataset can give;
+// what it cannot is listed in Skipped with the reason. It stops when ctx
+// is done. The caller fills in the manifest and writes it (WriteReport).
+func BuildReport(ctx context.Context, ds *Dataset) (*Report, error) {
+	if _, err := ds.Values(); err != nil {
+		return nil, err
+	}
+	r := &Report{Title: "gymlens report"}
+	for _, name := range TableNames {
+		ts, err := Tables(ds, name)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			r.Skipped = append(r.Skipped, fmt.Sprintf("table %s: %v", name, err))
+			continue
+		}
+		r.Tables = append(r.Tables, ts...)
+	}
+	for _, name := range plots.FigureNames {
+		f, err := Figure(ds, name)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			r.Skipped = append(r.Skipped, fmt.Sprintf("figure %s: %v", name, err))
+			continue
+		}
+		r.Figures = append(r.Figures, f)
+	}
+	o, st := ds.Bootstrap(), ds.StudyBootstrap()
+	r.Manifest.Bootstrap = Bootstrap{Method: o.Method, Level: o.Level, Resamples: o.Resamples, Seed: o.Seed, Unit: "scenarios"}
+	r.Manifest.Study = Bootstrap{Method: st.Method, Level: st.Level, Resamples: st.Resamples, Seed: st.Seed, Unit: "participants"}
+	return r, nil
+}
