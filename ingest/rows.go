@@ -281,12 +281,6 @@ func (w *Warehouse) LoadPARERuns(ctx context.Context) ([]PARERun, error) {
 	return runs, err
 }
 
-// PARESampleRow is a PARE annotation sample and the human decisions on it.
-type PARESampleRow struct {
-	SampleID, Simulated, Correct string            // Correct: "" when the sample has no answer key
-	Humans                       map[string]string // annotator → decision
-}
-
 // LoadPARESamples reads the PARE samples, with their annotations, sorted
 // by sample id; annotations of samples not ingested are returned apart.
 func (w *Warehouse) LoadPARESamples(ctx context.Context) ([]PARESampleRow, int, error) {

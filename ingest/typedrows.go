@@ -27,4 +27,5 @@ type (
 	TaskSpecRow   = rows.TaskSpecRow
 	InputFile     = rows.InputFile
 	RatingRow     = rows.RatingRow
+	PARESampleRow = rows.PARESampleRow
 )

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -100,28 +97,7 @@ func annotateSample(ctx context.Context, e *env, cmd *cli.Command, w *ingest.War
 		return err
 	}
 	out := cmd.String("out")
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".annotate-*.csv")
-	if err != nil {
-		return fmt.Errorf("--out: %v", err)
-	}
-	defer os.Remove(tmp.Name())
-	cw := csv.NewWriter(tmp)
-	cw.Write([]string{"rater", "question", "value", "run_id", "task", "stratum", "context"})
-	for _, it := range chosen {
-		for _, q := range questions {
-			// Opened in a spreadsheet: no cell runs as a formula.
-			cw.Write(reports.SpreadsheetSafe([]string{"", q, "", it.Run.RunID, it.Task, it.Stratum, history[[2]string{it.Run.RunID, it.Task}]}))
-		}
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
+	if err := reports.WriteAnnotationSheet(out, chosen, questions, history); err != nil {
 		return err
 	}
 	if !cmd.Bool("quiet") {

@@ -65,9 +65,9 @@ func progressBar(e *env, quiet bool) (func(ingest.Progress), func()) {
 				progressbar.OptionSetPredictTime(true))
 		}
 		if p.Loading {
-			bar.Describe(fmt.Sprintf("%s records checked · loading into the warehouse", thousands(p.Records)))
+			bar.Describe(fmt.Sprintf("%s records checked · loading into the warehouse", reports.Thousands(p.Records)))
 		} else {
-			bar.Describe(fmt.Sprintf("files %d/%d · %s records", p.FilesDone, p.FilesTotal, thousands(p.Records)))
+			bar.Describe(fmt.Sprintf("files %d/%d · %s records", p.FilesDone, p.FilesTotal, reports.Thousands(p.Records)))
 		}
 		_ = bar.Set64(p.Bytes)
 	}
@@ -167,7 +167,7 @@ func printSummary(e *env, cmd *cli.Command, format, verb string, s *ingest.Summa
 		var parts []string
 		for _, t := range recordOrder {
 			if n := s.Records[t]; n > 0 {
-				parts = append(parts, fmt.Sprintf("%s %s", thousands(n), strings.ReplaceAll(plural(t, n), "_", " ")))
+				parts = append(parts, fmt.Sprintf("%s %s", reports.Thousands(n), strings.ReplaceAll(plural(t, n), "_", " ")))
 			}
 		}
 		if len(parts) == 0 {
@@ -205,7 +205,7 @@ func notes(e *env, s *ingest.Summary) {
 	var ids []string
 	for t, n := range s.Identical {
 		if n > 0 {
-			ids = append(ids, fmt.Sprintf("%s %s", thousands(n), plural(t, n)))
+			ids = append(ids, fmt.Sprintf("%s %s", reports.Thousands(n), plural(t, n)))
 		}
 	}
 	sort.Strings(ids)
@@ -225,17 +225,6 @@ func plural(t string, n int64) string {
 		return t
 	}
 	return t + "s"
-}
-
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 func sampleFlags() []cli.Flag {
@@ -285,8 +274,8 @@ func sampleCommand(e *env) *cli.Command {
 				return reports.WriteResult(e.stdout, format, r)
 			}
 			fmt.Fprintf(e.stdout, "wrote %s: %d files, %d scenarios, %d configurations, %s runs, %s events, %s task records, %s judgments, %s ratings (%.1f MB of records)\n",
-				cmd.String("out"), st.Files, st.Scenarios, st.Configs, thousands(int64(st.Runs)), thousands(st.Events), thousands(st.Tasks),
-				thousands(st.Judgments), thousands(st.Ratings), float64(st.RecordBytes)/1e6)
+				cmd.String("out"), st.Files, st.Scenarios, st.Configs, reports.Thousands(int64(st.Runs)), reports.Thousands(st.Events), reports.Thousands(st.Tasks),
+				reports.Thousands(st.Judgments), reports.Thousands(st.Ratings), float64(st.RecordBytes)/1e6)
 			return nil
 		},
 	}
@@ -342,17 +331,17 @@ func demoCommand(e *env) *cli.Command {
 			if err := demoSummary(ctx, e, format, w); err != nil {
 				return err
 			}
-			rep, err := rescore(ctx, w, false, 0)
+			rep, err := analysis.Rescore(ctx, w, false, 0)
 			if err != nil {
 				return err
 			}
 			if format == "table" {
 				total := 0
-				for _, n := range rep.counts {
+				for _, n := range rep.Counts {
 					total += n
 				}
 				fmt.Fprintf(e.stdout, "\nrescored %s active tasks from their trajectories: %d disagree with the logged values "+
-					"(planted by the sample; `gymlens score` lists them)\n", thousands(int64(rep.tasks)), total)
+					"(planted by the sample; `gymlens score` lists them)\n", reports.Thousands(int64(rep.Tasks)), total)
 			}
 			// The main results: configuration × the four metrics.
 			res, err := computeMetrics(ctx, cmd, w)
@@ -362,7 +351,7 @@ func demoCommand(e *env) *cli.Command {
 			if format == "table" {
 				fmt.Fprintln(e.stdout, "\nmain results (TC 0–100, TA and TR-D %, TR-J 1–5):")
 			}
-			if err := printMetrics(e, format, []string{"config"}, res, quiet); err != nil {
+			if err := emit(e, quiet, format)(reports.MetricsOutput(format, []string{"config"}, res)); err != nil {
 				return err
 			}
 			// Last, the report folder with every table and figure.
@@ -398,8 +387,8 @@ func demoSummary(ctx context.Context, e *env, format string, w *ingest.Warehouse
 			return err
 		}
 		fmt.Fprintf(e.stdout, "\nwarehouse %s: %d configurations, %s runs, %s events, %s task records, %s judgments, %s ratings, %d scenarios\n\n",
-			w.Path, c["configurations"], thousands(c["runs"]), thousands(c["events"]), thousands(c["task_outcomes"]),
-			thousands(c["judgments"]), thousands(c["ratings"]), c["scenarios"])
+			w.Path, c["configurations"], reports.Thousands(c["runs"]), reports.Thousands(c["events"]), reports.Thousands(c["task_outcomes"]),
+			reports.Thousands(c["judgments"]), reports.Thousands(c["ratings"]), c["scenarios"])
 	}
 	return reports.WriteResult(e.stdout, format, r)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -45,7 +44,7 @@ func compareCommand(e *env) *cli.Command {
 					if err != nil {
 						return err
 					}
-					return printCompare(e, format, res, cmd.Bool("quiet"))
+					return emit(e, cmd.Bool("quiet"), format)(reports.CompareOutput(format, res))
 				})
 			}
 			if s := cmd.String("source"); s != "gym" {
@@ -103,7 +102,7 @@ func runCompare(ctx context.Context, cmd *cli.Command, e *env, format string, w 
 		}
 	}
 	res := analysis.Compare(pairs, rv.Values, rv.Scenario, rv.Metrics, ds.Bootstrap())
-	return printCompare(e, format, res, cmd.Bool("quiet"))
+	return emit(e, cmd.Bool("quiet"), format)(reports.CompareOutput(format, res))
 }
 
 func ingestConfigKey(r ingest.RunRow) string { return ingest.ConfigKey(r.Model, r.Harness, r.Effort) }
@@ -138,45 +137,4 @@ func harnessPairs(runs []ingest.RunRow, byConfig map[string]analysis.Group, from
 		}
 	}
 	return pairs
-}
-
-func printCompare(e *env, format string, res []analysis.Comparison, quiet bool) error {
-	if format == "table" {
-		t := &reports.Result{Columns: []string{"A", "B", "metric", "A mean", "B mean", "B − A", "p", "p (Holm)", "p (BH)"}}
-		for _, c := range res {
-			t.Rows = append(t.Rows, []any{c.A, c.B, c.Metric, fmtNum(c.MeanA, c.Metric), fmtNum(c.MeanB, c.Metric),
-				fmt.Sprintf("%s [%s, %s]", fmtSigned(c.Value, c.Metric), fmtSigned(c.Lo, c.Metric), fmtSigned(c.Hi, c.Metric)),
-				fmtP(c.P), fmtP(c.PHolm), fmtP(c.PBH)})
-		}
-		if err := reports.WriteResult(e.stdout, "table", t); err != nil {
-			return err
-		}
-		if !quiet && len(res) > 0 {
-			fmt.Fprintf(e.stdout, "B − A [%g%% %s interval], paired cluster bootstrap over scenarios, %d resamples, seed %d\n",
-				100*res[0].Level, res[0].Method, res[0].Resamples, res[0].Seed)
-		}
-		return nil
-	}
-	t := &reports.Result{Columns: []string{"a", "b", "metric", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "level", "ci_method",
-		"p", "p_holm", "p_bh", "n_runs_a", "n_runs_b", "n_clusters", "resamples", "seed", "warnings"}}
-	for _, c := range res {
-		warn := any(c.Warnings)
-		if c.Warnings == nil {
-			warn = []string{}
-		}
-		if format == "csv" {
-			warn = strings.Join(c.Warnings, "; ")
-		}
-		t.Rows = append(t.Rows, []any{c.A, c.B, c.Metric, c.MeanA, c.MeanB, c.Value, c.Lo, c.Hi, c.Level, c.Method,
-			c.P, c.PHolm, c.PBH, c.NA, c.NB, c.Clusters, c.Resamples, c.Seed, warn})
-	}
-	return reports.WriteResult(e.stdout, format, t)
-}
-
-func fmtSigned(x float64, metric string) string {
-	s := fmtNum(x, metric)
-	if x > 0 {
-		return "+" + s
-	}
-	return s
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -40,44 +38,5 @@ func runCorr(ctx context.Context, cmd *cli.Command, e *env, format string, w *in
 	}
 	rv, _ := ds.Values()
 	res := analysis.Correlations(values, scen, conf, rv.Metrics, ds.Bootstrap())
-	return printCorr(e, format, res, cmd.Bool("quiet"))
-}
-
-func printCorr(e *env, format string, res []analysis.CorrResult, quiet bool) error {
-	if format == "table" {
-		t := &reports.Result{Columns: []string{"x", "y", "level", "method", "r", "n", "p", "Fisher-z", "bootstrap"}}
-		for _, c := range res {
-			t.Rows = append(t.Rows, []any{c.X, c.Y, c.Level, c.Method, fmt.Sprintf("%.3f", c.R), c.N, fmtP(c.P),
-				fmt.Sprintf("[%.3f, %.3f]", c.FisherLo, c.FisherHi), fmt.Sprintf("[%.3f, %.3f]", c.Lo, c.Hi)})
-		}
-		if err := reports.WriteResult(e.stdout, "table", t); err != nil {
-			return err
-		}
-		if !quiet && len(res) > 0 {
-			fmt.Fprintf(e.stdout, "%g%% intervals; bootstrap: %s, clusters = scenarios, %d resamples, seed %d\n",
-				100*res[0].Estimate.Level, res[0].Estimate.Method, res[0].Resamples, res[0].Seed)
-		}
-		return nil
-	}
-	t := &reports.Result{Columns: []string{"x", "y", "level", "method", "r", "n", "p", "ci_low", "ci_high", "ci_method",
-		"fisher_low", "fisher_high", "level_ci", "resamples", "seed", "n_clusters", "warnings"}}
-	for _, c := range res {
-		warn := any(c.Warnings)
-		if c.Warnings == nil {
-			warn = []string{}
-		}
-		if format == "csv" {
-			warn = strings.Join(c.Warnings, "; ")
-		}
-		t.Rows = append(t.Rows, []any{c.X, c.Y, c.Level, c.Method, c.R, c.N, c.P, c.Lo, c.Hi, "bootstrap-" + c.Estimate.Method,
-			c.FisherLo, c.FisherHi, c.Estimate.Level, c.Resamples, c.Seed, c.Clusters, warn})
-	}
-	return reports.WriteResult(e.stdout, format, t)
-}
-
-func fmtP(p float64) string {
-	if p < 0.001 {
-		return "<.001"
-	}
-	return strings.TrimPrefix(fmt.Sprintf("%.3f", p), "0")
+	return emit(e, cmd.Bool("quiet"), format)(reports.CorrOutput(format, res))
 }

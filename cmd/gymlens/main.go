@@ -52,6 +52,7 @@ import (
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/reports"
 )
 
 func main() {
@@ -196,3 +197,19 @@ func outputFormat(cmd *cli.Command, def string, allowed ...string) (string, erro
 }
 
 func sortedKeys[T any](m map[string]T) []string { return slices.Sorted(maps.Keys(m)) }
+
+// emit returns a writer of a laid-out result: the result in format, then,
+// unless quiet, its footnotes.
+func emit(e *env, quiet bool, format string) func(t *reports.Result, foot []string) error {
+	return func(t *reports.Result, foot []string) error {
+		if err := reports.WriteResult(e.stdout, format, t); err != nil {
+			return err
+		}
+		if !quiet {
+			for _, l := range foot {
+				fmt.Fprintln(e.stdout, l)
+			}
+		}
+		return nil
+	}
+}

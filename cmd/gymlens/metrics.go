@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -135,7 +133,7 @@ func metricsCommand(e *env) *cli.Command {
 					if err != nil {
 						return err
 					}
-					return printMetrics(e, format, splitList(cmd.String("by")), res, cmd.Bool("quiet"))
+					return emit(e, cmd.Bool("quiet"), format)(reports.MetricsOutput(format, splitList(cmd.String("by")), res))
 				default:
 					return usagef("--source: expected gym or pare, found %q", cmd.String("source"))
 				}
@@ -143,7 +141,7 @@ func metricsCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				return printMetrics(e, format, splitList(cmd.String("by")), res, cmd.Bool("quiet"))
+				return emit(e, cmd.Bool("quiet"), format)(reports.MetricsOutput(format, splitList(cmd.String("by")), res))
 			})
 		},
 	}
@@ -206,108 +204,4 @@ func computeMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) 
 		return nil, err
 	}
 	return analysis.Summarize(groups, v.Values, v.Missing, v.Scenario, v.Metrics, ds.Bootstrap()), nil
-}
-
-func fmtNum(x float64, metric string) string {
-	if math.IsNaN(x) {
-		return "–"
-	}
-	if strings.HasPrefix(metric, "TR-J") || strings.HasPrefix(metric, "TRJ") {
-		return fmt.Sprintf("%.2f", x)
-	}
-	if metric == "pooled_proposal_rate" || metric == "proposal_rate" { // proposals per turn
-		return fmt.Sprintf("%.3f", x)
-	}
-	return fmt.Sprintf("%.1f", x)
-}
-
-// printMetrics writes the results: as a wide table (a row per group, a
-// column per metric, intervals beside the means) or as one record per
-// group and metric in JSON and CSV (docs/json.md).
-func printMetrics(e *env, format string, by []string, res []analysis.Result, quiet bool) error {
-	if format == "table" {
-		var metrics []string
-		seen := map[string]bool{}
-		for _, r := range res {
-			if !seen[r.Metric] {
-				seen[r.Metric] = true
-				metrics = append(metrics, r.Metric)
-			}
-		}
-		t := &reports.Result{Columns: append(append([]string(nil), by...), "runs", "clusters")}
-		for _, m := range metrics {
-			t.Columns = append(t.Columns, m)
-		}
-		// A warning is printed once, naming the groups it is about unless
-		// it is about all of them.
-		var warnings []string
-		wgroups := map[string][]string{}
-		groups := 0
-		for i := 0; i < len(res); i += len(metrics) {
-			groups++
-			row := []any{}
-			var label []string
-			for _, d := range by {
-				row = append(row, res[i].Group[d])
-				label = append(label, d+"="+res[i].Group[d])
-			}
-			// Runs: the most any run metric has (scenario-level metrics,
-			// such as pass@k, count scenarios).
-			runs := 0
-			for j := range metrics {
-				if !slices.Contains(res[i+j].Warnings, "n counts scenarios") {
-					runs = max(runs, res[i+j].NRuns)
-				}
-			}
-			row = append(row, runs, res[i].Clusters)
-			for j := range metrics {
-				r := res[i+j]
-				row = append(row, fmt.Sprintf("%s [%s, %s]", fmtNum(r.Value, r.Metric), fmtNum(r.Lo, r.Metric), fmtNum(r.Hi, r.Metric)))
-				for _, w := range r.Warnings {
-					msg := r.Metric + ": " + w
-					if _, ok := wgroups[msg]; !ok {
-						warnings = append(warnings, msg)
-					}
-					wgroups[msg] = append(wgroups[msg], strings.Join(label, " "))
-				}
-			}
-			t.Rows = append(t.Rows, row)
-		}
-		for i, msg := range warnings {
-			if g := wgroups[msg]; len(g) < groups && len(by) > 0 {
-				warnings[i] = msg + " (" + strings.Join(g, "; ") + ")"
-			}
-		}
-		if err := reports.WriteResult(e.stdout, "table", t); err != nil {
-			return err
-		}
-		if !quiet && len(res) > 0 {
-			r := res[0]
-			fmt.Fprintf(e.stdout, "mean [%g%% %s interval], cluster bootstrap over scenarios, %d resamples, seed %d\n",
-				100*r.Level, r.Method, r.Resamples, r.Seed)
-			sort.Strings(warnings)
-			for _, w := range warnings {
-				fmt.Fprintln(e.stdout, "warning: "+w)
-			}
-		}
-		return nil
-	}
-	t := &reports.Result{Columns: []string{"group", "metric", "n_runs", "n_clusters", "mean", "ci_low", "ci_high", "level", "ci_method", "resamples", "seed", "warnings"}}
-	for _, r := range res {
-		var group any = r.Group
-		warn := any(r.Warnings)
-		if r.Warnings == nil {
-			warn = []string{}
-		}
-		if format == "csv" {
-			parts := make([]string, 0, len(by))
-			for _, d := range by {
-				parts = append(parts, d+"="+r.Group[d])
-			}
-			group = strings.Join(parts, ";")
-			warn = strings.Join(r.Warnings, "; ")
-		}
-		t.Rows = append(t.Rows, []any{group, r.Metric, r.NRuns, r.Clusters, r.Value, r.Lo, r.Hi, r.Level, r.Method, r.Resamples, r.Seed, warn})
-	}
-	return reports.WriteResult(e.stdout, format, t)
 }

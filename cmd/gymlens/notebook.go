@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -149,7 +150,8 @@ func runNotebook(ctx context.Context, e *env, db, file, dir string) ([]string, e
 	var paths []string
 	for _, name := range sortedKeys(out) {
 		p := filepath.Join(dir, name)
-		if err := writeAtomic(p, out[name]); err != nil {
+		b := out[name]
+		if err := reports.WriteFileAtomic(p, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 			return nil, err
 		}
 		paths = append(paths, p)

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -56,7 +54,7 @@ func plotCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				paths, err := writeFigure(fig, cmd.String("out"), formats)
+				paths, err := reports.WriteFigure(fig, cmd.String("out"), formats)
 				if err != nil {
 					return err
 				}
@@ -67,44 +65,4 @@ func plotCommand(e *env) *cli.Command {
 			})
 		},
 	}
-}
-
-// writeFigure renders fig in each format into dir, each file whole or not
-// at all.
-func writeFigure(fig *plots.Figure, dir string, formats []string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--out: %v", err)
-	}
-	var paths []string
-	for _, f := range formats {
-		b, err := fig.Render(f)
-		if err != nil {
-			return nil, err
-		}
-		p := filepath.Join(dir, fig.Name+"."+f)
-		if err := writeAtomic(p, b); err != nil {
-			return nil, err
-		}
-		paths = append(paths, p)
-	}
-	return paths, nil
-}
-
-func writeAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".gymlens-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -244,3 +244,9 @@ type RatingRow struct {
 	File               string
 	Line               int
 }
+
+// PARESampleRow is a PARE annotation sample and the human decisions on it.
+type PARESampleRow struct {
+	SampleID, Simulated, Correct string            // Correct: "" when the sample has no answer key
+	Humans                       map[string]string // annotator → decision
+}

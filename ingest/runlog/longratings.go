@@ -352,3 +352,32 @@ type longRating struct {
 	line, column int
 	value        string
 }
+
+// Units are the question's ratings as units for agreement coefficients:
+// one per item in item order, each holding its raters' values in rater
+// order.
+func (q *Question) Units() [][]float64 {
+	var units [][]float64
+	for i := 0; i < len(q.Ratings); {
+		j := i
+		var u []float64
+		for j < len(q.Ratings) && q.Ratings[j].Item == q.Ratings[i].Item {
+			u = append(u, q.Ratings[j].Value)
+			j++
+		}
+		units = append(units, u)
+		i = j
+	}
+	return units
+}
+
+// Pairs are, with two raters, the values of the items both rated: the
+// first rater's in a, the second's in b.
+func (q *Question) Pairs() (a, b []float64) {
+	for i := 0; i+1 < len(q.Ratings); i++ {
+		if r, n := q.Ratings[i], q.Ratings[i+1]; r.Item == n.Item && r.Rater == 0 && n.Rater == 1 {
+			a, b = append(a, r.Value), append(b, n.Value)
+		}
+	}
+	return a, b
+}

@@ -1,0 +1,73 @@
+package analysis
+
+import (
+	"context"
+	"errors"
+
+	"github.com/gymlens/gymlens/ingest/rows"
+)
+
+// ScoreReport is what rescoring found.
+type ScoreReport struct {
+	Tasks    int            // active tasks scored
+	Counts   map[string]int // disagreements per field (DisagreementFields)
+	Examples []Disagreement // the first few of each field
+	Prefer   string         // "logged" or "derived": what the metrics use
+}
+
+// DisagreementFields are the fields rescoring compares.
+var DisagreementFields = []string{"expected_depth", "chosen_depth", "rules.evidence", "rules.outputs", "rules.constraints"}
+
+// ScoreStore is what Rescore reads and writes: the warehouse.
+type ScoreStore interface {
+	LoadScenarioSpecs(ctx context.Context) (map[string]*rows.ScenarioSpec, error)
+	ScanScoreTasks(ctx context.Context, fn func(*rows.ScoreTask) error) error
+	WriteScores(ctx context.Context, scores []rows.TaskScore) error
+}
+
+// ErrNoActiveTasks: the store has no active task to score.
+var ErrNoActiveTasks = errors.New("no active tasks to score")
+
+// Rescore derives every active task's depths and rule-based TC components
+// from its trajectory (Scorer), counts where they disagree with the logged
+// values (keeping examples of each field), and writes the effective
+// scores (the logged values unless preferDerived) back.
+func Rescore(ctx context.Context, w ScoreStore, preferDerived bool, examples int) (*ScoreReport, error) {
+	specs, err := w.LoadScenarioSpecs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := NewScorer(specs)
+	if err != nil {
+		return nil, err
+	}
+	rep := &ScoreReport{Counts: map[string]int{}, Prefer: "logged"}
+	if preferDerived {
+		rep.Prefer = "derived"
+	}
+	shown := map[string]int{}
+	var scores []rows.TaskScore
+	err = w.ScanScoreTasks(ctx, func(t *rows.ScoreTask) error {
+		d, err := sc.Derive(t)
+		if err != nil {
+			return err
+		}
+		rep.Tasks++
+		for _, x := range Disagreements(t, d) {
+			rep.Counts[x.Field]++
+			if shown[x.Field] < examples {
+				shown[x.Field]++
+				rep.Examples = append(rep.Examples, x)
+			}
+		}
+		scores = append(scores, Effective(t, d, preferDerived))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if rep.Tasks == 0 {
+		return nil, ErrNoActiveTasks
+	}
+	return rep, w.WriteScores(ctx, scores)
+}

@@ -1,0 +1,84 @@
+package reports
+
+import (
+	"bufio"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/plots"
+)
+
+// WriteFileAtomic writes a file whole or not at all: write fills a
+// temporary file beside path, which then takes path's place (mode 0644).
+// On an error nothing is left behind and an old file at path is kept.
+func WriteFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".gymlens-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	bw := bufio.NewWriter(tmp)
+	if err := write(bw); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// WriteFigure renders fig in each format into dir (made if need be) as
+// NAME.FORMAT, each file whole or not at all, and returns their paths.
+func WriteFigure(fig *plots.Figure, dir string, formats []string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("--out: %v", err)
+	}
+	var paths []string
+	for _, f := range formats {
+		b, err := fig.Render(f)
+		if err != nil {
+			return nil, err
+		}
+		p := filepath.Join(dir, fig.Name+"."+f)
+		if err := WriteFileAtomic(p, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+			return nil, err
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// WriteAnnotationSheet writes a ratings CSV to fill in: one row per item
+// and question, rater and value empty, with the item's stratum and what
+// the user saw (history, by run and task). Cells that a spreadsheet would
+// run as formulas are neutralised (SpreadsheetSafe); the ratings reader
+// takes the guard off again.
+func WriteAnnotationSheet(path string, items []analysis.SampleItem, questions []string, history map[[2]string]string) error {
+	err := WriteFileAtomic(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write([]string{"rater", "question", "value", "run_id", "task", "stratum", "context"})
+		for _, it := range items {
+			for _, q := range questions {
+				cw.Write(SpreadsheetSafe([]string{"", q, "", it.Run.RunID, it.Task, it.Stratum, history[[2]string{it.Run.RunID, it.Task}]}))
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+	if err != nil {
+		return fmt.Errorf("--out: %v", err)
+	}
+	return nil
+}

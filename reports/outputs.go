@@ -1,0 +1,205 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/gymlens/gymlens/analysis"
+)
+
+// printMetrics writes the results: as a wide table (a row per group, a
+// column per metric, intervals beside the means) or as one record per
+// group and metric in JSON and CSV (docs/json.md).
+// MetricsOutput lays metric estimates out: as a wide table (a row per
+// group, a column per metric, intervals beside the means) with footnotes
+// (how the intervals were made, each warning once, naming the groups it is
+// about unless it is about all), or as one record per group and metric in
+// JSON and CSV (docs/json.md).
+func MetricsOutput(format string, by []string, res []analysis.Result) (*Result, []string) {
+	if format == "table" {
+		var metrics []string
+		seen := map[string]bool{}
+		for _, r := range res {
+			if !seen[r.Metric] {
+				seen[r.Metric] = true
+				metrics = append(metrics, r.Metric)
+			}
+		}
+		t := &Result{Columns: append(append([]string(nil), by...), "runs", "clusters")}
+		for _, m := range metrics {
+			t.Columns = append(t.Columns, m)
+		}
+		// A warning is printed once, naming the groups it is about unless
+		// it is about all of them.
+		var warnings []string
+		wgroups := map[string][]string{}
+		groups := 0
+		for i := 0; i < len(res); i += len(metrics) {
+			groups++
+			row := []any{}
+			var label []string
+			for _, d := range by {
+				row = append(row, res[i].Group[d])
+				label = append(label, d+"="+res[i].Group[d])
+			}
+			// Runs: the most any run metric has (scenario-level metrics,
+			// such as pass@k, count scenarios).
+			runs := 0
+			for j := range metrics {
+				if !slices.Contains(res[i+j].Warnings, "n counts scenarios") {
+					runs = max(runs, res[i+j].NRuns)
+				}
+			}
+			row = append(row, runs, res[i].Clusters)
+			for j := range metrics {
+				r := res[i+j]
+				row = append(row, fmt.Sprintf("%s [%s, %s]", Num(r.Value, r.Metric), Num(r.Lo, r.Metric), Num(r.Hi, r.Metric)))
+				for _, w := range r.Warnings {
+					msg := r.Metric + ": " + w
+					if _, ok := wgroups[msg]; !ok {
+						warnings = append(warnings, msg)
+					}
+					wgroups[msg] = append(wgroups[msg], strings.Join(label, " "))
+				}
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		for i, msg := range warnings {
+			if g := wgroups[msg]; len(g) < groups && len(by) > 0 {
+				warnings[i] = msg + " (" + strings.Join(g, "; ") + ")"
+			}
+		}
+		var foot []string
+		if len(res) > 0 {
+			r := res[0]
+			foot = append(foot, fmt.Sprintf("mean [%g%% %s interval], cluster bootstrap over scenarios, %d resamples, seed %d",
+				100*r.Level, r.Method, r.Resamples, r.Seed))
+			sort.Strings(warnings)
+			for _, w := range warnings {
+				foot = append(foot, "warning: "+w)
+			}
+		}
+		return t, foot
+	}
+	t := &Result{Columns: []string{"group", "metric", "n_runs", "n_clusters", "mean", "ci_low", "ci_high", "level", "ci_method", "resamples", "seed", "warnings"}}
+	for _, r := range res {
+		var group any = r.Group
+		warn := any(r.Warnings)
+		if r.Warnings == nil {
+			warn = []string{}
+		}
+		if format == "csv" {
+			parts := make([]string, 0, len(by))
+			for _, d := range by {
+				parts = append(parts, d+"="+r.Group[d])
+			}
+			group = strings.Join(parts, ";")
+			warn = strings.Join(r.Warnings, "; ")
+		}
+		t.Rows = append(t.Rows, []any{group, r.Metric, r.NRuns, r.Clusters, r.Value, r.Lo, r.Hi, r.Level, r.Method, r.Resamples, r.Seed, warn})
+	}
+	return t, nil
+}
+
+// CompareOutput lays paired comparisons out: a table with the difference
+// and its interval, p-values raw, Holm and BH, and a footnote; or one
+// record per comparison in JSON and CSV.
+func CompareOutput(format string, res []analysis.Comparison) (*Result, []string) {
+	if format == "table" {
+		t := &Result{Columns: []string{"A", "B", "metric", "A mean", "B mean", "B − A", "p", "p (Holm)", "p (BH)"}}
+		for _, c := range res {
+			t.Rows = append(t.Rows, []any{c.A, c.B, c.Metric, Num(c.MeanA, c.Metric), Num(c.MeanB, c.Metric),
+				fmt.Sprintf("%s [%s, %s]", Signed(c.Value, c.Metric), Signed(c.Lo, c.Metric), Signed(c.Hi, c.Metric)),
+				PValue(c.P), PValue(c.PHolm), PValue(c.PBH)})
+		}
+		var foot []string
+		if len(res) > 0 {
+			foot = append(foot, fmt.Sprintf("B − A [%g%% %s interval], paired cluster bootstrap over scenarios, %d resamples, seed %d",
+				100*res[0].Level, res[0].Method, res[0].Resamples, res[0].Seed))
+		}
+		return t, foot
+	}
+	t := &Result{Columns: []string{"a", "b", "metric", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "level", "ci_method",
+		"p", "p_holm", "p_bh", "n_runs_a", "n_runs_b", "n_clusters", "resamples", "seed", "warnings"}}
+	for _, c := range res {
+		warn := any(c.Warnings)
+		if c.Warnings == nil {
+			warn = []string{}
+		}
+		if format == "csv" {
+			warn = strings.Join(c.Warnings, "; ")
+		}
+		t.Rows = append(t.Rows, []any{c.A, c.B, c.Metric, c.MeanA, c.MeanB, c.Value, c.Lo, c.Hi, c.Level, c.Method,
+			c.P, c.PHolm, c.PBH, c.NA, c.NB, c.Clusters, c.Resamples, c.Seed, warn})
+	}
+	return t, nil
+}
+
+// CorrOutput lays correlations out: a table with the Fisher-z and
+// bootstrap intervals and a footnote, or one record per pair in JSON and
+// CSV.
+func CorrOutput(format string, res []analysis.CorrResult) (*Result, []string) {
+	if format == "table" {
+		t := &Result{Columns: []string{"x", "y", "level", "method", "r", "n", "p", "Fisher-z", "bootstrap"}}
+		for _, c := range res {
+			t.Rows = append(t.Rows, []any{c.X, c.Y, c.Level, c.Method, fmt.Sprintf("%.3f", c.R), c.N, PValue(c.P),
+				fmt.Sprintf("[%.3f, %.3f]", c.FisherLo, c.FisherHi), fmt.Sprintf("[%.3f, %.3f]", c.Lo, c.Hi)})
+		}
+		var foot []string
+		if len(res) > 0 {
+			foot = append(foot, fmt.Sprintf("%g%% intervals; bootstrap: %s, clusters = scenarios, %d resamples, seed %d",
+				100*res[0].Estimate.Level, res[0].Estimate.Method, res[0].Resamples, res[0].Seed))
+		}
+		return t, foot
+	}
+	t := &Result{Columns: []string{"x", "y", "level", "method", "r", "n", "p", "ci_low", "ci_high", "ci_method",
+		"fisher_low", "fisher_high", "level_ci", "resamples", "seed", "n_clusters", "warnings"}}
+	for _, c := range res {
+		warn := any(c.Warnings)
+		if c.Warnings == nil {
+			warn = []string{}
+		}
+		if format == "csv" {
+			warn = strings.Join(c.Warnings, "; ")
+		}
+		t.Rows = append(t.Rows, []any{c.X, c.Y, c.Level, c.Method, c.R, c.N, c.P, c.Lo, c.Hi, "bootstrap-" + c.Estimate.Method,
+			c.FisherLo, c.FisherHi, c.Estimate.Level, c.Resamples, c.Seed, c.Clusters, warn})
+	}
+	return t, nil
+}
+
+// Num is a metric value as text, to the decimals its scale shows ("–"
+// for NaN).
+func Num(x float64, metric string) string {
+	if math.IsNaN(x) {
+		return "–"
+	}
+	if strings.HasPrefix(metric, "TR-J") || strings.HasPrefix(metric, "TRJ") {
+		return fmt.Sprintf("%.2f", x)
+	}
+	if metric == "pooled_proposal_rate" || metric == "proposal_rate" { // proposals per turn
+		return fmt.Sprintf("%.3f", x)
+	}
+	return fmt.Sprintf("%.1f", x)
+}
+
+// Signed is Num with a + before a positive difference.
+func Signed(x float64, metric string) string {
+	s := Num(x, metric)
+	if x > 0 {
+		return "+" + s
+	}
+	return s
+}
+
+// PValue is a p-value as text, three decimals without the leading zero
+// (<.001 below).
+func PValue(p float64) string {
+	if p < 0.001 {
+		return "<.001"
+	}
+	return strings.TrimPrefix(fmt.Sprintf("%.3f", p), "0")
+}

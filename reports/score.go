@@ -1,0 +1,55 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/gymlens/gymlens/analysis"
+)
+
+// WriteScoreReport writes what rescoring found: a line and the
+// disagreements per field, then examples, as text; one record per field in
+// JSON and CSV.
+func WriteScoreReport(w io.Writer, format string, rep *analysis.ScoreReport) error {
+	if format != "table" {
+		t := &Result{Columns: []string{"tasks", "prefer", "field", "disagreements"}}
+		for _, f := range analysis.DisagreementFields {
+			t.Rows = append(t.Rows, []any{rep.Tasks, rep.Prefer, f, rep.Counts[f]})
+		}
+		return WriteResult(w, format, t)
+	}
+	total := 0
+	for _, n := range rep.Counts {
+		total += n
+	}
+	fmt.Fprintf(w, "scored %s active tasks; %d disagreements between logged and derived values; the metrics use the %s values\n",
+		Thousands(int64(rep.Tasks)), total, rep.Prefer)
+	t := &Result{Columns: []string{"field", "disagreements"}}
+	for _, f := range analysis.DisagreementFields {
+		t.Rows = append(t.Rows, []any{f, rep.Counts[f]})
+	}
+	if err := WriteResult(w, "table", t); err != nil {
+		return err
+	}
+	if len(rep.Examples) > 0 {
+		fmt.Fprintln(w, "\nexamples:")
+		x := &Result{Columns: []string{"run", "task", "field", "logged", "derived"}}
+		for _, d := range rep.Examples {
+			x.Rows = append(x.Rows, []any{d.RunID, d.Task, d.Field, d.Logged, d.Derived})
+		}
+		return WriteResult(w, "table", x)
+	}
+	return nil
+}
+
+// Thousands writes n with commas between groups of three digits.
+func Thousands(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + Thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
