@@ -196,3 +196,16 @@ func parquetToIPC(ctx context.Context, src, dst string) error {
 	}
 	return f.Close()
 }
+
+// TableNames are the warehouse's tables, in export order (a test checks
+// that they are every table the schema makes).
+func TableNames() []string {
+	var out []string
+	for _, t := range exportTables {
+		out = append(out, t.name)
+	}
+	return out
+}
+
+// ViewNames are the warehouse's views.
+var ViewNames = []string{"run_view", "active_task_view"}

@@ -57,6 +57,21 @@ func TestExportParquetAndArrow(t *testing.T) {
 	if strings.Join(all, ",") != strings.Join(listed, ",") {
 		t.Errorf("tables %v, exported %v", all, listed)
 	}
+	// And the views named in query --help are every view.
+	var views []string
+	vr, err := w.db.Query(`SELECT view_name FROM duckdb_views() WHERE NOT internal AND database_name = current_database() ORDER BY ALL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for vr.Next() {
+		var n string
+		vr.Scan(&n)
+		views = append(views, n)
+	}
+	vr.Close()
+	if want := slices.Sorted(slices.Values(ViewNames)); !slices.Equal(views, want) {
+		t.Errorf("views %v, ViewNames %v", views, want)
+	}
 	counts := map[string]int64{}
 	for _, tb := range exportTables {
 		var n int64

@@ -631,20 +631,6 @@ func (p *pass) closeStages() {
 	}
 }
 
-func timeOrNil(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return *t
-}
-
-func intOrNil(n *int64) any {
-	if n == nil {
-		return nil
-	}
-	return *n
-}
-
 func floatOrNil(f *float64) any {
 	if f == nil {
 		return nil

@@ -563,13 +563,6 @@ func (p *pass) fileNames() map[int]string {
 	return m
 }
 
-func nullableString(b []byte) any {
-	if b == nil {
-		return nil
-	}
-	return string(b)
-}
-
 func sortedScenarioIDs(m map[string]*scenarioInfo) []string {
 	ids := make([]string, 0, len(m))
 	for id := range m {

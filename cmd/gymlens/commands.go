@@ -423,10 +423,7 @@ func queryCommand(e *env) *cli.Command {
 		Name:      "query",
 		Usage:     "run read-only SQL against the warehouse",
 		ArgsUsage: `"SQL"`,
-		Description: "Tables: scenarios, personas, task_specs, task_expected_depths, scenario_tools, runs, events,\n" +
-			"task_outcomes, judgments, ratings, task_scores, judge_calls, ingested_files, ingests, meta; PARE: pare_runs,\n" +
-			"pare_events, decision_points, pare_samples, pare_annotations, pare_results, pare_reports.\n" +
-			"Views: run_view, active_task_view.\n" +
+		Description: "Tables: " + strings.Join(ingest.TableNames(), ", ") + ".\nViews: " + strings.Join(ingest.ViewNames, ", ") + ".\n" +
 			"The warehouse is opened read-only and the query cannot touch files. One read statement runs (SELECT,\n" +
 			"WITH, VALUES, FROM, DESCRIBE, SHOW, SUMMARIZE); its rows are written as they come (--format csv or json\n" +
 			"for results of any size; the table format shows the first 10,000).",

@@ -1,35 +1,3 @@
-// Command gymlens analyses proactive-agent evaluations offline: it loads
-// run logs into one DuckDB warehouse, validates them, exports them and
-// answers SQL over them.
-//
-// Usage:
-//
-//	gymlens [--db PATH] [--quiet] [--format table|json|csv] COMMAND [ARGS]
-//
-// The warehouse is --db, else $GYMLENS_DB, else gymlens.duckdb in the
-// working folder. Global flags may stand before or after the command.
-//
-// Commands:
-//
-//	demo      write the sample corpus, ingest it and print a summary
-//	sample    write a synthetic Proactivity-Gym corpus
-//	ingest    load run logs, scenario specs and ratings into the warehouse
-//	validate  check files without writing anything
-//	score     rescore tasks from their trajectories; report disagreements with the logged values
-//	judge     rerun LLM-as-judge scoring against OpenAI-compatible endpoints (cached)
-//	metrics   the 3T metrics with cluster-bootstrap intervals, by any breakdown
-//	compare   paired differences between configurations (or harnesses), adjusted p-values
-//	corr      correlations among the metrics, at run and configuration level
-//	export    write every table as Parquet or Arrow IPC
-//	query     run read-only SQL against the warehouse
-//
-// Exit status: 0 success, 1 bad input or environment, 2 bad usage.
-//
-// Example:
-//
-//	gymlens sample --out corpus --seed 7
-//	gymlens --db runs.duckdb ingest corpus
-//	gymlens --db runs.duckdb query "SELECT config_id, count(*) AS runs FROM run_view GROUP BY ALL ORDER BY ALL"
 package main
 
 import (
