@@ -295,3 +295,6 @@ func (w *Warehouse) DB() *sql.DB { return w.db }
 
 // ErrReadOnly is returned for a write to a warehouse opened read-only.
 var ErrReadOnly = errors.New("warehouse opened read-only")
+
+// Name is the warehouse's path (the judge keeps its journal beside it).
+func (w *Warehouse) Name() string { return w.Path }

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/gymlens/gymlens/internal/openaitest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gymlens/gymlens/internal/openaitest"
 )
 
 // recordSleeps replaces the client's sleep with one that records how long

@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 // Price is what a model costs, in US dollars per million tokens.
@@ -77,11 +77,36 @@ func estTokens(it *Item) int {
 	return (len(it.System) + len(it.User)) / 4
 }
 
+// Store is what the judge reads and writes: the warehouse
+// (ingest.Warehouse), through the typed rows.
+type Store interface {
+	// Name names the store: the journal of answers lies beside it.
+	Name() string
+	// JudgeHeads are every run with what an item needs but the events.
+	JudgeHeads(ctx context.Context) ([]*rows.JudgeRun, error)
+	// ScanJudgeEvents fills in the events of runs (all: every event),
+	// calling fn on each run as it is complete.
+	ScanJudgeEvents(ctx context.Context, runs []*rows.JudgeRun, all bool, fn func(*rows.JudgeRun) error) error
+	// IngestedJudgments counts judgments under judge's name that came from
+	// run logs, per metric.
+	IngestedJudgments(ctx context.Context, judge string, metrics []string) (map[string]int64, error)
+	// SupersedeIngestedJudgments takes those out.
+	SupersedeIngestedJudgments(ctx context.Context, judge string, metrics []string) (int64, error)
+	// JudgeCachedInputs, JudgeSourceKeys and JudgeAnswers read the cache
+	// of answers of one model, parameters and prompt.
+	JudgeCachedInputs(ctx context.Context, model, params, prompt string) (map[string][][2]string, error)
+	JudgeSourceKeys(ctx context.Context, model, params, prompt string) (map[string]bool, error)
+	JudgeAnswers(ctx context.Context, model, params, prompt string, hashes []string) (map[string]string, error)
+	// SaveJudgeCalls stores answers (and their judgments) in one
+	// transaction.
+	SaveJudgeCalls(ctx context.Context, calls []rows.JudgeCall) error
+}
+
 // Run asks every judge about every item of the metrics, except what the
 // warehouse already holds an answer to (unless Force), and saves each
 // answer as it comes. An answer whose cited evidence is not in the records
 // is asked once more, then stored as invalid with the reason.
-func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeReport, error) {
+func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 	var reports []JudgeReport
 	params := opt.params()
 	prices := map[string]Price{}
@@ -161,7 +186,7 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 		src    map[string]bool // source keys answered
 	}
 	var plans []*plan
-	render := map[*ingest.JudgeRun]bool{}
+	render := map[*rows.JudgeRun]bool{}
 	for _, metric := range opt.Metrics {
 		for _, ep := range opt.Judges {
 			p := &plan{ep: ep, metric: metric, rep: JudgeReport{Judge: ep.Name, Model: ep.Model, Metric: metric, Items: len(stubs[metric])}}
@@ -180,7 +205,7 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 	}
 	// Then render what is not found that way: its answer may still be
 	// cached under the hash of the rendered input.
-	var toRender []*ingest.JudgeRun
+	var toRender []*rows.JudgeRun
 	for _, r := range heads {
 		if render[r] {
 			toRender = append(toRender, r)
@@ -192,7 +217,7 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 	if err != nil {
 		return nil, err
 	}
-	runByID := make(map[string]*ingest.JudgeRun, len(heads))
+	runByID := make(map[string]*rows.JudgeRun, len(heads))
 	for _, r := range heads {
 		runByID[r.RunID] = r
 	}
@@ -251,7 +276,7 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 			reports = append(reports, *rep)
 			continue
 		}
-		var copies []ingest.JudgeCall
+		var copies []rows.JudgeCall
 		if len(reuse) > 0 {
 			hashes := make([]string, len(reuse))
 			for i, it := range reuse {
@@ -266,7 +291,7 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 				return nil, err
 			}
 			for _, it := range full {
-				c := &ingest.JudgeCall{RunID: it.RunID, Task: it.Task, Metric: metric, InputHash: it.Hash, SourceKey: it.SourceKey}
+				c := &rows.JudgeCall{RunID: it.RunID, Task: it.Task, Metric: metric, InputHash: it.Hash, SourceKey: it.SourceKey}
 				applyAnswer(c, it, metric, stored[it.Hash])
 				copies = append(copies, *c)
 			}
@@ -284,8 +309,8 @@ func Run(ctx context.Context, w *ingest.Warehouse, opt RunOptions) ([]JudgeRepor
 // ask sends todo to the judge and saves each answer, with a copy for each
 // of the item's followers (items with the same input); copies, answers
 // already had, are saved first. Copies cost nothing and use no tokens.
-func ask(ctx context.Context, w *ingest.Warehouse, ep Endpoint, metric, params string, todo []*Item, followers map[*Item][]*Item,
-	copies []ingest.JudgeCall, runByID map[string]*ingest.JudgeRun, opt RunOptions, prices map[string]Price, rep *JudgeReport, prog *Progress, start time.Time) error {
+func ask(ctx context.Context, w Store, ep Endpoint, metric, params string, todo []*Item, followers map[*Item][]*Item,
+	copies []rows.JudgeCall, runByID map[string]*rows.JudgeRun, opt RunOptions, prices map[string]Price, rep *JudgeReport, prog *Progress, start time.Time) error {
 	c := NewClient(ep, opt.Client)
 	if len(todo) > 0 {
 		// A server that is not there fails the run now, not after hours
@@ -303,14 +328,14 @@ func ask(ctx context.Context, w *ingest.Warehouse, ep Endpoint, metric, params s
 	if err != nil {
 		return err
 	}
-	stamp := func(call *ingest.JudgeCall) {
+	stamp := func(call *rows.JudgeCall) {
 		call.Model, call.Params, call.Prompt, call.Judge = ep.Model, params, PromptVersion[metric], ep.Name
 		if known {
 			cost := (float64(call.InputTokens)*price.Input + float64(call.OutputTokens)*price.Output) / 1e6
 			call.CostUSD = &cost
 		}
 	}
-	copyFor := func(call ingest.JudgeCall, f *Item) ingest.JudgeCall {
+	copyFor := func(call rows.JudgeCall, f *Item) rows.JudgeCall {
 		call.RunID, call.Task, call.SourceKey = f.RunID, f.Task, f.SourceKey
 		call.InputTokens, call.OutputTokens, call.Attempts, call.Latency, call.CostUSD = 0, 0, 0, 0, nil
 		stamp(&call)
@@ -449,8 +474,8 @@ feed:
 
 // judgeOne asks about one item, and once more when the answer does not
 // parse or cites what is not there.
-func judgeOne(ctx context.Context, c *Client, it *Item, metric string, schema map[string]any) (*ingest.JudgeCall, int, error) {
-	call := &ingest.JudgeCall{RunID: it.RunID, Task: it.Task, Metric: metric, InputHash: it.Hash, SourceKey: it.SourceKey}
+func judgeOne(ctx context.Context, c *Client, it *Item, metric string, schema map[string]any) (*rows.JudgeCall, int, error) {
+	call := &rows.JudgeCall{RunID: it.RunID, Task: it.Task, Metric: metric, InputHash: it.Hash, SourceKey: it.SourceKey}
 	attempts := 0
 	for try := 0; try < 2; try++ {
 		r := Request{System: it.System, User: it.User, SchemaName: metric + "_answer", Schema: schema, EstTokens: estTokens(it)}
@@ -497,7 +522,7 @@ func attemptsOf(err error) int {
 // applyAnswer parses an answer to an item and checks its evidence: a valid
 // one sets the call's scores, reasons and evidence; an invalid one its
 // reason. It says whether the answer is valid.
-func applyAnswer(call *ingest.JudgeCall, it *Item, metric, content string) bool {
+func applyAnswer(call *rows.JudgeCall, it *Item, metric, content string) bool {
 	call.Answer = content
 	a, err := ParseAnswer(metric, content)
 	if err == nil {
@@ -525,7 +550,7 @@ func applyAnswer(call *ingest.JudgeCall, it *Item, metric, content string) bool 
 // saver writes answers to the warehouse in batches, from one goroutine:
 // every 512 answers or every second, and whatever is left when closed.
 type saver struct {
-	in   chan ingest.JudgeCall
+	in   chan rows.JudgeCall
 	done chan error
 }
 
@@ -544,14 +569,14 @@ func JournalPath(warehouse string) string { return warehouse + ".judge-journal.j
 // newSaver writes answers to the warehouse in batches (a statement per
 // answer would cost a third of the client's CPU), each one first appended
 // to the journal, which is emptied when its answers are in the warehouse.
-func newSaver(w *ingest.Warehouse) (*saver, error) {
-	j, err := os.OpenFile(JournalPath(w.Path), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+func newSaver(w Store) (*saver, error) {
+	j, err := os.OpenFile(JournalPath(w.Name()), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("cannot keep a journal of answers beside the warehouse: %v", err)
 	}
-	s := &saver{in: make(chan ingest.JudgeCall, saveBatch), done: make(chan error, 1)}
+	s := &saver{in: make(chan rows.JudgeCall, saveBatch), done: make(chan error, 1)}
 	go func() {
-		var batch []ingest.JudgeCall
+		var batch []rows.JudgeCall
 		var firstErr error
 		var line []byte
 		flush := func() {
@@ -578,7 +603,7 @@ func newSaver(w *ingest.Warehouse) (*saver, error) {
 					flush()
 					j.Close()
 					if firstErr == nil {
-						os.Remove(JournalPath(w.Path))
+						os.Remove(JournalPath(w.Name()))
 					}
 					s.done <- firstErr
 					return
@@ -603,7 +628,7 @@ func newSaver(w *ingest.Warehouse) (*saver, error) {
 	return s, nil
 }
 
-func (s *saver) save(c ingest.JudgeCall) { s.in <- c }
+func (s *saver) save(c rows.JudgeCall) { s.in <- c }
 
 func (s *saver) close() error {
 	close(s.in)
@@ -614,8 +639,8 @@ func (s *saver) close() error {
 // had received and not written (JournalPath), and removes the journal. A
 // last line cut short by the kill is passed over. It returns how many
 // answers it wrote.
-func ReplayJournal(ctx context.Context, w *ingest.Warehouse) (int, error) {
-	path := JournalPath(w.Path)
+func ReplayJournal(ctx context.Context, w Store) (int, error) {
+	path := JournalPath(w.Name())
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
@@ -623,9 +648,9 @@ func ReplayJournal(ctx context.Context, w *ingest.Warehouse) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var calls []ingest.JudgeCall
+	var calls []rows.JudgeCall
 	for _, ln := range bytes.Split(b, []byte("\n")) {
-		var c ingest.JudgeCall
+		var c rows.JudgeCall
 		if len(ln) > 0 && json.Unmarshal(ln, &c) == nil {
 			calls = append(calls, c)
 		}
@@ -647,8 +672,8 @@ const renderBatch = 64
 // rendered renders the lean items again, in full, in their order: their
 // runs' records are read and the prompts made as when they were planned
 // (the hash must match: rendering is deterministic).
-func rendered(ctx context.Context, w *ingest.Warehouse, metric string, lean []*Item, runByID map[string]*ingest.JudgeRun) ([]*Item, error) {
-	var runs []*ingest.JudgeRun
+func rendered(ctx context.Context, w Store, metric string, lean []*Item, runByID map[string]*rows.JudgeRun) ([]*Item, error) {
+	var runs []*rows.JudgeRun
 	seen := map[string]bool{}
 	for _, it := range lean {
 		if !seen[it.RunID] {
@@ -675,7 +700,7 @@ func rendered(ctx context.Context, w *ingest.Warehouse, metric string, lean []*I
 // stub is an item before rendering: the run and task it is about, and its
 // source key.
 type stub struct {
-	run  *ingest.JudgeRun
+	run  *rows.JudgeRun
 	task string
 	key  string
 }
@@ -684,7 +709,7 @@ type itemKey struct{ metric, run, task string }
 
 // stubsOf lists the items of a metric in order (runs by id, then tasks as
 // the scenario lists them), the first limit when limit > 0.
-func stubsOf(runs []*ingest.JudgeRun, metric string, limit int) []stub {
+func stubsOf(runs []*rows.JudgeRun, metric string, limit int) []stub {
 	var out []stub
 	for _, r := range runs {
 		if metric == TA {
@@ -707,7 +732,7 @@ func stubsOf(runs []*ingest.JudgeRun, metric string, limit int) []stub {
 // and prompt, the run's and the scenario's content (which include the
 // persona, the rubric, the final turn and the decision window), the task
 // and, for TC, the depth the scores chose.
-func sourceKey(metric string, r *ingest.JudgeRun, t *ingest.JudgeTask) string {
+func sourceKey(metric string, r *rows.JudgeRun, t *rows.JudgeTask) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d\x00%d", renderVersion, PromptVersion[metric], promptDigest(metric), r.RunID, r.RunHash, r.ScenarioHash)
 	if t != nil {
@@ -734,12 +759,12 @@ func promptDigest(metric string) string {
 // buildItems renders the items of every metric for the given runs, on
 // every core, keyed by metric, run and task. all says runs is every run in
 // the warehouse.
-func buildItems(ctx context.Context, w *ingest.Warehouse, metrics []string, runs []*ingest.JudgeRun, all, lean bool) (map[itemKey]*Item, error) {
+func buildItems(ctx context.Context, w Store, metrics []string, runs []*rows.JudgeRun, all, lean bool) (map[itemKey]*Item, error) {
 	out := map[itemKey]*Item{}
 	if len(runs) == 0 {
 		return out, nil
 	}
-	jobs := make(chan *ingest.JudgeRun, 64)
+	jobs := make(chan *rows.JudgeRun, 64)
 	results := make(chan []Item, 64)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
@@ -771,7 +796,7 @@ func buildItems(ctx context.Context, w *ingest.Warehouse, metrics []string, runs
 			}
 		}
 	}()
-	err := w.ScanJudgeEvents(ctx, runs, all, func(r *ingest.JudgeRun) error {
+	err := w.ScanJudgeEvents(ctx, runs, all, func(r *rows.JudgeRun) error {
 		// A copy: ScanJudgeEvents drops r.Events when this returns, while
 		// the copy keeps them until the items are made.
 		cp := *r

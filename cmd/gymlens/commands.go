@@ -118,7 +118,7 @@ func ingestCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintln(e.stdout, reconcileLine(rc)+" (gymlens reconcile lists them)")
+				fmt.Fprintln(e.stdout, reports.ReconcileLine(rc)+" (gymlens reconcile lists them)")
 			}
 			return nil
 		},

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/urfave/cli/v3"
 
@@ -78,7 +77,7 @@ func runCompare(ctx context.Context, cmd *cli.Command, e *env, format string, w 
 	}
 	var pairs []analysis.Pair
 	if len(sw) == 2 {
-		pairs = harnessPairs(rv.Runs, byConfig, sw[0], sw[1])
+		pairs = analysis.HarnessPairs(rv.Runs, byConfig, sw[0], sw[1])
 		if len(pairs) == 0 {
 			return fmt.Errorf("no model was run on both %s and %s", sw[0], sw[1])
 		}
@@ -106,35 +105,3 @@ func runCompare(ctx context.Context, cmd *cli.Command, e *env, format string, w 
 }
 
 func ingestConfigKey(r ingest.RunRow) string { return ingest.ConfigKey(r.Model, r.Harness, r.Effort) }
-
-// harnessPairs pairs, for every model and effort run on both harnesses,
-// the runs on from with the runs on to.
-func harnessPairs(runs []ingest.RunRow, byConfig map[string]analysis.Group, from, to string) []analysis.Pair {
-	type me struct{ model, effort string }
-	seen := map[me]bool{}
-	var keys []me
-	for _, g := range byConfig {
-		r := runs[g.Runs[0]]
-		k := me{r.Model, r.Effort}
-		if !seen[k] {
-			seen[k] = true
-			keys = append(keys, k)
-		}
-	}
-	sort.Slice(keys, func(a, b int) bool {
-		if keys[a].model != keys[b].model {
-			return keys[a].model < keys[b].model
-		}
-		return keys[a].effort < keys[b].effort
-	})
-	var pairs []analysis.Pair
-	for _, k := range keys {
-		a, okA := byConfig[ingest.ConfigID(k.model, from, k.effort)]
-		b, okB := byConfig[ingest.ConfigID(k.model, to, k.effort)]
-		if okA && okB {
-			pairs = append(pairs, analysis.Pair{A: ingest.ConfigID(k.model, from, k.effort), B: ingest.ConfigID(k.model, to, k.effort),
-				RunsA: a.Runs, RunsB: b.Runs})
-		}
-	}
-	return pairs
-}

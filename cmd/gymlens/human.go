@@ -41,34 +41,7 @@ func humanCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				var secs []reports.Section
-				for _, kind := range []struct{ name, title string }{
-					{"over_days", "Mean rating by condition and checkpoint day"},
-					{"transition", "Mean change from one checkpoint to the next, by transition"},
-					{"acceptance", "Acceptance rate by condition (percent)"},
-					{"acceptance_difference", "Paired difference in acceptance rate between conditions (percentage points)"},
-				} {
-					t := &reports.Result{Columns: []string{"question", "condition", "day", "n", "value", "ci_low", "ci_high", "ci_method", "level", "resamples", "seed", "warnings"}}
-					if format == "table" {
-						t.Columns = []string{"question", "condition", "day", "n", "estimate"}
-					}
-					for _, s := range stats {
-						if s.Kind != kind.name {
-							continue
-						}
-						var day any = s.Day
-						if s.Day == 0 {
-							day = nil
-						}
-						if format == "table" {
-							t.Rows = append(t.Rows, []any{s.Question, s.Condition, day, s.N, reports.EstimateCell(s.Estimate)})
-						} else {
-							t.Rows = append(t.Rows, []any{s.Question, s.Condition, day, s.N, s.Value, s.Lo, s.Hi, "bootstrap-" + s.Method,
-								s.Level, s.Resamples, s.Seed, reports.WarningsCell(format, s.Warnings)})
-						}
-					}
-					secs = append(secs, reports.Section{Name: kind.name, Title: kind.title, Table: t})
-				}
+				secs := reports.StudySections(stats, format)
 				if err := reports.WriteSections(e.stdout, format, secs); err != nil {
 					return err
 				}

@@ -3,10 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -35,21 +31,14 @@ func reconcileCommand(e *env) *cli.Command {
 					return err
 				}
 				if format == "table" {
-					fmt.Fprintln(e.stdout, reconcileLine(rc))
+					fmt.Fprintln(e.stdout, reports.ReconcileLine(rc))
 					for _, n := range rc.Notes {
 						if !cmd.Bool("quiet") {
 							fmt.Fprintln(e.stdout, "note: "+n)
 						}
 					}
 				}
-				r := &reports.Result{Columns: []string{"where", "item", "field", "stored", "recomputed", "kind", "note"}}
-				for _, m := range rc.Mismatches {
-					where := m.Where
-					if format == "table" { // shorter to read: relative to here
-						where = relativePath(where)
-					}
-					r.Rows = append(r.Rows, []any{where, m.Item, m.Field, jsonNum(m.Stored), jsonNum(m.Recomputed), m.Kind, m.Note})
-				}
+				r := reports.MismatchResult(rc, format == "table")
 				if len(r.Rows) > 0 || format != "table" {
 					if err := reports.WriteResult(e.stdout, format, r); err != nil {
 						return err
@@ -62,26 +51,6 @@ func reconcileCommand(e *env) *cli.Command {
 			})
 		},
 	}
-}
-
-// relativePath writes FILE:LINE with FILE relative to the working folder
-// when it is below it or near it (at most two folders up).
-func relativePath(where string) string {
-	wd, err := os.Getwd()
-	if err != nil || !filepath.IsAbs(where) {
-		return where
-	}
-	if rel, err := filepath.Rel(wd, where); err == nil && !strings.HasPrefix(rel, filepath.Join("..", "..", "..")) {
-		return rel
-	}
-	return where
-}
-
-func jsonNum(x float64) any {
-	if math.IsNaN(x) {
-		return nil
-	}
-	return x
 }
 
 func reconcile(ctx context.Context, w *ingest.Warehouse) (*analysis.Reconciliation, error) {
@@ -98,9 +67,4 @@ func reconcile(ctx context.Context, w *ingest.Warehouse) (*analysis.Reconciliati
 		return nil, err
 	}
 	return analysis.Reconcile(runs, rows, reps), nil
-}
-
-func reconcileLine(rc *analysis.Reconciliation) string {
-	return fmt.Sprintf("reconcile: %d numbers checked in %d result rows (linked to traces; %d not linked) and %d report sections: %d mismatches",
-		rc.Values, rc.RowsChecked, rc.RowsUnlinked, rc.SectionsChecked, len(rc.Mismatches))
 }

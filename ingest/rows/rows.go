@@ -7,6 +7,7 @@ package rows
 
 import (
 	"database/sql"
+	"strings"
 	"time"
 )
 
@@ -249,4 +250,38 @@ type RatingRow struct {
 type PARESampleRow struct {
 	SampleID, Simulated, Correct string            // Correct: "" when the sample has no answer key
 	Humans                       map[string]string // annotator → decision
+}
+
+// ConfigID names a configuration (model, harness, effort) in one string,
+// "model | harness | effort" (JoinID: different configurations never share
+// an id, whatever their names hold).
+func ConfigID(model, harness, effort string) string {
+	if effort == "" {
+		effort = "none"
+	}
+	return JoinID(model, harness, effort)
+}
+
+// JoinID joins the parts of a composite id with " | ". A "|" or "\" inside
+// a part is written "\|" or "\\", so that the id tells its parts apart
+// (model "A | B" on harness "C" is "A \| B | C", not the id of model "A" on
+// harness "B | C"); parts without them read as they are.
+func JoinID(parts ...string) string {
+	var b strings.Builder
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteString(" | ")
+		}
+		if !strings.ContainsAny(p, `|\`) {
+			b.WriteString(p)
+			continue
+		}
+		for _, r := range p {
+			if r == '|' || r == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

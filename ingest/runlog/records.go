@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 // Record types, as they appear in the "type" field.
@@ -197,39 +199,11 @@ func (*Task) RecordType() string     { return TypeTask }
 func (*Judgment) RecordType() string { return TypeJudgment }
 func (*Rating) RecordType() string   { return TypeRating }
 
-// ConfigID names a configuration (model, harness, effort) in one string,
-// "model | harness | effort" (JoinID: different configurations never share
-// an id, whatever their names hold).
-func ConfigID(model, harness, effort string) string {
-	if effort == "" {
-		effort = "none"
-	}
-	return JoinID(model, harness, effort)
-}
+// ConfigID names a configuration (rows.ConfigID).
+func ConfigID(model, harness, effort string) string { return rows.ConfigID(model, harness, effort) }
 
-// JoinID joins the parts of a composite id with " | ". A "|" or "\" inside
-// a part is written "\|" or "\\", so that the id tells its parts apart
-// (model "A | B" on harness "C" is "A \| B | C", not the id of model "A" on
-// harness "B | C"); parts without them read as they are.
-func JoinID(parts ...string) string {
-	var b strings.Builder
-	for i, p := range parts {
-		if i > 0 {
-			b.WriteString(" | ")
-		}
-		if !strings.ContainsAny(p, `|\`) {
-			b.WriteString(p)
-			continue
-		}
-		for _, r := range p {
-			if r == '|' || r == '\\' {
-				b.WriteByte('\\')
-			}
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// JoinID joins the parts of a composite id (rows.JoinID).
+func JoinID(parts ...string) string { return rows.JoinID(parts...) }
 
 var slugRE = regexp.MustCompile(`[^a-z0-9.]+`)
 
