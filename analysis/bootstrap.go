@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -321,4 +322,41 @@ func BootstrapPValue(reps []float64) float64 {
 		return math.NaN()
 	}
 	return math.Min(1, 2*math.Min(le+1, ge+1)/(n+1))
+}
+
+// Check says what is wrong with the options as a user gave them (an
+// OptionError naming the flag; levelFlag names the confidence level's).
+func (o BootstrapOptions) Check(levelFlag string) error {
+	if o.Resamples < 100 {
+		return Optionf("--resamples: expected at least 100, found %d", o.Resamples)
+	}
+	if o.Level <= 0 || o.Level >= 1 {
+		return Optionf("--%s: expected a number between 0 and 1, found %g", levelFlag, o.Level)
+	}
+	if !slices.Contains(Methods, o.Method) {
+		return Optionf("--ci: expected one of %s, found %q", strings.Join(Methods, ", "), o.Method)
+	}
+	return nil
+}
+
+// ParseWhere reads DIM=VALUE selections (values of one dimension are
+// alternatives); dims are the dimensions allowed (nil: Dimensions), and
+// what names them in a message (PARE runs, say).
+func ParseWhere(specs []string, dims []string, what string) (map[string][]string, error) {
+	where := map[string][]string{}
+	for _, c := range specs {
+		d, v, ok := strings.Cut(c, "=")
+		if !ok {
+			return nil, Optionf("--where: expected DIM=VALUE, found %q", c)
+		}
+		if dims != nil {
+			if !slices.Contains(dims, d) {
+				return nil, Optionf("--where: %s are selected by %s, found %q", what, strings.Join(dims, ", "), d)
+			}
+		} else if err := CheckDimension(d); err != nil {
+			return nil, Optionf("--where: %v", err)
+		}
+		where[d] = append(where[d], v)
+	}
+	return where, nil
 }

@@ -407,3 +407,48 @@ func retryAfter(r *http.Response) time.Duration {
 	}
 	return 0
 }
+
+// Endpoints reads the judges named on the command line: specs of the form
+// NAME=MODEL[@BASE_URL] (ParseEndpoint), and endpoints NAME=BASE_URL for
+// the judges whose model name holds '@'. A judge's endpoint is given once;
+// an endpoint without its judge is an error.
+func Endpoints(specs, endpoints []string) ([]Endpoint, error) {
+	if len(specs) == 0 {
+		return nil, fmt.Errorf("judge: name at least one --judge NAME=MODEL[@BASE_URL]")
+	}
+	urls := map[string]string{}
+	var order []string
+	for _, s := range endpoints {
+		name, u, ok := strings.Cut(s, "=")
+		if !ok || name == "" || u == "" {
+			return nil, fmt.Errorf("--endpoint: expected NAME=BASE_URL, found %q", s)
+		}
+		u, err := CheckBaseURL(name, u)
+		if err != nil {
+			return nil, err
+		}
+		urls[name] = u
+		order = append(order, name)
+	}
+	var out []Endpoint
+	for _, s := range specs {
+		ep, err := ParseEndpoint(s, nil)
+		if err != nil {
+			return nil, err
+		}
+		if u, ok := urls[ep.Name]; ok {
+			if ep.BaseURL != "" {
+				return nil, fmt.Errorf("judge %s: its endpoint is named twice, in --judge and in --endpoint", ep.Name)
+			}
+			ep.BaseURL = u
+			delete(urls, ep.Name)
+		}
+		out = append(out, ep)
+	}
+	for _, name := range order {
+		if _, left := urls[name]; left {
+			return nil, fmt.Errorf("--endpoint %s: no --judge %s=MODEL", name, name)
+		}
+	}
+	return out, nil
+}

@@ -816,3 +816,17 @@ func buildItems(ctx context.Context, w Store, metrics []string, runs []*rows.Jud
 	}
 	return out, nil
 }
+
+// ReadPrices reads a prices file: {"model": {"input": $ per 1M tokens,
+// "output": …}}.
+func ReadPrices(path string) (map[string]Price, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--prices: %w", err)
+	}
+	var p map[string]Price
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("--prices %s: expected {\"model\": {\"input\": …, \"output\": …}}: %w", path, err)
+	}
+	return p, nil
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -154,77 +153,18 @@ func validateCommand(e *env) *cli.Command {
 	}
 }
 
-var recordOrder = []string{"scenario", "run", "event", "task", "judgment", "rating", "pare_run", "pare_event", "decision_point",
-	"pare_sample", "pare_annotation", "pare_result", "pare_report"}
-
 func printSummary(e *env, cmd *cli.Command, format, verb string, s *ingest.Summary) error {
-	secs := s.Elapsed.Seconds()
-	mbps := 0.0
-	if secs > 0 {
-		mbps = float64(s.Bytes) / 1e6 / secs
+	if format != "table" {
+		cols, row := s.Record()
+		return reports.WriteResult(e.stdout, format, &reports.Result{Columns: cols, Rows: [][]any{row}})
 	}
-	if format == "table" {
-		var parts []string
-		for _, t := range recordOrder {
-			if n := s.Records[t]; n > 0 {
-				parts = append(parts, fmt.Sprintf("%s %s", reports.Thousands(n), strings.ReplaceAll(plural(t, n), "_", " ")))
-			}
-		}
-		if len(parts) == 0 {
-			parts = append(parts, "no new records")
-		}
-		fmt.Fprintf(e.stdout, "%s %d files (%.1f MB) in %.2f s, %.1f MB/s: %s; %d rejected\n",
-			verb, s.Files, float64(s.Bytes)/1e6, secs, mbps, strings.Join(parts, ", "), s.Rejected)
-		if !cmd.Bool("quiet") {
-			notes(e, s)
-		}
-		return nil
-	}
-	r := &reports.Result{Columns: []string{"files", "bytes", "seconds", "mb_per_s", "runs", "replaced", "rejected", "rejects_file", "unchanged_files", "empty_files", "skipped_files"}}
-	r.Rows = [][]any{{s.Files, s.Bytes, secs, mbps, s.Runs, s.Replaced, s.Rejected, s.RejectsPath, len(s.Unchanged), len(s.Empty), len(s.Skipped)}}
-	for _, t := range recordOrder {
-		r.Columns = append(r.Columns, t+"_records", t+"_identical")
-		r.Rows[0] = append(r.Rows[0], s.Records[t], s.Identical[t])
-	}
-	return reports.WriteResult(e.stdout, format, r)
-}
-
-func notes(e *env, s *ingest.Summary) {
-	if n := len(s.Unchanged); n > 0 {
-		fmt.Fprintf(e.stdout, "note: %d files unchanged since an earlier ingest (same content): skipped\n", n)
-	}
-	for _, f := range s.Empty {
-		fmt.Fprintf(e.stdout, "note: %s is empty: nothing to ingest\n", f)
-	}
-	for _, sk := range s.Skipped {
-		fmt.Fprintf(e.stdout, "note: %s not read: %s\n", sk.Path, sk.Reason)
-	}
-	for _, n := range s.Notes {
-		fmt.Fprintf(e.stdout, "note: %s\n", n)
-	}
-	var ids []string
-	for t, n := range s.Identical {
-		if n > 0 {
-			ids = append(ids, fmt.Sprintf("%s %s", reports.Thousands(n), plural(t, n)))
+	fmt.Fprintln(e.stdout, s.Line(verb))
+	if !cmd.Bool("quiet") {
+		for _, n := range s.NoteLines() {
+			fmt.Fprintln(e.stdout, "note: "+n)
 		}
 	}
-	sort.Strings(ids)
-	if len(ids) > 0 {
-		fmt.Fprintf(e.stdout, "note: already stored with the same content, not loaded again: %s\n", strings.Join(ids, ", "))
-	}
-	if s.Replaced > 0 {
-		fmt.Fprintf(e.stdout, "note: %d runs or scenarios replaced\n", s.Replaced)
-	}
-	if s.Rejected > 0 {
-		fmt.Fprintf(e.stdout, "note: %d records rejected; see %s\n", s.Rejected, s.RejectsPath)
-	}
-}
-
-func plural(t string, n int64) string {
-	if n == 1 {
-		return t
-	}
-	return t + "s"
+	return nil
 }
 
 func sampleFlags() []cli.Flag {

@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v3"
 
-	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest"
 	"github.com/gymlens/gymlens/judge"
 	"github.com/gymlens/gymlens/reports"
@@ -70,45 +66,12 @@ func judgeCommand(e *env) *cli.Command {
 				}
 				opt.Metrics = append(opt.Metrics, m)
 			}
-			if len(cmd.StringSlice("judge")) == 0 {
-				return usagef("judge: name at least one --judge NAME=MODEL[@BASE_URL]")
-			}
-			endpoints := map[string]string{}
-			for _, s := range cmd.StringSlice("endpoint") {
-				name, u, ok := strings.Cut(s, "=")
-				if !ok || name == "" || u == "" {
-					return usagef("--endpoint: expected NAME=BASE_URL, found %q", s)
-				}
-				u, err := judge.CheckBaseURL(name, u)
-				if err != nil {
-					return usageError{err}
-				}
-				endpoints[name] = u
-			}
-			for _, s := range cmd.StringSlice("judge") {
-				ep, err := judge.ParseEndpoint(s, nil)
-				if err != nil {
-					return usageError{err}
-				}
-				if u, ok := endpoints[ep.Name]; ok {
-					if ep.BaseURL != "" {
-						return usagef("judge %s: its endpoint is named twice, in --judge and in --endpoint", ep.Name)
-					}
-					ep.BaseURL = u
-					delete(endpoints, ep.Name)
-				}
-				opt.Judges = append(opt.Judges, ep)
-			}
-			for name := range endpoints {
-				return usagef("--endpoint %s: no --judge %s=MODEL", name, name)
+			if opt.Judges, err = judge.Endpoints(cmd.StringSlice("judge"), cmd.StringSlice("endpoint")); err != nil {
+				return usageError{err}
 			}
 			if p := cmd.String("prices"); p != "" {
-				b, err := os.ReadFile(p)
-				if err != nil {
-					return fmt.Errorf("--prices: %v", err)
-				}
-				if err := json.Unmarshal(b, &opt.Prices); err != nil {
-					return fmt.Errorf("--prices %s: expected {\"model\": {\"input\": …, \"output\": …}}: %v", p, err)
+				if opt.Prices, err = judge.ReadPrices(p); err != nil {
+					return err
 				}
 			}
 			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, opt.DryRun, ""))
@@ -116,24 +79,22 @@ func judgeCommand(e *env) *cli.Command {
 				return err
 			}
 			defer w.Close()
-			if wh := cmd.StringSlice("where"); len(wh) > 0 {
+			if len(cmd.StringSlice("where")) > 0 {
 				where, err := parseWhere(cmd)
 				if err != nil {
 					return err
 				}
-				runs, err := w.LoadRuns(ctx)
+				ds, err := reports.NewDataset(ctx, w, reports.Options{Name: w.Path, Where: where, Keep: reports.KeepValues})
 				if err != nil {
 					return err
 				}
-				groups, _ := analysis.GroupRuns(runs, nil, where)
-				opt.Runs = map[string]bool{}
-				for _, g := range groups {
-					for _, i := range g.Runs {
-						opt.Runs[runs[i].RunID] = true
-					}
+				runs, err := ds.Selected()
+				if err != nil {
+					return err
 				}
-				if len(opt.Runs) == 0 {
-					return fmt.Errorf("no run matches --where %s", strings.Join(wh, " "))
+				opt.Runs = map[string]bool{}
+				for _, r := range runs {
+					opt.Runs[r.RunID] = true
 				}
 			}
 			var bar *progressbar.ProgressBar

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -65,14 +64,8 @@ func bootstrapOptions(cmd *cli.Command) (analysis.BootstrapOptions, error) {
 		levelFlag = "confidence"
 		o.Level = cmd.Float("confidence")
 	}
-	if o.Resamples < 100 {
-		return o, usagef("--resamples: expected at least 100, found %d", o.Resamples)
-	}
-	if o.Level <= 0 || o.Level >= 1 {
-		return o, usagef("--%s: expected a number between 0 and 1, found %g", levelFlag, o.Level)
-	}
-	if !slices.Contains(analysis.Methods, o.Method) {
-		return o, usagef("--ci: expected one of %s, found %q", strings.Join(analysis.Methods, ", "), o.Method)
+	if err := o.Check(levelFlag); err != nil {
+		return o, err
 	}
 	return o, nil
 }
@@ -165,22 +158,7 @@ func parseWhere(cmd *cli.Command) (map[string][]string, error) {
 // parseWhereIn reads --where; dims, when not nil, are the dimensions
 // allowed (the 3T dimensions otherwise).
 func parseWhereIn(cmd *cli.Command, dims []string) (map[string][]string, error) {
-	where := map[string][]string{}
-	for _, c := range cmd.StringSlice("where") {
-		d, v, ok := strings.Cut(c, "=")
-		if !ok {
-			return nil, usagef("--where: expected DIM=VALUE, found %q", c)
-		}
-		if dims != nil {
-			if !slices.Contains(dims, d) {
-				return nil, usagef("--where: PARE runs are selected by %s, found %q", strings.Join(dims, ", "), d)
-			}
-		} else if err := analysis.CheckDimension(d); err != nil {
-			return nil, usageError{fmt.Errorf("--where: %v", err)}
-		}
-		where[d] = append(where[d], v)
-	}
-	return where, nil
+	return analysis.ParseWhere(cmd.StringSlice("where"), dims, "PARE runs")
 }
 
 // computeMetrics reads the runs and estimates the metrics as the flags ask.

@@ -1,0 +1,100 @@
+package ingest
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// RecordTypes are the kinds of record an ingest counts, in the order a
+// summary names them.
+var RecordTypes = []string{"scenario", "run", "event", "task", "judgment", "rating", "pare_run", "pare_event", "decision_point",
+	"pare_sample", "pare_annotation", "pare_result", "pare_report"}
+
+// Line says in one line what was ingested (verb: "ingested", "valid"):
+// files, megabytes, time, speed and the records of each kind.
+func (s *Summary) Line(verb string) string {
+	secs, mbps := s.speed()
+	var parts []string
+	for _, t := range RecordTypes {
+		if n := s.Records[t]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", thousands(n), strings.ReplaceAll(plural(t, n), "_", " ")))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no new records")
+	}
+	return fmt.Sprintf("%s %d files (%.1f MB) in %.2f s, %.1f MB/s: %s; %d rejected",
+		verb, s.Files, float64(s.Bytes)/1e6, secs, mbps, strings.Join(parts, ", "), s.Rejected)
+}
+
+func (s *Summary) speed() (secs, mbps float64) {
+	secs = s.Elapsed.Seconds()
+	if secs > 0 {
+		mbps = float64(s.Bytes) / 1e6 / secs
+	}
+	return secs, mbps
+}
+
+// Record is the summary as one record: its columns and values.
+func (s *Summary) Record() ([]string, []any) {
+	secs, mbps := s.speed()
+	cols := []string{"files", "bytes", "seconds", "mb_per_s", "runs", "replaced", "rejected", "rejects_file", "unchanged_files", "empty_files", "skipped_files"}
+	row := []any{s.Files, s.Bytes, secs, mbps, s.Runs, s.Replaced, s.Rejected, s.RejectsPath, len(s.Unchanged), len(s.Empty), len(s.Skipped)}
+	for _, t := range RecordTypes {
+		cols = append(cols, t+"_records", t+"_identical")
+		row = append(row, s.Records[t], s.Identical[t])
+	}
+	return cols, row
+}
+
+// NoteLines are what deserves a word: files skipped, empty or not read,
+// records already stored, replaced or rejected.
+func (s *Summary) NoteLines() []string {
+	var out []string
+	if n := len(s.Unchanged); n > 0 {
+		out = append(out, fmt.Sprintf("%d files unchanged since an earlier ingest (same content): skipped", n))
+	}
+	for _, f := range s.Empty {
+		out = append(out, fmt.Sprintf("%s is empty: nothing to ingest", f))
+	}
+	for _, sk := range s.Skipped {
+		out = append(out, fmt.Sprintf("%s not read: %s", sk.Path, sk.Reason))
+	}
+	out = append(out, s.Notes...)
+	var ids []string
+	for t, n := range s.Identical {
+		if n > 0 {
+			ids = append(ids, fmt.Sprintf("%s %s", thousands(n), plural(t, n)))
+		}
+	}
+	sort.Strings(ids)
+	if len(ids) > 0 {
+		out = append(out, "already stored with the same content, not loaded again: "+strings.Join(ids, ", "))
+	}
+	if s.Replaced > 0 {
+		out = append(out, fmt.Sprintf("%d runs or scenarios replaced", s.Replaced))
+	}
+	if s.Rejected > 0 {
+		out = append(out, fmt.Sprintf("%d records rejected; see %s", s.Rejected, s.RejectsPath))
+	}
+	return out
+}
+
+func plural(t string, n int64) string {
+	if n == 1 {
+		return t
+	}
+	return t + "s"
+}
+
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
