@@ -21,6 +21,7 @@ import (
 	"github.com/valyala/fastjson"
 	"github.com/zeebo/xxh3"
 
+	"github.com/gymlens/gymlens/ingest/pare"
 	"github.com/gymlens/gymlens/ingest/runlog"
 )
 
@@ -116,8 +117,8 @@ type pass struct {
 	// pareFiles are the PARE and Meta-ARE traces to read; pare those read.
 	pareFiles   []*fileState
 	pare        []*pareRun
-	pareSamples []pareSample
-	pareAnnots  []pareAnnotation
+	pareSamples []pare.Sample
+	pareAnnots  []pare.Annotation
 	pareResults []pareResult
 	pareReports []pareReport
 }
@@ -484,14 +485,14 @@ func (p *pass) readFile(f runlog.File) error {
 		}
 	case runlog.KindJSONL:
 		return p.readStream(fs)
-	case runlog.KindPARETrace:
+	case pare.KindTrace:
 		// Read after the other files, several at a time (readPAREFiles).
 		p.pareFiles = append(p.pareFiles, fs)
-	case runlog.KindPARESamples:
+	case pare.KindSamples:
 		return p.readPARESamples(fs)
-	case runlog.KindPAREAnnotations:
+	case pare.KindAnnotations:
 		return p.readPAREAnnotations(fs)
-	case runlog.KindPAREResults, runlog.KindPARECombined, runlog.KindAREOutput, runlog.KindAREStats:
+	case pare.KindResults, pare.KindCombined, pare.KindAREOutput, pare.KindAREStats:
 		return p.readPAREResultFile(fs)
 	}
 	return nil

@@ -43,9 +43,9 @@ func (p *pass) readPAREResultFile(fs *fileState) error {
 		return p.collect(err)
 	}
 	switch fs.Kind {
-	case runlog.KindPAREResults, runlog.KindAREOutput:
+	case pare.KindResults, pare.KindAREOutput:
 		read := pare.ReadPAREResults
-		if fs.Kind == runlog.KindAREOutput {
+		if fs.Kind == pare.KindAREOutput {
 			read = pare.ReadAREOutput
 		}
 		rows, err := read(fs.Path, b)
@@ -59,7 +59,7 @@ func (p *pass) readPAREResultFile(fs *fileState) error {
 		p.records.Add(int64(len(rows)))
 	default:
 		read := pare.ReadPARECombined
-		if fs.Kind == runlog.KindAREStats {
+		if fs.Kind == pare.KindAREStats {
 			read = pare.ReadAREStats
 		}
 		rep, err := read(fs.Path, b)

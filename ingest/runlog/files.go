@@ -22,26 +22,54 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Kind is what a file holds.
+// Kind is what a file holds: one of the run-log format's own kinds, or a
+// kind another format registered (RegisterFormat).
 type Kind int
 
 const (
-	KindUnknown         Kind = iota
-	KindJSONL                // a stream of records, maybe compressed
-	KindScenario             // one scenario spec in JSON or YAML
-	KindRatings              // human ratings in CSV
-	KindPARETrace            // a PARE or Meta-ARE trace (JSON, version are_simulation_v1)
-	KindPARESamples          // PARE annotation samples (Parquet)
-	KindPAREAnnotations      // PARE human annotations (CSV with sample_id, annotator_id, human_decision)
-	KindPAREResults          // PARE result rows (*_result.json: a list of objects with base_scenario_id)
-	KindPARECombined         // PARE's combined_result.json (per_config_results)
-	KindAREOutput            // Meta-ARE output.jsonl (task_id, trace_id, score, metadata)
-	KindAREStats             // Meta-ARE benchmark_stats.json (statistics.per_capability)
+	KindUnknown  Kind = iota
+	KindJSONL         // a stream of records, maybe compressed
+	KindScenario      // one scenario spec in JSON or YAML
+	KindRatings       // human ratings in CSV
+	builtinKinds
 )
 
 func (k Kind) String() string {
-	return [...]string{"unknown", "jsonl", "scenario", "ratings", "pare_trace", "pare_samples", "pare_annotations",
-		"pare_results", "pare_combined", "are_output", "are_stats"}[k]
+	if k < builtinKinds {
+		return [...]string{"unknown", "jsonl", "scenario", "ratings"}[k]
+	}
+	if i := int(k - builtinKinds); i < len(formats) {
+		return formats[i].Name
+	}
+	return "unknown"
+}
+
+// Format is a kind of input file that another package reads (a driver,
+// such as ingest/pare): it registers once, and Discover gives its files
+// the Kind RegisterFormat returned.
+type Format struct {
+	Name string // the kind's name, as Kind.String gives it
+	// Extensions are the endings of its files' names, in lower case
+	// (".json", ".jsonl").
+	Extensions []string
+	// Detect says whether the file at path (whose name has one of the
+	// extensions) is one of the format's; it may peek at the contents.
+	// Formats are asked in registration order, before the run-log format's
+	// own kinds.
+	Detect func(path string) bool
+	// Describe, when not empty, is how a message listing what gymlens reads
+	// names the format's files.
+	Describe string
+}
+
+var formats []Format
+
+// RegisterFormat adds a format that Discover recognises and returns its
+// Kind. Call it from an init function: the registry is not safe for use
+// while Discover runs.
+func RegisterFormat(f Format) Kind {
+	formats = append(formats, f)
+	return builtinKinds + Kind(len(formats)-1)
 }
 
 // File is one input file found by Discover.
@@ -133,7 +161,7 @@ func Discover(paths []string) (files []File, skipped []Skipped, err error) {
 			return nil, nil, err
 		}
 		if len(files) == before {
-			return nil, nil, &Error{File: p, Msg: "folder holds no file gymlens reads (*.jsonl, *.jsonl.gz, *.jsonl.zst, scenario *.json/*.yaml/*.yml, ratings *.csv, PARE/ARE traces and result files *.json, output.jsonl, annotation samples *.parquet)"}
+			return nil, nil, &Error{File: p, Msg: "folder holds no file gymlens reads (" + readable() + ")"}
 		}
 	}
 	for i := range files {
@@ -213,34 +241,29 @@ func kindOrder(k Kind) int {
 
 func classify(path string) (Kind, string) {
 	name := strings.ToLower(filepath.Base(path))
-	switch {
-	case strings.HasSuffix(name, ".jsonl"):
-		if isAREOutput(path) {
-			return KindAREOutput, ""
-		}
-		return KindJSONL, ""
-	case strings.HasSuffix(name, ".jsonl.gz"), strings.HasSuffix(name, ".jsonl.zst"):
-		return KindJSONL, ""
-	case strings.HasSuffix(name, ".json"), strings.HasSuffix(name, ".yaml"), strings.HasSuffix(name, ".yml"):
+	whole := strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")
+	if whole {
 		if st, err := os.Stat(path); err == nil && st.Size() > MaxWholeFile {
 			return KindUnknown, fmt.Sprintf("%d MB: gymlens reads scenario specs, traces and result files whole and takes at most %d MB; split it (record streams, *.jsonl, have no limit)",
 				st.Size()>>20, MaxWholeFile>>20)
 		}
-		if strings.HasSuffix(name, ".json") {
-			if k := jsonKind(path); k != KindUnknown {
-				return k, ""
+	}
+	for i, f := range formats {
+		for _, ext := range f.Extensions {
+			if strings.HasSuffix(name, ext) && f.Detect(path) {
+				return builtinKinds + Kind(i), ""
 			}
 		}
+	}
+	switch {
+	case strings.HasSuffix(name, ".jsonl"), strings.HasSuffix(name, ".jsonl.gz"), strings.HasSuffix(name, ".jsonl.zst"):
+		return KindJSONL, ""
+	case whole:
 		if isScenarioFile(path) {
 			return KindScenario, ""
 		}
 		return KindUnknown, `its top level has no "type": "scenario"`
-	case strings.HasSuffix(name, ".parquet"):
-		return KindPARESamples, ""
 	case strings.HasSuffix(name, ".csv"):
-		if isAnnotationCSV(path) {
-			return KindPAREAnnotations, ""
-		}
 		if isRatingsCSV(path) {
 			return KindRatings, ""
 		}
@@ -249,67 +272,15 @@ func classify(path string) (Kind, string) {
 	return KindUnknown, "unknown file extension"
 }
 
-// jsonKind tells the PARE and Meta-ARE files among *.json: a trace (an
-// object naming the are_simulation_v1 format, or starting with its world
-// logs or completed events), PARE result rows (a list of objects with
-// base_scenario_id), PARE's combined_result.json (per_config_results) and
-// Meta-ARE's benchmark_stats.json (statistics with per_capability).
-// Anything else is KindUnknown here (a scenario spec, maybe).
-func jsonKind(path string) Kind {
-	b, err := ReadWhole(path)
-	if err != nil {
-		return KindUnknown
-	}
-	t := bytes.TrimLeft(b, " \t\r\n")
-	if len(t) == 0 {
-		return KindUnknown
-	}
-	head := t[:min(len(t), 4096)]
-	switch t[0] {
-	case '[':
-		if bytes.Contains(head, []byte(`"base_scenario_id"`)) {
-			return KindPAREResults
-		}
-	case '{':
-		// The version key may come last; the world logs or the completed
-		// events come first in the exports, so a truncated trace is still
-		// recognised (and reported as truncated).
-		if bytes.Contains(b, []byte(`"are_simulation_v1"`)) ||
-			bytes.Contains(head, []byte(`"world_logs"`)) || bytes.Contains(head, []byte(`"completed_events"`)) {
-			return KindPARETrace
-		}
-		if bytes.Contains(b, []byte(`"per_config_results"`)) {
-			return KindPARECombined
-		}
-		if bytes.Contains(b, []byte(`"per_capability"`)) {
-			return KindAREStats
+// readable lists what Discover reads, for a message.
+func readable() string {
+	s := "*.jsonl, *.jsonl.gz, *.jsonl.zst, scenario *.json/*.yaml/*.yml, ratings *.csv"
+	for _, f := range formats {
+		if f.Describe != "" {
+			s += ", " + f.Describe
 		}
 	}
-	return KindUnknown
-}
-
-// isAREOutput says whether a .jsonl file is Meta-ARE's output.jsonl: its
-// first line is an object with task_id and score and no record type.
-func isAREOutput(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		ln := bytes.TrimSpace(sc.Bytes())
-		if len(ln) == 0 {
-			continue
-		}
-		v, err := fastjson.ParseBytes(ln)
-		if err != nil || v.Type() != fastjson.TypeObject {
-			return false
-		}
-		return v.Exists("task_id") && v.Exists("score") && !v.Exists("type")
-	}
-	return false
+	return s
 }
 
 func isScenarioFile(path string) bool {
@@ -328,34 +299,13 @@ func isScenarioFile(path string) bool {
 	return top.Type == TypeScenario
 }
 
-// PAREAnnotationColumns are the columns a PARE annotation CSV must have.
-var PAREAnnotationColumns = []string{"sample_id", "annotator_id", "human_decision"}
-
-func isAnnotationCSV(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head, err := csvHeader(f)
-	if err != nil {
-		return false
-	}
-	for _, c := range PAREAnnotationColumns {
-		if !slices.Contains(head, c) {
-			return false
-		}
-	}
-	return true
-}
-
 func isRatingsCSV(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return true
 	}
 	defer f.Close()
-	head, err := csvHeader(f)
+	head, err := CSVHeader(f)
 	if err != nil {
 		return true
 	}
@@ -381,9 +331,9 @@ func unneutralise(s string) string {
 	return s
 }
 
-// csvHeader reads the first record of a CSV file, without a BOM, its names
+// CSVHeader reads the first record of a CSV file, without a BOM, its names
 // trimmed.
-func csvHeader(r io.Reader) ([]string, error) {
+func CSVHeader(r io.Reader) ([]string, error) {
 	head, err := csv.NewReader(SkipBOM(r)).Read()
 	for i := range head {
 		head[i] = strings.TrimSpace(head[i])

@@ -25,7 +25,7 @@ func SkipBOM(r io.Reader) io.Reader {
 }
 
 // MaxWholeFile bounds the files gymlens reads whole rather than as a
-// stream — scenario specs, PARE and Meta-ARE traces and result files —
+// stream — scenario specs, and the files of formats read whole (traces, result files) —
 // so that memory stays bounded: a larger one is refused with a message.
 // Record streams (JSONL) and CSV files have no such limit.
 const MaxWholeFile = 256 << 20
