@@ -58,7 +58,7 @@ func NewScorer(specs map[string]*rows.ScenarioSpec) (*Scorer, error) {
 			}
 			r, err := compileRubric(t.Rubric)
 			if err != nil {
-				return nil, fmt.Errorf("scenario %q, task %q: rubric: %v", sid, tid, err)
+				return nil, fmt.Errorf("scenario %q, task %q: rubric: %w", sid, tid, err)
 			}
 			s.rubrics[[2]string{sid, tid}] = r
 		}
@@ -202,7 +202,7 @@ func (s *Scorer) Derive(t *rows.ScoreTask) (Derived, error) {
 			c := call{tool: e.Tool}
 			if e.Args != "" {
 				if err := json.Unmarshal([]byte(e.Args), &c.args); err != nil {
-					return Derived{}, fmt.Errorf("run %q, seq %d: args: %v", t.RunID, e.Seq, err)
+					return Derived{}, fmt.Errorf("run %q, seq %d: args: %w", t.RunID, e.Seq, err)
 				}
 				keys := make([]string, 0, len(c.args))
 				for k := range c.args {

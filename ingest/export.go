@@ -93,7 +93,7 @@ func (w *Warehouse) Export(ctx context.Context, dir, format string) ([]ExportRes
 			err := parquetToIPC(ctx, tmp, res.Path)
 			os.Remove(tmp)
 			if err != nil {
-				return nil, fmt.Errorf("exporting %s: %v", t.name, err)
+				return nil, fmt.Errorf("exporting %s: %w", t.name, err)
 			}
 		}
 		out = append(out, res)
@@ -109,20 +109,20 @@ func (w *Warehouse) Export(ctx context.Context, dir, format string) ([]ExportRes
 func (w *Warehouse) copyPartitions(ctx context.Context, t exportTable, dir string) error {
 	rs, err := w.db.QueryContext(ctx, `SELECT DISTINCT r.config_key FROM `+t.name+` x JOIN runs r USING (run_id) ORDER BY 1`)
 	if err != nil {
-		return fmt.Errorf("exporting %s: %v", t.name, err)
+		return fmt.Errorf("exporting %s: %w", t.name, err)
 	}
 	var keys []string
 	for rs.Next() {
 		var k string
 		if err := rs.Scan(&k); err != nil {
 			rs.Close()
-			return fmt.Errorf("exporting %s: %v", t.name, err)
+			return fmt.Errorf("exporting %s: %w", t.name, err)
 		}
 		keys = append(keys, k)
 	}
 	rs.Close()
 	if err := rs.Err(); err != nil {
-		return fmt.Errorf("exporting %s: %v", t.name, err)
+		return fmt.Errorf("exporting %s: %w", t.name, err)
 	}
 	for _, k := range keys {
 		// Keys are path-safe slugs (runlog.ConfigKey); refuse anything else
@@ -137,7 +137,7 @@ func (w *Warehouse) copyPartitions(ctx context.Context, t exportTable, dir strin
 		q := fmt.Sprintf(`COPY (SELECT x.* FROM %s x JOIN runs r USING (run_id) WHERE r.config_key = %s ORDER BY %s) TO %s (FORMAT parquet)`,
 			t.name, sqlString(k), prefixed("x", t.order), sqlString(filepath.Join(part, "part_0.parquet")))
 		if _, err := w.db.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("exporting %s: %v", t.name, err)
+			return fmt.Errorf("exporting %s: %w", t.name, err)
 		}
 	}
 	return nil
@@ -146,7 +146,7 @@ func (w *Warehouse) copyPartitions(ctx context.Context, t exportTable, dir strin
 func (w *Warehouse) copyParquet(ctx context.Context, t exportTable, path string) error {
 	q := fmt.Sprintf(`COPY (SELECT * FROM %s ORDER BY %s) TO %s (FORMAT parquet)`, t.name, t.order, sqlString(path))
 	if _, err := w.db.ExecContext(ctx, q); err != nil {
-		return fmt.Errorf("exporting %s: %v", t.name, err)
+		return fmt.Errorf("exporting %s: %w", t.name, err)
 	}
 	return nil
 }

@@ -193,7 +193,7 @@ func (w *Warehouse) SaveJudgeCalls(ctx context.Context, calls []JudgeCall) error
 		return aj.Close()
 	})
 	if err != nil {
-		return fmt.Errorf("saving judgments: %v", err)
+		return fmt.Errorf("saving judgments: %w", err)
 	}
 	tx := []string{
 		"BEGIN TRANSACTION",
@@ -206,7 +206,7 @@ func (w *Warehouse) SaveJudgeCalls(ctx context.Context, calls []JudgeCall) error
 	for _, q := range tx {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-			return fmt.Errorf("saving judgments: %v", err)
+			return fmt.Errorf("saving judgments: %w", err)
 		}
 	}
 	return nil
@@ -247,7 +247,7 @@ func (w *Warehouse) SupersedeIngestedJudgments(ctx context.Context, judge string
 	}
 	fail := func(err error) (int64, error) {
 		conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		return 0, fmt.Errorf("taking out the ingested judgments of %q: %v", judge, err)
+		return 0, fmt.Errorf("taking out the ingested judgments of %q: %w", judge, err)
 	}
 	if _, err := conn.ExecContext(ctx, `UPDATE ingested_files SET superseded = true WHERE file_id IN
 		(SELECT DISTINCT file_id FROM judgments WHERE judge = ? AND file_id > 0 AND list_contains(?, metric))`, judge, metrics); err != nil {

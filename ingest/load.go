@@ -161,11 +161,11 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 	p.chk = newChecker(p.errs, opt.Replace)
 	if w != nil {
 		if err := p.chk.preload(ctx, w); err != nil {
-			return nil, fmt.Errorf("reading the warehouse: %v", err)
+			return nil, fmt.Errorf("reading the warehouse: %w", err)
 		}
 	}
 	if err := p.knownFiles(w); err != nil {
-		return nil, fmt.Errorf("reading the warehouse: %v", err)
+		return nil, fmt.Errorf("reading the warehouse: %w", err)
 	}
 	var total int64
 	for _, f := range files {
@@ -192,7 +192,7 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 			}
 		}()
 		if p.tmpDir, err = os.MkdirTemp(filepath.Dir(w.Path), stagingPrefix(w.Path)); err != nil {
-			return nil, fmt.Errorf("cannot make a staging folder beside the warehouse: %v", err)
+			return nil, fmt.Errorf("cannot make a staging folder beside the warehouse: %w", err)
 		}
 		defer os.RemoveAll(p.tmpDir)
 	}
@@ -273,7 +273,7 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 		return nil, p.errs
 	}
 	if _, err := p.conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return nil, fmt.Errorf("committing the ingest: %v", err)
+		return nil, fmt.Errorf("committing the ingest: %w", err)
 	}
 	p.committed = true
 	p.sum.Elapsed = time.Since(start)
@@ -596,7 +596,7 @@ func (p *pass) stage(typ string, row []byte) error {
 		sf = &stageFile{path: filepath.Join(p.tmpDir, typ+".csv")}
 		f, err := os.Create(sf.path)
 		if err != nil {
-			return fmt.Errorf("cannot write the staging file: %v", err)
+			return fmt.Errorf("cannot write the staging file: %w", err)
 		}
 		sf.f, sf.w = f, bufio.NewWriterSize(f, 1<<20)
 		p.stages[typ] = sf
@@ -604,7 +604,7 @@ func (p *pass) stage(typ string, row []byte) error {
 	sf.rows++
 	sf.longest = max(sf.longest, len(row))
 	if _, err := sf.w.Write(row); err != nil {
-		return fmt.Errorf("cannot write the staging file: %v", err)
+		return fmt.Errorf("cannot write the staging file: %w", err)
 	}
 	return nil
 }
@@ -620,7 +620,7 @@ func (p *pass) reject(e *runlog.Error, raw []byte, n int64) {
 func (p *pass) flushStages() error {
 	for _, sf := range p.stages {
 		if err := sf.w.Flush(); err != nil {
-			return fmt.Errorf("cannot write the staging file: %v", err)
+			return fmt.Errorf("cannot write the staging file: %w", err)
 		}
 	}
 	return nil
@@ -663,7 +663,7 @@ type rejectWriter struct {
 func newRejectWriter(path string) (*rejectWriter, error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot write the rejects file: %v", err)
+		return nil, fmt.Errorf("cannot write the rejects file: %w", err)
 	}
 	return &rejectWriter{f: f, w: bufio.NewWriter(f)}, nil
 }

@@ -53,7 +53,7 @@ func (w *Warehouse) QueryFunc(ctx context.Context, query string, head func(cols 
 	}
 	var external bool
 	if err := conn.QueryRowContext(ctx, `SELECT current_setting('enable_external_access')`).Scan(&external); err != nil || external {
-		return fmt.Errorf("query: cannot switch off file access on this connection (%v)", err)
+		return fmt.Errorf("query: cannot switch off file access on this connection (%w)", err)
 	}
 	if err := checkReadStatement(ctx, conn, query); err != nil {
 		return err
@@ -138,7 +138,7 @@ const queryPage = 20000
 func checkReadStatement(ctx context.Context, conn *sql.Conn, query string) error {
 	var js string
 	if err := conn.QueryRowContext(ctx, `SELECT json_serialize_sql(?::VARCHAR)::VARCHAR`, query).Scan(&js); err != nil {
-		return fmt.Errorf("query: %v", err)
+		return fmt.Errorf("query: %w", err)
 	}
 	var parsed struct {
 		Error      bool              `json:"error"`
@@ -147,7 +147,7 @@ func checkReadStatement(ctx context.Context, conn *sql.Conn, query string) error
 		Statements []json.RawMessage `json:"statements"`
 	}
 	if err := json.Unmarshal([]byte(js), &parsed); err != nil {
-		return fmt.Errorf("query: cannot read DuckDB's parse of the statement: %v", err)
+		return fmt.Errorf("query: cannot read DuckDB's parse of the statement: %w", err)
 	}
 	switch {
 	case parsed.Error && parsed.ErrorType == "parser":

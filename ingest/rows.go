@@ -161,7 +161,7 @@ func (w *Warehouse) loadTasksAndJudgments(ctx context.Context, runs []RunRow, by
 func (w *Warehouse) scan(ctx context.Context, q string, fn func(*sql.Rows) error, args ...any) error {
 	rows, err := w.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return fmt.Errorf("reading the warehouse: %v", err)
+		return fmt.Errorf("reading the warehouse: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {

@@ -165,7 +165,7 @@ func (w *Warehouse) WriteScores(ctx context.Context, scores []TaskScore) error {
 		return a.Close()
 	})
 	if err != nil {
-		return fmt.Errorf("writing the scores: %v", err)
+		return fmt.Errorf("writing the scores: %w", err)
 	}
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return err

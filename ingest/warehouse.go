@@ -216,7 +216,7 @@ func openError(path string, err error) error {
 		}
 		return fmt.Errorf("warehouse %s is in use by another process (%s): wait for it to finish, or use another --db", path, holder)
 	}
-	return fmt.Errorf("cannot open warehouse %s: %v", path, err)
+	return fmt.Errorf("cannot open warehouse %s: %w", path, err)
 }
 
 // Version returns the schema version stored in the warehouse (0 if empty).
@@ -238,7 +238,7 @@ func (w *Warehouse) Version(ctx context.Context) (int, error) {
 	}
 	var v string
 	if err := w.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v); err != nil {
-		return 0, fmt.Errorf("%s: cannot read the schema version: %v", w.Path, err)
+		return 0, fmt.Errorf("%s: cannot read the schema version: %w", w.Path, err)
 	}
 	return strconv.Atoi(v)
 }
@@ -272,7 +272,7 @@ func (w *Warehouse) migrate(ctx context.Context, opt OpenOptions) error {
 			continue
 		}
 		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("migrating %s to schema %s: %v", w.Path, m.name, err)
+			return fmt.Errorf("migrating %s to schema %s: %w", w.Path, m.name, err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta VALUES ('schema_version', ?), ('written_by', ?)`, strconv.Itoa(target), "gymlens "+Version); err != nil {

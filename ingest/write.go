@@ -72,7 +72,7 @@ func prefixed(alias, cols string) string {
 func (p *pass) exec(q string, args ...any) error {
 	t0 := time.Now()
 	if _, err := p.conn.ExecContext(p.ctx, q, args...); err != nil {
-		return fmt.Errorf("loading the warehouse: %v", err)
+		return fmt.Errorf("loading the warehouse: %w", err)
 	}
 	if trace {
 		fmt.Fprintf(os.Stderr, "trace: %6.3fs %.70s\n", time.Since(t0).Seconds(), strings.Join(strings.Fields(q), " "))
@@ -173,11 +173,11 @@ func (p *pass) appendRows(table string, fill func(*duckdb.Appender) error) error
 		}
 		a, err := duckdb.NewAppender(dc.(driver.Conn), catalog, "main", table)
 		if err != nil {
-			return fmt.Errorf("opening an appender on %s: %v", table, err)
+			return fmt.Errorf("opening an appender on %s: %w", table, err)
 		}
 		if err := fill(a); err != nil {
 			a.Close()
-			return fmt.Errorf("loading %s: %v", table, err)
+			return fmt.Errorf("loading %s: %w", table, err)
 		}
 		return a.Close()
 	})
@@ -367,7 +367,7 @@ func (p *pass) settleJudgments(first int) error {
 		SELECT 1 FROM judgments o WHERE o.file_id < ? AND (`+prefixed("o", judgmentKey)+`) = (`+prefixed("n", judgmentKey)+`)
 		AND (`+prefixed("o", judgmentValues)+`) IS NOT DISTINCT FROM (`+prefixed("n", judgmentValues)+`))`, first, first)
 	if err != nil {
-		return fmt.Errorf("loading the warehouse: %v", err)
+		return fmt.Errorf("loading the warehouse: %w", err)
 	}
 	same, _ := res.RowsAffected()
 	p.sum.Identical[runlog.TypeJudgment] += same
@@ -440,7 +440,7 @@ func (p *pass) queryRows(q string, args []any, fn func(scan func(...any) error) 
 	t0 := time.Now()
 	rows, err := p.conn.QueryContext(p.ctx, q, args...)
 	if err != nil {
-		return fmt.Errorf("loading the warehouse: %v", err)
+		return fmt.Errorf("loading the warehouse: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {

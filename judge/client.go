@@ -87,7 +87,7 @@ func ParseEndpoint(spec string, getenv func(string) string) (Endpoint, error) {
 func CheckBaseURL(name, raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", fmt.Errorf("--judge %s: the endpoint %q is not a URL: %v", name, raw, err)
+		return "", fmt.Errorf("--judge %s: the endpoint %q is not a URL: %w", name, raw, err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return "", fmt.Errorf("--judge %s: the endpoint %q: expected an http:// or https:// URL", name, raw)
@@ -322,7 +322,7 @@ func (c *Client) Check(ctx context.Context) error {
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		return fmt.Errorf("judge %s: %s refused the connection: is the server running?", c.ep.Name, where)
 	}
-	return fmt.Errorf("judge %s: %s cannot be reached: %v", c.ep.Name, where, err)
+	return fmt.Errorf("judge %s: %s cannot be reached: %w", c.ep.Name, where, err)
 }
 
 // wait takes a concurrency slot's turn at the rate limits.
@@ -368,14 +368,14 @@ func (c *Client) once(ctx context.Context, params openai.ChatCompletionNewParams
 			return nil, retryAfter(apiErr.Response), err
 		}
 		if apiErr.StatusCode == http.StatusBadRequest {
-			return nil, -1, badRequest{fmt.Errorf("%s: %v", c.ep.Name, err)}
+			return nil, -1, badRequest{fmt.Errorf("%s: %w", c.ep.Name, err)}
 		}
-		return nil, -1, fmt.Errorf("%s: %v", c.ep.Name, err)
+		return nil, -1, fmt.Errorf("%s: %w", c.ep.Name, err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return nil, 0, fmt.Errorf("%s: no answer within %v", c.ep.Name, c.opt.Timeout)
 	default:
 		// Transport errors (a dropped connection, a reset) may pass.
-		return nil, 0, fmt.Errorf("%s: %v", c.ep.Name, err)
+		return nil, 0, fmt.Errorf("%s: %w", c.ep.Name, err)
 	}
 }
 

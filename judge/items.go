@@ -261,10 +261,10 @@ func ParseAnswer(metric, content string) (*Answer, error) {
 	}
 	var all map[string]any
 	if err := json.Unmarshal([]byte(s), &all); err != nil {
-		return nil, fmt.Errorf("not JSON: %v", err)
+		return nil, fmt.Errorf("not JSON: %w", err)
 	}
 	if err := json.Unmarshal([]byte(s), &raw); err != nil {
-		return nil, fmt.Errorf("reasons or evidence malformed: %v", err)
+		return nil, fmt.Errorf("reasons or evidence malformed: %w", err)
 	}
 	a := &Answer{Scores: map[string]float64{}, Reasons: raw.Reasons, Evidence: raw.Evidence}
 	check := func(k string, ok func(float64) bool, want string) error {

@@ -572,7 +572,7 @@ func JournalPath(warehouse string) string { return warehouse + ".judge-journal.j
 func newSaver(w Store) (*saver, error) {
 	j, err := os.OpenFile(JournalPath(w.Name()), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("cannot keep a journal of answers beside the warehouse: %v", err)
+		return nil, fmt.Errorf("cannot keep a journal of answers beside the warehouse: %w", err)
 	}
 	s := &saver{in: make(chan rows.JudgeCall, saveBatch), done: make(chan error, 1)}
 	go func() {
@@ -614,7 +614,7 @@ func newSaver(w Store) (*saver, error) {
 					_, err = j.Write(line)
 				}
 				if err != nil && firstErr == nil {
-					firstErr = fmt.Errorf("writing the journal of answers: %v", err)
+					firstErr = fmt.Errorf("writing the journal of answers: %w", err)
 				}
 				batch = append(batch, c)
 				if len(batch) >= saveBatch {
@@ -656,7 +656,7 @@ func ReplayJournal(ctx context.Context, w Store) (int, error) {
 		}
 	}
 	if err := w.SaveJudgeCalls(ctx, calls); err != nil {
-		return 0, fmt.Errorf("writing the answers of a killed run (%s): %v", path, err)
+		return 0, fmt.Errorf("writing the answers of a killed run (%s): %w", path, err)
 	}
 	return len(calls), os.Remove(path)
 }

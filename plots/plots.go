@@ -174,7 +174,7 @@ func (f *Figure) Render(format string) ([]byte, error) {
 	f.draw(draw.New(c))
 	var b bytes.Buffer
 	if err := write(&b); err != nil {
-		return nil, fmt.Errorf("rendering %s as %s: %v", f.Name, format, err)
+		return nil, fmt.Errorf("rendering %s as %s: %w", f.Name, format, err)
 	}
 	return b.Bytes(), nil
 }

@@ -43,7 +43,7 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 // NAME.FORMAT, each file whole or not at all, and returns their paths.
 func WriteFigure(fig *plots.Figure, dir string, formats []string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--out: %v", err)
+		return nil, fmt.Errorf("--out: %w", err)
 	}
 	var paths []string
 	for _, f := range formats {
@@ -78,7 +78,7 @@ func WriteAnnotationSheet(path string, items []analysis.SampleItem, questions []
 		return cw.Error()
 	})
 	if err != nil {
-		return fmt.Errorf("--out: %v", err)
+		return fmt.Errorf("--out: %w", err)
 	}
 	return nil
 }

@@ -62,11 +62,11 @@ type Output struct {
 func WriteReport(dir string, r *Report) error {
 	parent := filepath.Dir(filepath.Clean(dir))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("--out: %v", err)
+		return fmt.Errorf("--out: %w", err)
 	}
 	tmp, err := os.MkdirTemp(parent, ".gymlens-report-*")
 	if err != nil {
-		return fmt.Errorf("--out: %v", err)
+		return fmt.Errorf("--out: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 	for _, sub := range []string{"tables", "figures"} {
@@ -129,14 +129,14 @@ func WriteReport(dir string, r *Report) error {
 	if _, err := os.Stat(dir); err == nil {
 		old = tmp + ".old"
 		if err := os.Rename(dir, old); err != nil {
-			return fmt.Errorf("--out: %v", err)
+			return fmt.Errorf("--out: %w", err)
 		}
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		if old != "" {
 			os.Rename(old, dir)
 		}
-		return fmt.Errorf("--out: %v", err)
+		return fmt.Errorf("--out: %w", err)
 	}
 	if old != "" {
 		os.RemoveAll(old)

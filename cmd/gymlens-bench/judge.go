@@ -59,7 +59,7 @@ func benchJudge(args []string) error {
 	defer func() { stdin.Close(); child.Wait() }()
 	var url string
 	if _, err := fmt.Fscanln(stdout, &url); err != nil {
-		return fmt.Errorf("starting the server: %v", err)
+		return fmt.Errorf("starting the server: %w", err)
 	}
 	ep, _ := judge.ParseEndpoint("bench=fake@"+url+"/v1", func(string) string { return "" })
 	opt := judge.RunOptions{Metrics: []string{judge.TC}, Judges: []judge.Endpoint{ep}, Limit: *n,

@@ -106,7 +106,7 @@ func measure(job string, args ...string) (time.Duration, int64, error) {
 	out, err := cmd.Output()
 	wall := time.Since(t0)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s: %v", job, err)
+		return 0, 0, fmt.Errorf("%s: %w", job, err)
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	if d, err := time.ParseDuration(strings.TrimSpace(string(out))); err == nil && d > 0 {

@@ -146,7 +146,7 @@ func validateCommand(e *env) *cli.Command {
 			}
 			sum, err := ingest.Validate(ctx, w, cmd.Args().Slice(), opt)
 			if err != nil {
-				return fmt.Errorf("%v\nvalidation failed", err)
+				return fmt.Errorf("%w\nvalidation failed", err)
 			}
 			return printSummary(e, cmd, format, "valid", sum)
 		},

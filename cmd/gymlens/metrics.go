@@ -166,7 +166,7 @@ func computeMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) 
 	by := splitList(cmd.String("by"))
 	for _, d := range by {
 		if err := analysis.CheckDimension(d); err != nil {
-			return nil, usageError{fmt.Errorf("--by: %v", err)}
+			return nil, usageError{fmt.Errorf("--by: %w", err)}
 		}
 	}
 	ds, err := dataset(ctx, cmd, w, reports.KeepValues)

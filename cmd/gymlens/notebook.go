@@ -55,7 +55,7 @@ func notebookCommand(e *env) *cli.Command {
 func runNotebook(ctx context.Context, e *env, db, file, dir string) ([]string, error) {
 	src, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", file, err)
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	// The warehouse must be there: a notebook only reads.
 	if _, err := os.Stat(db); err != nil {
@@ -70,7 +70,7 @@ func runNotebook(ctx context.Context, e *env, db, file, dir string) ([]string, e
 		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--out: %v", err)
+		return nil, fmt.Errorf("--out: %w", err)
 	}
 	var paths []string
 	for _, name := range sortedKeys(files) {
