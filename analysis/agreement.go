@@ -187,7 +187,7 @@ func explainNaN(s *AgreementStat) {
 	case s.Stat == StatKappa || s.Stat == StatWeightedKappa:
 		why = "both sources used one category only: κ is undefined"
 	}
-	s.Warnings = append(s.Warnings, why)
+	s.Warn(0, why)
 }
 
 // BinaryAgreement compares two sources' 0/1 labels: both positive rates,

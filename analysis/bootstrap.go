@@ -68,7 +68,58 @@ type Estimate struct {
 	Resamples int
 	Seed      uint64
 	Clusters  int
-	Warnings  []string
+	// Warnings say in words what the estimate rests on or lacks; Kinds[i]
+	// says what Warnings[i] is about (a missing entry: nothing in
+	// particular), so that code acts on the kind, never on the words.
+	Warnings []string
+	Kinds    []Caveat
+}
+
+// Caveat is what a warning is about.
+type Caveat uint8
+
+const (
+	// CaveatInterval: the interval is missing, unreliable, degenerate or
+	// not a bootstrap one.
+	CaveatInterval Caveat = 1 << iota
+	// CaveatOneCluster: one scenario, its runs resampled as independent.
+	CaveatOneCluster
+	// CaveatScenarioLevel: n counts scenarios, not runs.
+	CaveatScenarioLevel
+)
+
+// Warn adds a warning of kind k.
+func (e *Estimate) Warn(k Caveat, text string) {
+	for len(e.Kinds) < len(e.Warnings) {
+		e.Kinds = append(e.Kinds, 0)
+	}
+	e.Warnings, e.Kinds = append(e.Warnings, text), append(e.Kinds, k)
+}
+
+// Has says whether a warning of a kind in k is there.
+func (e *Estimate) Has(k Caveat) bool {
+	for _, c := range e.Kinds {
+		if c&k != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Drop takes out the warnings of the kinds in k.
+func (e *Estimate) Drop(k Caveat) {
+	var w []string
+	var kinds []Caveat
+	for i, t := range e.Warnings {
+		var c Caveat
+		if i < len(e.Kinds) {
+			c = e.Kinds[i]
+		}
+		if c&k == 0 {
+			w, kinds = append(w, t), append(kinds, c)
+		}
+	}
+	e.Warnings, e.Kinds = w, kinds
 }
 
 // Statistics computes k statistics from cluster weights: w[c] is how many
@@ -109,12 +160,12 @@ func ClusterBootstrapReplicates(clusters, k int, stat Statistics, opt BootstrapO
 		est[j] = Estimate{Value: point[j], Lo: math.NaN(), Hi: math.NaN(), Method: opt.Method, Level: opt.Level,
 			Resamples: opt.Resamples, Seed: opt.Seed, Clusters: clusters}
 		if clusters < 5 {
-			est[j].Warnings = append(est[j].Warnings, fmt.Sprintf("%d clusters: interval unreliable", clusters))
+			est[j].Warn(CaveatInterval, fmt.Sprintf("%d clusters: interval unreliable", clusters))
 		}
 	}
 	if clusters < 2 {
 		for j := range est {
-			est[j].Warnings = append(est[j].Warnings, "fewer than 2 clusters: no interval")
+			est[j].Warn(CaveatInterval, "fewer than 2 clusters: no interval")
 		}
 		return est, nil
 	}
@@ -132,15 +183,15 @@ func ClusterBootstrapReplicates(clusters, k int, stat Statistics, opt BootstrapO
 			}
 		}
 		if dropped := opt.Resamples - len(col); dropped > 0 {
-			est[j].Warnings = append(est[j].Warnings, fmt.Sprintf("statistic undefined in %d of %d resamples (left out)", dropped, opt.Resamples))
+			est[j].Warn(0, fmt.Sprintf("statistic undefined in %d of %d resamples (left out)", dropped, opt.Resamples))
 		}
 		if len(col) < 2 || math.IsNaN(est[j].Value) {
-			est[j].Warnings = append(est[j].Warnings, "no interval: statistic undefined")
+			est[j].Warn(CaveatInterval, "no interval: statistic undefined")
 			continue
 		}
 		sort.Float64s(col)
 		if col[0] == col[len(col)-1] {
-			est[j].Warnings = append(est[j].Warnings, "every resample gives the same value: the interval has zero width")
+			est[j].Warn(CaveatInterval, "every resample gives the same value: the interval has zero width")
 		}
 		switch opt.Method {
 		case BCa:
@@ -151,7 +202,7 @@ func ClusterBootstrapReplicates(clusters, k int, stat Statistics, opt BootstrapO
 			lo, hi, warn := BCaInterval(est[j].Value, col, jk, opt.Level)
 			est[j].Lo, est[j].Hi = lo, hi
 			if warn != "" {
-				est[j].Warnings = append(est[j].Warnings, warn)
+				est[j].Warn(CaveatInterval, warn)
 			}
 		case Expanded:
 			est[j].Lo, est[j].Hi = ExpandedPercentileInterval(col, opt.Level, clusters)
@@ -172,16 +223,14 @@ func explainNullInterval(e *Estimate) {
 	if !math.IsNaN(e.Lo) && !math.IsNaN(e.Hi) {
 		return
 	}
-	for _, w := range e.Warnings {
-		if strings.Contains(w, "interval") {
-			return
-		}
-	}
-	if math.IsNaN(e.Value) {
-		e.Warnings = append(e.Warnings, "no interval: the statistic is undefined")
+	if e.Has(CaveatInterval) {
 		return
 	}
-	e.Warnings = append(e.Warnings, "no interval: the interval's end points are undefined")
+	if math.IsNaN(e.Value) {
+		e.Warn(CaveatInterval, "no interval: the statistic is undefined")
+		return
+	}
+	e.Warn(CaveatInterval, "no interval: the interval's end points are undefined")
 }
 
 // Replicates returns the k statistics of each of opt.Resamples cluster

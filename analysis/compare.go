@@ -68,8 +68,8 @@ func CompareRatios(pairs []Pair, num, den [][]float64, scenario []string, names 
 // group is scale[m] · Σ num[i][m] / Σ den[i][m] over its runs with both,
 // with a cluster bootstrap over the scenarios of those runs (a resample
 // adds each drawn scenario's sums as often as it is drawn).
-func SummarizeRatios(groups []Group, num, den [][]float64, scenario []string, names []string, scale []float64, opt BootstrapOptions) []Result {
-	var out []Result
+func SummarizeRatios(groups []Group, num, den [][]float64, scenario []string, names []string, scale []float64, opt BootstrapOptions) []GroupEstimate {
+	var out []GroupEstimate
 	for _, g := range groups {
 		for m, name := range names {
 			cl := map[string]int{}
@@ -109,7 +109,7 @@ func SummarizeRatios(groups []Group, num, den [][]float64, scenario []string, na
 			} else {
 				e = ClusterBootstrap(len(nums), 1, stat, opt)[0]
 			}
-			out = append(out, Result{Group: g.Key, Metric: name, NRuns: runs, Estimate: e})
+			out = append(out, GroupEstimate{Group: g.Key, Metric: name, NRuns: runs, Estimate: e})
 		}
 	}
 	return out

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gymlens/gymlens/ingest/rows"
 )
@@ -211,8 +212,8 @@ type Group struct {
 	Runs []int             // indexes into the runs
 }
 
-// Result is one metric of one group, with its interval.
-type Result struct {
+// GroupEstimate is one metric of one group, with its interval.
+type GroupEstimate struct {
 	Group  map[string]string
 	Metric string
 	NRuns  int // runs with a value of the metric
@@ -223,23 +224,24 @@ type Result struct {
 // group: the mean over its runs of the run values, with a cluster
 // bootstrap over its scenarios. values[i] are run i's values (RunValues);
 // scenario[i] its scenario. Warnings say what was missing.
-func Summarize(groups []Group, values [][]float64, missing []Missing, scenario []string, metrics []int, opt BootstrapOptions) []Result {
-	var out []Result
+func Summarize(groups []Group, values [][]float64, missing []Missing, scenario []string, metrics []int, opt BootstrapOptions) []GroupEstimate {
+	var out []GroupEstimate
 	for _, g := range groups {
 		est, nruns, oneScenario := summarizeGroup(g, values, scenario, metrics, opt)
 		warn := groupWarnings(g, missing)
-		if oneScenario {
-			for _, f := range []string{"TC", "TA", "TRD", "TRJ"} {
-				warn[f] = append(warn[f], "one scenario: its runs resampled as independent")
-			}
-		}
 		for j, m := range metrics {
 			e := est[j]
-			e.Warnings = append(append([]string(nil), e.Warnings...), warn[family(AllMetrics[m])]...)
-			if nruns[j] == 0 {
-				e.Warnings = append(e.Warnings, "no run has this metric")
+			e.Warnings, e.Kinds = slices.Clone(e.Warnings), slices.Clone(e.Kinds)
+			for _, w := range warn[family(AllMetrics[m])] {
+				e.Warn(0, w)
 			}
-			out = append(out, Result{Group: g.Key, Metric: AllMetrics[m], NRuns: nruns[j], Estimate: e})
+			if oneScenario {
+				e.Warn(CaveatOneCluster, "one scenario: its runs resampled as independent")
+			}
+			if nruns[j] == 0 {
+				e.Warn(0, "no run has this metric")
+			}
+			out = append(out, GroupEstimate{Group: g.Key, Metric: AllMetrics[m], NRuns: nruns[j], Estimate: e})
 		}
 	}
 	return out
@@ -248,23 +250,23 @@ func Summarize(groups []Group, values [][]float64, missing []Missing, scenario [
 // SummarizeNamed is Summarize for values whose columns are named by names
 // (metrics of another benchmark, such as PARE's), without the 3T
 // metrics' missing-data warnings.
-func SummarizeNamed(groups []Group, values [][]float64, scenario []string, names []string, opt BootstrapOptions) []Result {
+func SummarizeNamed(groups []Group, values [][]float64, scenario []string, names []string, opt BootstrapOptions) []GroupEstimate {
 	cols := make([]int, len(names))
 	for j := range cols {
 		cols[j] = j
 	}
-	var out []Result
+	var out []GroupEstimate
 	for _, g := range groups {
 		est, nruns, oneScenario := summarizeGroup(g, values, scenario, cols, opt)
 		for j, name := range names {
 			e := est[j]
 			if oneScenario {
-				e.Warnings = append(e.Warnings, "one scenario: its runs resampled as independent")
+				e.Warn(CaveatOneCluster, "one scenario: its runs resampled as independent")
 			}
 			if nruns[j] == 0 {
-				e.Warnings = append(e.Warnings, "no run has this metric")
+				e.Warn(0, "no run has this metric")
 			}
-			out = append(out, Result{Group: g.Key, Metric: name, NRuns: nruns[j], Estimate: e})
+			out = append(out, GroupEstimate{Group: g.Key, Metric: name, NRuns: nruns[j], Estimate: e})
 		}
 	}
 	return out

@@ -26,6 +26,24 @@ var PAREMetrics = []string{
 	"proposal_rate",             // proposals per turn (NaN without turns)
 }
 
+// The places of the metrics in PAREMetrics and in PARERunValues' values:
+// code names a value by its place's name, never by a number.
+const (
+	PProposals = iota
+	PAcceptances
+	PAcceptanceRate
+	PReadActions
+	PWriteActions
+	PTurns
+	PSecondsToFirstProposal
+	PSecondsToDecide
+	PTurnsToFirstProposal
+	PProposalsBeforeAccept
+	PAgentReadActions
+	PAgentWriteActions
+	PProposalRate
+)
+
 // PARERunValues computes PAREMetrics for one run, in that order; a value
 // that cannot be had is NaN.
 func PARERunValues(r *rows.PARERun) []float64 {
@@ -85,20 +103,20 @@ func PARERunValues(r *rows.PARERun) []float64 {
 			}
 		}
 	}
-	v[0], v[1], v[3], v[4] = proposals, accepts, reads, writes
+	v[PProposals], v[PAcceptances], v[PReadActions], v[PWriteActions] = proposals, accepts, reads, writes
 	if proposals > 0 {
-		v[2] = 100 * accepts / proposals
+		v[PAcceptanceRate] = 100 * accepts / proposals
 	}
 	if maxTurn >= 0 {
-		v[5] = float64(maxTurn + 1)
+		v[PTurns] = float64(maxTurn + 1)
 	}
 	if firstProposal >= 0 {
 		p := r.Events[firstProposal]
 		if !math.IsNaN(lastEnv) {
-			v[6] = p.T - lastEnv
+			v[PSecondsToFirstProposal] = p.T - lastEnv
 		}
 		if p.Turn >= 0 {
-			v[8] = float64(p.Turn)
+			v[PTurnsToFirstProposal] = float64(p.Turn)
 		}
 	}
 	var sum, n float64
@@ -109,12 +127,19 @@ func PARERunValues(r *rows.PARERun) []float64 {
 		}
 	}
 	if n > 0 {
-		v[7] = sum / n
+		v[PSecondsToDecide] = sum / n
 	}
-	v[9] = proposalsBefore
-	v[10], v[11] = agentReads, agentWrites
-	if v[5] > 0 {
-		v[12] = proposals / v[5]
+	v[PProposalsBeforeAccept] = proposalsBefore
+	v[PAgentReadActions], v[PAgentWriteActions] = agentReads, agentWrites
+	if v[PTurns] > 0 {
+		v[PProposalRate] = proposals / v[PTurns]
 	}
 	return v
 }
+
+// The places of PARE's stored counts (rows.PAREResultRow.Counts), for
+// functions whose rows hide the package's name.
+const (
+	countProposals, countAcceptances, countReads = rows.CountProposals, rows.CountAcceptances, rows.CountReads
+	countWrites, countTurns                      = rows.CountWrites, rows.CountTurns
+)

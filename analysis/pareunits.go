@@ -237,7 +237,7 @@ func newPAREValues(units []PAREUnit, opt PAREOptions) (*pareValues, error) {
 		}
 		c := []float64{math.NaN(), math.NaN(), math.NaN()}
 		if trace != nil {
-			c = []float64{trace[0], trace[1], trace[5]}
+			c = []float64{trace[PProposals], trace[PAcceptances], trace[PTurns]}
 		}
 		pv.counts = append(pv.counts, c)
 		pv.units, pv.values, pv.scen = append(pv.units, u), append(pv.values, row), append(pv.scen, u.Dim("scenario"))
@@ -255,13 +255,14 @@ func storedValues(r *rows.PAREResultRow) []float64 {
 	for i := range v {
 		v[i] = math.NaN()
 	}
-	prop, acc, read, write, turns := r.Counts[0], r.Counts[1], r.Counts[2], r.Counts[3], r.Counts[4]
-	v[0], v[1], v[3], v[4], v[5] = prop, acc, read, write, turns
+	c := r.Counts
+	prop, acc, read, write, turns := c[rows.CountProposals], c[rows.CountAcceptances], c[rows.CountReads], c[rows.CountWrites], c[rows.CountTurns]
+	v[PProposals], v[PAcceptances], v[PReadActions], v[PWriteActions], v[PTurns] = prop, acc, read, write, turns
 	if prop > 0 {
-		v[2] = 100 * acc / prop
+		v[PAcceptanceRate] = 100 * acc / prop
 	}
 	if turns > 0 {
-		v[12] = prop / turns
+		v[PProposalRate] = prop / turns
 	}
 	return v
 }
@@ -367,11 +368,11 @@ func fewestRuns(tal []scenarioTally) int {
 // passValues computes the scenario-level metrics of one group: a row per
 // scenario (with result rows), its value of each metric; notes say what
 // k stood for and what was left out. k is what "k" in pass@k stands for.
-func passValues(tal []scenarioTally, names []string, k int) ([][]float64, []string, []string) {
+func passValues(tal []scenarioTally, names []string, k int) ([][]float64, []string, map[string][]string) {
 	minRuns := k
 	rows := make([][]float64, len(tal))
 	scen := make([]string, len(tal))
-	var notes []string
+	notes := map[string][]string{}
 	for i, s := range tal {
 		scen[i] = s.name
 		rows[i] = make([]float64, len(names))
@@ -413,13 +414,13 @@ func passValues(tal []scenarioTally, names []string, k int) ([][]float64, []stri
 				}
 			}
 			if m[3] == "k" && k > 0 {
-				notes = append(notes, fmt.Sprintf("%s: k = %d, the fewest validated runs of a scenario here", n, k))
+				notes[n] = append(notes[n], fmt.Sprintf("k = %d, the fewest validated runs of a scenario here", k))
 			}
 			if len(empty) > 0 {
-				notes = append(notes, fmt.Sprintf("%s: %d scenarios with no validated run left out: %s", n, len(empty), strings.Join(empty, ", ")))
+				notes[n] = append(notes[n], fmt.Sprintf("%d scenarios with no validated run left out: %s", len(empty), strings.Join(empty, ", ")))
 			}
 			if short > 0 {
-				notes = append(notes, fmt.Sprintf("%s: %d scenarios with fewer than %d validated runs left out", n, short, k))
+				notes[n] = append(notes[n], fmt.Sprintf("%d scenarios with fewer than %d validated runs left out", short, k))
 			}
 		}
 	}
@@ -437,7 +438,7 @@ func b2f(b bool) float64 {
 // mean over runs with a cluster bootstrap over scenarios (success with a
 // Wilson interval when no scenario has more than one validated run), and
 // the pass metrics as the mean over scenarios, scenarios resampled.
-func PAREEstimates(units []PAREUnit, opt PAREOptions) ([]Result, error) {
+func PAREEstimates(units []PAREUnit, opt PAREOptions) ([]GroupEstimate, error) {
 	by := opt.By
 	for _, d := range by {
 		if !slices.Contains(PAREDimensions, d) {
@@ -450,7 +451,7 @@ func PAREEstimates(units []PAREUnit, opt PAREOptions) ([]Result, error) {
 	}
 	groups := pv.groups(by)
 	num, den, scale := pv.ratioParts()
-	var out []Result
+	var out []GroupEstimate
 	for _, g := range groups {
 		res := SummarizeNamed([]Group{g}, pv.values, pv.scen, pv.names, pv.opt)
 		tal := pv.tally(g)
@@ -465,14 +466,14 @@ func PAREEstimates(units []PAREUnit, opt PAREOptions) ([]Result, error) {
 				}
 			}
 			if unknown > 0 {
-				res[t].Warnings = append(res[t].Warnings, fmt.Sprintf("%d runs with unknown token counts (the export wrote zeros) left out, not counted as 0", unknown))
+				res[t].Warn(0, fmt.Sprintf("%d runs with unknown token counts (the export wrote zeros) left out, not counted as 0", unknown))
 			}
 		}
 		out = append(out, res...)
 		if len(pv.pooled) > 0 {
 			pooled := SummarizeRatios([]Group{g}, num, den, pv.scen, pv.pooled, scale, pv.opt)
 			for j := range pooled {
-				pooled[j].Warnings = append(pooled[j].Warnings, pooledNote)
+				pooled[j].Warn(0, pooledNote)
 			}
 			out = append(out, pooled...)
 		}
@@ -486,11 +487,9 @@ func PAREEstimates(units []PAREUnit, opt PAREOptions) ([]Result, error) {
 		}
 		pres := SummarizeNamed([]Group{one}, vals, scen, pv.pass, pv.opt)
 		for j := range pres {
-			pres[j].Warnings = append(pres[j].Warnings, "n counts scenarios")
-			for _, n := range notes {
-				if strings.HasPrefix(n, pv.pass[j]+":") {
-					pres[j].Warnings = append(pres[j].Warnings, strings.TrimPrefix(n, pv.pass[j]+": "))
-				}
+			pres[j].Warn(CaveatScenarioLevel, "n counts scenarios")
+			for _, n := range notes[pv.pass[j]] {
+				pres[j].Warn(0, n)
 			}
 		}
 		out = append(out, pres...)
@@ -501,7 +500,7 @@ func PAREEstimates(units []PAREUnit, opt PAREOptions) ([]Result, error) {
 // wilsonIfSingle gives the success rate a Wilson interval when no
 // scenario of the group has more than one validated run (the scenario
 // bootstrap is then a bootstrap of independent trials).
-func wilsonIfSingle(r *Result, tal []scenarioTally, level float64) {
+func wilsonIfSingle(r *GroupEstimate, tal []scenarioTally, level float64) {
 	n, k := 0, 0
 	for _, s := range tal {
 		if s.validated > 1 {
@@ -515,13 +514,8 @@ func wilsonIfSingle(r *Result, tal []scenarioTally, level float64) {
 	}
 	lo, hi := Wilson(k, n, level)
 	r.Lo, r.Hi, r.Method, r.Resamples = 100*lo, 100*hi, "wilson", 0
-	var keep []string
-	for _, w := range r.Warnings {
-		if !strings.Contains(w, "interval") && !strings.Contains(w, "one scenario") {
-			keep = append(keep, w)
-		}
-	}
-	r.Warnings = append(keep, "one validated run per scenario: Wilson score interval")
+	r.Drop(CaveatInterval | CaveatOneCluster)
+	r.Warn(CaveatInterval, "one validated run per scenario: Wilson score interval")
 }
 
 // ComparePARE compares configurations pairwise on the same resampled
@@ -557,7 +551,7 @@ func ComparePARE(units []PAREUnit, opt PAREOptions, configs []string) ([]Compari
 		num, den, scale := pv.ratioParts()
 		pc := CompareRatios(pairs, num, den, pv.scen, pv.pooled, scale, pv.opt)
 		for i := range pc {
-			pc[i].Warnings = append(pc[i].Warnings, pooledNote)
+			pc[i].Warn(0, pooledNote)
 		}
 		out = append(out, pc...)
 	}
@@ -589,7 +583,7 @@ func ComparePARE(units []PAREUnit, opt PAREOptions, configs []string) ([]Compari
 	pc := CompareNamed(pairs, rows, scen, pv.pass, pv.opt)
 	for i := range pc {
 		if strings.HasSuffix(pc[i].Metric, "k") && !strings.HasPrefix(pc[i].Metric, "pare_") {
-			pc[i].Warnings = append(pc[i].Warnings, fmt.Sprintf("k = %d, the fewest validated runs of a scenario in the configurations compared", k))
+			pc[i].Warn(0, fmt.Sprintf("k = %d, the fewest validated runs of a scenario in the configurations compared", k))
 		}
 	}
 	return append(out, pc...), nil

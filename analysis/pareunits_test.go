@@ -51,3 +51,18 @@ func TestPAREEstimatesByHand(t *testing.T) {
 		t.Errorf("nothing selected: %v", err)
 	}
 }
+
+// The named places agree with the names of the metrics and counts.
+func TestPAREPlacesAreTheNames(t *testing.T) {
+	for place, name := range map[int]string{PProposals: "proposals", PAcceptances: "acceptances", PAcceptanceRate: "acceptance_rate",
+		PReadActions: "read_actions", PWriteActions: "write_actions", PTurns: "turns", PSecondsToFirstProposal: "seconds_to_first_proposal",
+		PSecondsToDecide: "seconds_to_decide", PTurnsToFirstProposal: "turns_to_first_proposal", PProposalsBeforeAccept: "proposals_before_accept",
+		PAgentReadActions: "agent_read_actions", PAgentWriteActions: "agent_write_actions", PProposalRate: "proposal_rate"} {
+		if PAREMetrics[place] != name {
+			t.Errorf("place %d is %s, named %s", place, PAREMetrics[place], name)
+		}
+	}
+	if len(PAREMetrics) != PProposalRate+1 {
+		t.Errorf("%d PARE metrics, %d places", len(PAREMetrics), PProposalRate+1)
+	}
+}

@@ -73,7 +73,7 @@ func Reconcile(runs []rows.PARERun, results []rows.PAREResultRow, reports []rows
 		byID[runs[i].RunID] = &runs[i]
 	}
 	stored := []string{"proposal_count", "acceptance_count", "read_only_actions", "write_actions", "number_of_turns"}
-	from := []int{0, 1, 3, 4, 5} // their places in PAREMetrics
+	from := []int{PProposals, PAcceptances, PReadActions, PWriteActions, PTurns} // their places in PAREMetrics
 	for _, r := range results {
 		run := byID[r.RunID]
 		if run == nil {
@@ -83,8 +83,8 @@ func Reconcile(runs []rows.PARERun, results []rows.PAREResultRow, reports []rows
 		rc.RowsChecked++
 		where := fmt.Sprintf("%s:%d", r.File, r.Line)
 		v := PARERunValues(run)
-		if math.IsNaN(v[5]) {
-			v[5] = 0 // no turn numbers: PARE counts no turns
+		if math.IsNaN(v[PTurns]) {
+			v[PTurns] = 0 // no turn numbers: PARE counts no turns
 		}
 		for j, f := range stored {
 			if !math.IsNaN(r.Counts[j]) {
@@ -98,10 +98,10 @@ func Reconcile(runs []rows.PARERun, results []rows.PAREResultRow, reports []rows
 			return 0
 		}
 		if !math.IsNaN(r.ProposalRate) {
-			rc.check(where, r.ResultID, "proposal_rate", r.ProposalRate, ratio(v[0], v[5]))
+			rc.check(where, r.ResultID, "proposal_rate", r.ProposalRate, ratio(v[PProposals], v[PTurns]))
 		}
 		if !math.IsNaN(r.AcceptanceRate) {
-			rc.check(where, r.ResultID, "acceptance_rate", r.AcceptanceRate, ratio(v[1], v[0]))
+			rc.check(where, r.ResultID, "acceptance_rate", r.AcceptanceRate, ratio(v[PAcceptances], v[PProposals]))
 		}
 		// The row's success against the trace's own verdict (Valid or
 		// Invalid), when both are given.

@@ -226,7 +226,7 @@ func ReportStats(rows []rows.PAREResultRow, cluster func(*rows.PAREResultRow) st
 	for i := range all {
 		all[i] = i
 	}
-	const prop, acc, read, write, turns = 0, 1, 2, 3, 4
+	const prop, acc, read, write, turns = countProposals, countAcceptances, countReads, countWrites, countTurns
 	s["total_proposals"], s["total_acceptances"], s["total_turns"] = sum(all, prop), sum(all, acc), sum(all, turns)
 	s["total_read_only_actions"], s["total_write_actions"] = sum(all, read), sum(all, write)
 	ratio := func(a, b float64) float64 {

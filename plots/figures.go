@@ -23,7 +23,7 @@ var FigureNames = []string{"model-size", "harness-switch", "correlations", "harn
 // estimates indexes results by group value (of one dimension) and metric.
 type estimates map[[2]string]analysis.Estimate
 
-func index(res []analysis.Result, dims ...string) (estimates, [][]string) {
+func index(res []analysis.GroupEstimate, dims ...string) (estimates, [][]string) {
 	e := estimates{}
 	var keys [][]string
 	seen := map[string]bool{}
@@ -53,7 +53,7 @@ func (e estimates) get(key []string, metric string) (analysis.Estimate, bool) {
 // ModelSize draws a metric against model size (log scale), a line per
 // family from its smallest to its largest model, from results grouped by
 // family and size; models of unknown size are left out.
-func ModelSize(res []analysis.Result, metric string) (*Figure, error) {
+func ModelSize(res []analysis.GroupEstimate, metric string) (*Figure, error) {
 	e, keys := index(res, "family", "size")
 	byFam := map[string][][2]float64{}
 	var fams []string
@@ -159,7 +159,7 @@ func (a *arrows) DataRange() (xmin, xmax, ymin, ymax float64) {
 // HarnessSwitch draws, for each open model (one of known size), the change
 // of a metric when switching from one harness to another, from results
 // grouped by model, size and harness.
-func HarnessSwitch(res []analysis.Result, metric, from, to string) (*Figure, error) {
+func HarnessSwitch(res []analysis.GroupEstimate, metric, from, to string) (*Figure, error) {
 	e, keys := index(res, "model", "size", "harness")
 	type model struct{ name, size string }
 	var models []model
@@ -347,7 +347,7 @@ func metricPanels(name, caption string, e estimates, cats [][]string, labels []s
 
 // HarnessComparison draws the metrics per harness, one panel per metric,
 // from results grouped by harness.
-func HarnessComparison(res []analysis.Result, metrics []string) (*Figure, error) {
+func HarnessComparison(res []analysis.GroupEstimate, metrics []string) (*Figure, error) {
 	e, keys := index(res, "harness")
 	var labels []string
 	for _, k := range keys {
@@ -359,7 +359,7 @@ func HarnessComparison(res []analysis.Result, metrics []string) (*Figure, error)
 
 // Breakdown draws the metrics per value of a dimension (scenario, persona
 // group, …), from results grouped by it.
-func Breakdown(name, dimLabel string, res []analysis.Result, dim string, metrics []string) (*Figure, error) {
+func Breakdown(name, dimLabel string, res []analysis.GroupEstimate, dim string, metrics []string) (*Figure, error) {
 	e, keys := index(res, dim)
 	var labels []string
 	for _, k := range keys {
@@ -372,7 +372,7 @@ func Breakdown(name, dimLabel string, res []analysis.Result, dim string, metrics
 // Effort draws the metrics against reasoning effort, a line with its 95%
 // bootstrap band per metric, from results grouped by effort (of one model
 // and harness).
-func Effort(res []analysis.Result, metrics []string, what string) (*Figure, error) {
+func Effort(res []analysis.GroupEstimate, metrics []string, what string) (*Figure, error) {
 	e, keys := index(res, "effort")
 	rank := analysis.EffortRank
 	sort.SliceStable(keys, func(a, b int) bool {

@@ -17,14 +17,14 @@ func est(v float64) analysis.Estimate {
 	return analysis.Estimate{Value: v, Lo: v - 3, Hi: v + 2, Level: 0.95, Resamples: 100, Method: "percentile"}
 }
 
-func result(group map[string]string, metric string, v float64) analysis.Result {
-	return analysis.Result{Group: group, Metric: metric, NRuns: 30, Estimate: est(v)}
+func result(group map[string]string, metric string, v float64) analysis.GroupEstimate {
+	return analysis.GroupEstimate{Group: group, Metric: metric, NRuns: 30, Estimate: est(v)}
 }
 
 // figures builds every figure from small made-up results.
 func figures(t *testing.T) map[string]*Figure {
 	t.Helper()
-	var bySize, bySwitch, byHarness, byEffort, byScen []analysis.Result
+	var bySize, bySwitch, byHarness, byEffort, byScen []analysis.GroupEstimate
 	for _, f := range []struct {
 		fam   string
 		sizes []string

@@ -83,7 +83,7 @@ type Dataset struct {
 	sel     []rows.RunRow
 	ratings []rows.RatingRow
 	loaded  bool
-	summary map[string][]analysis.Result
+	summary map[string][]analysis.GroupEstimate
 }
 
 // NewDataset checks the options and makes a dataset that reads from store
@@ -105,7 +105,7 @@ func NewDataset(ctx context.Context, store Store, opt Options) (*Dataset, error)
 			return nil, analysis.Optionf("--where: %v", err)
 		}
 	}
-	return &Dataset{ctx: ctx, store: store, opt: opt, summary: map[string][]analysis.Result{}}, nil
+	return &Dataset{ctx: ctx, store: store, opt: opt, summary: map[string][]analysis.GroupEstimate{}}, nil
 }
 
 // Options are the dataset's options.
@@ -226,7 +226,7 @@ func (s *Dataset) SelectedValues() (values [][]float64, scen, conf []string, err
 
 // Summarize estimates metrics per group of dims among the runs where
 // keeps (nil: Options.Where), once per question asked.
-func (s *Dataset) Summarize(dims []string, metrics []string, where map[string][]string) ([]analysis.Result, error) {
+func (s *Dataset) Summarize(dims []string, metrics []string, where map[string][]string) ([]analysis.GroupEstimate, error) {
 	v, err := s.Values()
 	if err != nil {
 		return nil, err
@@ -304,4 +304,51 @@ func StudyRatings(ratings []rows.RatingRow) []analysis.StudyRating {
 		}
 	}
 	return study
+}
+
+// Compare compares configurations pairwise (later minus earlier) on the
+// same resampled scenarios, each named by id or by key (ConfigKey); or,
+// with harnessSwitch FROM,TO, harness TO against harness FROM for every
+// model and effort run on both. P-values are adjusted across the pairs.
+func (s *Dataset) Compare(configs, harnessSwitch []string) ([]analysis.Comparison, error) {
+	v, err := s.Values()
+	if err != nil {
+		return nil, err
+	}
+	groups, err := analysis.GroupRuns(v.Runs, []string{"config"}, s.opt.Where)
+	if err != nil {
+		return nil, err
+	}
+	byConfig := map[string]analysis.Group{}
+	byKey := map[string]string{}
+	for _, g := range groups {
+		id := g.Key["config"]
+		byConfig[id] = g
+		r := v.Runs[g.Runs[0]]
+		byKey[rows.ConfigKey(r.Model, r.Harness, r.Effort)] = id
+	}
+	var pairs []analysis.Pair
+	if len(harnessSwitch) == 2 {
+		from, to := harnessSwitch[0], harnessSwitch[1]
+		if pairs = analysis.HarnessPairs(v.Runs, byConfig, from, to); len(pairs) == 0 {
+			return nil, fmt.Errorf("no model was run on both %s and %s", from, to)
+		}
+	} else {
+		var ids []string
+		for _, a := range configs {
+			id := a
+			if _, ok := byConfig[id]; !ok {
+				if id, ok = byKey[a]; !ok {
+					return nil, fmt.Errorf("no runs of configuration %q (see gymlens metrics for the configurations)", a)
+				}
+			}
+			ids = append(ids, id)
+		}
+		for i := 0; i < len(ids); i++ {
+			for j := i + 1; j < len(ids); j++ {
+				pairs = append(pairs, analysis.Pair{A: ids[i], B: ids[j], RunsA: byConfig[ids[i]].Runs, RunsB: byConfig[ids[j]].Runs})
+			}
+		}
+	}
+	return analysis.Compare(pairs, v.Values, v.Scenario, v.Metrics, s.opt.Bootstrap), nil
 }

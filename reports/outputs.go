@@ -3,7 +3,6 @@ package reports
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 
@@ -18,7 +17,7 @@ import (
 // (how the intervals were made, each warning once, naming the groups it is
 // about unless it is about all), or as one record per group and metric in
 // JSON and CSV (docs/json.md).
-func MetricsOutput(format string, by []string, res []analysis.Result) (*Result, []string) {
+func MetricsOutput(format string, by []string, res []analysis.GroupEstimate) (*Result, []string) {
 	if format == "table" {
 		var metrics []string
 		seen := map[string]bool{}
@@ -49,7 +48,7 @@ func MetricsOutput(format string, by []string, res []analysis.Result) (*Result, 
 			// such as pass@k, count scenarios).
 			runs := 0
 			for j := range metrics {
-				if !slices.Contains(res[i+j].Warnings, "n counts scenarios") {
+				if !res[i+j].Has(analysis.CaveatScenarioLevel) {
 					runs = max(runs, res[i+j].NRuns)
 				}
 			}

@@ -33,7 +33,7 @@ func BootstrapNote(e analysis.Estimate, unit string) string {
 // MetricTable lays out metric estimates (one per group and metric, as
 // analysis.Summarize gives them) with a row per group, keyed by dims, and
 // a column per metric, followed by the group's number of runs.
-func MetricTable(name, caption string, res []analysis.Result, dims, metrics []string) *Table {
+func MetricTable(name, caption string, res []analysis.GroupEstimate, dims, metrics []string) *Table {
 	t := &Table{Name: name, Caption: caption}
 	for _, d := range dims {
 		h := dimHeaders[d]

@@ -14,10 +14,10 @@ import (
 
 func sampleReport(t *testing.T) *Report {
 	t.Helper()
-	res := []analysis.Result{}
+	res := []analysis.GroupEstimate{}
 	for i, h := range []string{"CC", "<script>alert(1)</script>"} {
 		for _, m := range analysis.MainMetrics {
-			res = append(res, analysis.Result{Group: map[string]string{"harness": h}, Metric: m, NRuns: 9,
+			res = append(res, analysis.GroupEstimate{Group: map[string]string{"harness": h}, Metric: m, NRuns: 9,
 				Estimate: analysis.Estimate{Value: float64(10 + i), Lo: float64(8 + i), Hi: float64(12 + i), Level: 0.95, Method: "percentile", Resamples: 100, Seed: 1}})
 		}
 	}

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest"
 	"github.com/gymlens/gymlens/reports"
 )
@@ -59,49 +57,9 @@ func runCompare(ctx context.Context, cmd *cli.Command, e *env, format string, w 
 	if err != nil {
 		return err
 	}
-	rv, err := ds.Values()
+	res, err := ds.Compare(cmd.Args().Slice(), sw)
 	if err != nil {
 		return err
 	}
-	groups, err := analysis.GroupRuns(rv.Runs, []string{"config"}, ds.Options().Where)
-	if err != nil {
-		return err
-	}
-	byConfig := map[string]analysis.Group{}
-	byKey := map[string]string{}
-	for _, g := range groups {
-		id := g.Key["config"]
-		byConfig[id] = g
-		r := rv.Runs[g.Runs[0]]
-		byKey[ingestConfigKey(r)] = id
-	}
-	var pairs []analysis.Pair
-	if len(sw) == 2 {
-		pairs = analysis.HarnessPairs(rv.Runs, byConfig, sw[0], sw[1])
-		if len(pairs) == 0 {
-			return fmt.Errorf("no model was run on both %s and %s", sw[0], sw[1])
-		}
-	} else {
-		var ids []string
-		for _, a := range cmd.Args().Slice() {
-			id := a
-			if _, ok := byConfig[id]; !ok {
-				if k, ok := byKey[a]; ok {
-					id = k
-				} else {
-					return fmt.Errorf("no runs of configuration %q (see gymlens metrics for the configurations)", a)
-				}
-			}
-			ids = append(ids, id)
-		}
-		for i := 0; i < len(ids); i++ {
-			for j := i + 1; j < len(ids); j++ {
-				pairs = append(pairs, analysis.Pair{A: ids[i], B: ids[j], RunsA: byConfig[ids[i]].Runs, RunsB: byConfig[ids[j]].Runs})
-			}
-		}
-	}
-	res := analysis.Compare(pairs, rv.Values, rv.Scenario, rv.Metrics, ds.Bootstrap())
 	return emit(e, cmd.Bool("quiet"), format)(reports.CompareOutput(format, res))
 }
-
-func ingestConfigKey(r ingest.RunRow) string { return ingest.ConfigKey(r.Model, r.Harness, r.Effort) }

@@ -162,7 +162,7 @@ func parseWhereIn(cmd *cli.Command, dims []string) (map[string][]string, error) 
 }
 
 // computeMetrics reads the runs and estimates the metrics as the flags ask.
-func computeMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) ([]analysis.Result, error) {
+func computeMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) ([]analysis.GroupEstimate, error) {
 	by := splitList(cmd.String("by"))
 	for _, d := range by {
 		if err := analysis.CheckDimension(d); err != nil {

@@ -50,7 +50,7 @@ func noPARE(err error, w *ingest.Warehouse) error {
 	return err
 }
 
-func computePAREMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) ([]analysis.Result, error) {
+func computePAREMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) ([]analysis.GroupEstimate, error) {
 	opt, err := pareOptions(cmd)
 	if err != nil {
 		return nil, err

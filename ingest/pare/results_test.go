@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 const handmade = "../testdata/pare"
@@ -131,5 +133,15 @@ func TestBadResultFiles(t *testing.T) {
 	}
 	if _, err := ReadAREStats("s.json", []byte(`{"metadata": {}}`)); err == nil || !strings.Contains(err.Error(), "field statistics: missing") {
 		t.Errorf("stats: %v", err)
+	}
+}
+
+// The typed rows name the places of the stored counts as CountFields has them.
+func TestCountPlaces(t *testing.T) {
+	for place, name := range map[int]string{rows.CountProposals: "proposal_count", rows.CountAcceptances: "acceptance_count",
+		rows.CountReads: "read_only_actions", rows.CountWrites: "write_actions", rows.CountTurns: "number_of_turns"} {
+		if CountFields[place] != name {
+			t.Errorf("place %d is %s in CountFields, %s in rows", place, CountFields[place], name)
+		}
 	}
 }

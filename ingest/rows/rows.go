@@ -7,6 +7,7 @@ package rows
 
 import (
 	"database/sql"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -70,6 +71,16 @@ type PAREResultRow struct {
 	File                                         string
 	Line                                         int
 }
+
+// The places of PARE's stored counts in PAREResultRow.Counts (the order
+// of pare.CountFields).
+const (
+	CountProposals = iota
+	CountAcceptances
+	CountReads
+	CountWrites
+	CountTurns
+)
 
 // PARERun is a PARE or Meta-ARE run with what its metrics need.
 type PARERun struct {
@@ -285,3 +296,18 @@ func JoinID(parts ...string) string {
 	}
 	return b.String()
 }
+
+// ConfigKey is a configuration id as a path-safe slug, used for Parquet
+// partitions: "GPT 5.6 Sol | CD | xhigh" → "gpt-5.6-sol_cd_xhigh".
+func ConfigKey(model, harness, effort string) string {
+	if effort == "" {
+		effort = "none"
+	}
+	parts := []string{model, harness, effort}
+	for i, s := range parts {
+		parts[i] = strings.Trim(slugRE.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	}
+	return strings.Join(parts, "_")
+}
+
+var slugRE = regexp.MustCompile(`[^a-z0-9.]+`)

@@ -5,8 +5,6 @@
 package runlog
 
 import (
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -205,17 +203,5 @@ func ConfigID(model, harness, effort string) string { return rows.ConfigID(model
 // JoinID joins the parts of a composite id (rows.JoinID).
 func JoinID(parts ...string) string { return rows.JoinID(parts...) }
 
-var slugRE = regexp.MustCompile(`[^a-z0-9.]+`)
-
-// ConfigKey is a configuration id as a path-safe slug, used for Parquet
-// partitions: "GPT 5.6 Sol | CD | xhigh" → "gpt-5.6-sol_cd_xhigh".
-func ConfigKey(model, harness, effort string) string {
-	if effort == "" {
-		effort = "none"
-	}
-	parts := []string{model, harness, effort}
-	for i, s := range parts {
-		parts[i] = strings.Trim(slugRE.ReplaceAllString(strings.ToLower(s), "-"), "-")
-	}
-	return strings.Join(parts, "_")
-}
+// ConfigKey is a configuration id as a path-safe slug (rows.ConfigKey).
+func ConfigKey(model, harness, effort string) string { return rows.ConfigKey(model, harness, effort) }
