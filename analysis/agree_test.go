@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/gymlens/gymlens/analysis/stat"
 )
 
 type agreeRefs struct {
@@ -69,7 +71,7 @@ func TestKrippendorffAlphaPublishedExample(t *testing.T) {
 	load(t, "testdata/agree_refs.json", &r)
 	u := units(r.K2011.Data)
 	for _, lv := range Levels {
-		got, reason, err := KrippendorffAlpha(u, lv)
+		got, reason, err := stat.KrippendorffAlpha(u, lv)
 		if err != nil || reason != "" {
 			t.Fatal(err, reason)
 		}
@@ -85,7 +87,7 @@ func TestKrippendorffAlphaReferences(t *testing.T) {
 	for name, ref := range map[string]alphaRef{"ordinal 1-5": r.Ordinal5, "continuous": r.Continuous} {
 		u := units(ref.Data)
 		for lv, want := range ref.Alpha {
-			got, _, err := KrippendorffAlpha(u, lv)
+			got, _, err := stat.KrippendorffAlpha(u, lv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +109,7 @@ func TestAlphaWeightsAreMultiplicities(t *testing.T) {
 		}
 	}
 	for _, lv := range Levels {
-		a, err := NewAlphaData(pairable, lv)
+		a, err := stat.NewAlphaData(pairable, lv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +123,7 @@ func TestAlphaWeightsAreMultiplicities(t *testing.T) {
 				rep = append(rep, x)
 			}
 		}
-		want, _, _ := KrippendorffAlpha(rep, lv)
+		want, _, _ := stat.KrippendorffAlpha(rep, lv)
 		closeTo(t, lv+" weighted", a.Alpha(w), want, 1e-10)
 	}
 }
@@ -135,19 +137,19 @@ func TestAlphaDegenerate(t *testing.T) {
 		{[][]float64{{2, 2}, {2, 2, 2}}, "every value is the same"},
 		{nil, "no unit"},
 	} {
-		a, reason, err := KrippendorffAlpha(c.units, Interval)
+		a, reason, err := stat.KrippendorffAlpha(c.units, Interval)
 		if err != nil || !math.IsNaN(a) || !strings.Contains(reason, c.why) {
 			t.Errorf("%v: α %v, reason %q, err %v", c.units, a, reason, err)
 		}
 	}
-	if _, _, err := KrippendorffAlpha([][]float64{{1, -1}}, Ratio); err == nil {
+	if _, _, err := stat.KrippendorffAlpha([][]float64{{1, -1}}, Ratio); err == nil {
 		t.Error("negative values accepted at the ratio level")
 	}
-	if _, _, err := KrippendorffAlpha([][]float64{{1, 2}}, "cardinal"); err == nil {
+	if _, _, err := stat.KrippendorffAlpha([][]float64{{1, 2}}, "cardinal"); err == nil {
 		t.Error("unknown level accepted")
 	}
 	// Perfect agreement with variation between units.
-	if a, _, _ := KrippendorffAlpha([][]float64{{1, 1}, {2, 2, 2}, {5, 5}}, Nominal); a != 1 {
+	if a, _, _ := stat.KrippendorffAlpha([][]float64{{1, 1}, {2, 2, 2}, {5, 5}}, Nominal); a != 1 {
 		t.Errorf("perfect agreement: α = %v", a)
 	}
 }
@@ -156,20 +158,20 @@ func TestCohenKappaAgainstSklearn(t *testing.T) {
 	var r agreeRefs
 	load(t, "testdata/agree_refs.json", &r)
 	c := r.Cohen
-	k, _ := CohenKappa(c.A, c.B, Unweighted)
+	k, _ := stat.CohenKappa(c.A, c.B, Unweighted)
 	closeTo(t, "kappa", k, c.Kappa, 1e-12)
 	// sklearn weighs category positions; with the full 1-5 scale given as
 	// labels, positions and values are equally spaced.
-	k, _ = CohenKappa(c.A, c.B, Linear)
+	k, _ = stat.CohenKappa(c.A, c.B, Linear)
 	closeTo(t, "linear kappa", k, c.Linear, 1e-12)
-	k, _ = CohenKappa(c.A, c.B, Quadratic)
+	k, _ = stat.CohenKappa(c.A, c.B, Quadratic)
 	closeTo(t, "quadratic kappa", k, c.Quadratic, 1e-12)
-	k, _ = CohenKappa(r.CohenBinary.A, r.CohenBinary.B, Unweighted)
+	k, _ = stat.CohenKappa(r.CohenBinary.A, r.CohenBinary.B, Unweighted)
 	closeTo(t, "binary kappa", k, r.CohenBinary.Kappa, 1e-12)
-	if k, why := CohenKappa([]float64{1, 1, 1}, []float64{1, 1, 1}, Unweighted); !math.IsNaN(k) || why == "" {
+	if k, why := stat.CohenKappa([]float64{1, 1, 1}, []float64{1, 1, 1}, Unweighted); !math.IsNaN(k) || why == "" {
 		t.Errorf("one category: %v %q", k, why)
 	}
-	if k, why := CohenKappa(nil, nil, Unweighted); !math.IsNaN(k) || why == "" {
+	if k, why := stat.CohenKappa(nil, nil, Unweighted); !math.IsNaN(k) || why == "" {
 		t.Errorf("no items: %v %q", k, why)
 	}
 }
@@ -177,13 +179,13 @@ func TestCohenKappaAgainstSklearn(t *testing.T) {
 func TestFleissKappaAgainstStatsmodels(t *testing.T) {
 	var r agreeRefs
 	load(t, "testdata/agree_refs.json", &r)
-	f := NewFleissData(r.Fleiss.Ratings)
+	f := stat.NewFleissData(r.Fleiss.Ratings)
 	closeTo(t, "Fleiss kappa", f.Kappa(nil), r.Fleiss.Kappa, 1e-12)
 	// Two raters, no missing: the pairwise agreement is the share of
 	// identical pairs.
-	g := NewFleissData([][]float64{{1, 1}, {1, 2}, {2, 2}, {3, 1}})
+	g := stat.NewFleissData([][]float64{{1, 1}, {1, 2}, {2, 2}, {3, 1}})
 	closeTo(t, "agreement", g.Agreement(nil), 0.5, 0)
-	if k := NewFleissData([][]float64{{1, 1}, {1, 1}}).Kappa(nil); !math.IsNaN(k) {
+	if k := stat.NewFleissData([][]float64{{1, 1}, {1, 1}}).Kappa(nil); !math.IsNaN(k) {
 		t.Errorf("one category: %v", k)
 	}
 }
@@ -191,9 +193,9 @@ func TestFleissKappaAgainstStatsmodels(t *testing.T) {
 func TestKendallTauBAgainstScipy(t *testing.T) {
 	var r agreeRefs
 	load(t, "testdata/agree_refs.json", &r)
-	closeTo(t, "tau-b with ties", KendallTauB(r.Kendall.X, r.Kendall.Y), r.Kendall.TauB, 1e-12)
-	closeTo(t, "Spearman with ties", Spearman(r.Kendall.X, r.Kendall.Y), r.Kendall.Spearman, 1e-12)
-	closeTo(t, "tau-b without ties", KendallTauB(r.KendallNoTies.X, r.KendallNoTies.Y), r.KendallNoTies.TauB, 1e-12)
+	closeTo(t, "tau-b with ties", stat.KendallTauB(r.Kendall.X, r.Kendall.Y), r.Kendall.TauB, 1e-12)
+	closeTo(t, "Spearman with ties", stat.Spearman(r.Kendall.X, r.Kendall.Y), r.Kendall.Spearman, 1e-12)
+	closeTo(t, "tau-b without ties", stat.KendallTauB(r.KendallNoTies.X, r.KendallNoTies.Y), r.KendallNoTies.TauB, 1e-12)
 	// The O(n²) definition, on the data with ties.
 	x, y := r.Kendall.X, r.Kendall.Y
 	var con, dis, tx, ty float64
@@ -214,8 +216,8 @@ func TestKendallTauBAgainstScipy(t *testing.T) {
 			}
 		}
 	}
-	closeTo(t, "tau-b vs the definition", KendallTauB(x, y), (con-dis)/math.Sqrt((con+dis+tx)*(con+dis+ty)), 1e-12)
-	if v := KendallTauB([]float64{1, 1, 1}, []float64{1, 2, 3}); !math.IsNaN(v) {
+	closeTo(t, "tau-b vs the definition", stat.KendallTauB(x, y), (con-dis)/math.Sqrt((con+dis+tx)*(con+dis+ty)), 1e-12)
+	if v := stat.KendallTauB([]float64{1, 1, 1}, []float64{1, 2, 3}); !math.IsNaN(v) {
 		t.Errorf("constant x: %v", v)
 	}
 }
@@ -278,10 +280,10 @@ func TestContinuousAgreementPointValues(t *testing.T) {
 	for i := range a {
 		mae += math.Abs(b[i] - a[i])
 	}
-	closeTo(t, "mean a", got[StatMeanA], Mean(a), 1e-12)
-	closeTo(t, "delta", got[StatDelta], Mean(b)-Mean(a), 1e-12)
+	closeTo(t, "mean a", got[StatMeanA], stat.Mean(a), 1e-12)
+	closeTo(t, "delta", got[StatDelta], stat.Mean(b)-stat.Mean(a), 1e-12)
 	closeTo(t, "mae", got[StatMAE], mae/float64(len(a)), 1e-12)
-	closeTo(t, "pearson", got[StatPearson], Pearson(a, b), 1e-12)
+	closeTo(t, "pearson", got[StatPearson], stat.Pearson(a, b), 1e-12)
 	closeTo(t, "spearman", got[StatSpearman], r.Kendall.Spearman, 1e-12)
 	closeTo(t, "kendall", got[StatKendall], r.Kendall.TauB, 1e-12)
 	bin := BinaryAgreement(Paired{Score: "b", A: r.CohenBinary.A, B: r.CohenBinary.B, Cluster: make([]int, len(r.CohenBinary.A)), Clusters: 1},
@@ -429,12 +431,12 @@ func TestAlphaManyDistinctValues(t *testing.T) {
 	}
 	load(t, "testdata/audit_refs.json", &r)
 	for _, lv := range Levels {
-		got, why, err := KrippendorffAlpha(r.M.Units, lv)
+		got, why, err := stat.KrippendorffAlpha(r.M.Units, lv)
 		if err != nil || why != "" {
 			t.Fatal(err, why)
 		}
 		closeTo(t, lv, got, r.M.Alpha[lv], 1e-12)
-		a, _ := NewAlphaData(r.M.Units, lv)
+		a, _ := stat.NewAlphaData(r.M.Units, lv)
 		w := make([]float64, a.Pairable)
 		var rep [][]float64
 		i := 0
@@ -448,7 +450,7 @@ func TestAlphaManyDistinctValues(t *testing.T) {
 			}
 			i++
 		}
-		want, _, _ := KrippendorffAlpha(rep, lv)
+		want, _, _ := stat.KrippendorffAlpha(rep, lv)
 		closeTo(t, lv+" weighted", a.Alpha(w), want, 1e-12)
 	}
 }
@@ -466,7 +468,7 @@ func TestCohenKappaWithoutTheTable(t *testing.T) {
 		}
 	}
 	for _, wt := range []string{Unweighted, Linear, Quadratic} {
-		got, _ := CohenKappa(a, b, wt)
-		closeTo(t, "κ "+wt, got, ConfusionMatrix(a, b, nil).Kappa(wt), 1e-12)
+		got, _ := stat.CohenKappa(a, b, wt)
+		closeTo(t, "κ "+wt, got, stat.ConfusionMatrix(a, b, nil).Kappa(wt), 1e-12)
 	}
 }

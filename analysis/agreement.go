@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/gymlens/gymlens/analysis/stat"
 )
 
 // Paired holds two sources' scores of the same items (judge A and judge
@@ -65,7 +67,7 @@ type AgreementOptions struct {
 // configuration-level correlations, each with a cluster-bootstrap
 // interval from the same draws.
 func ContinuousAgreement(p Paired, ao AgreementOptions, opt BootstrapOptions) []AgreementStat {
-	opt = opt.withDefaults()
+	opt = opt.WithDefaults()
 	stats := []string{StatMeanA, StatMeanB, StatDelta, StatMAE, StatPearson, StatSpearman}
 	if ao.Kendall {
 		stats = append(stats, StatKendall)
@@ -77,7 +79,7 @@ func ContinuousAgreement(p Paired, ao AgreementOptions, opt BootstrapOptions) []
 	ns := p.Clusters
 	// Means, MAE and Pearson's r from per-cluster sums (of values centred
 	// on the overall means): O(clusters) per resample.
-	ma, mb := Mean(p.A), Mean(p.B)
+	ma, mb := stat.Mean(p.A), stat.Mean(p.B)
 	cs := make([][7]float64, ns) // n, Σa, Σb, Σ|b−a|, Σa², Σb², Σab
 	for i := range p.A {
 		a, b := p.A[i]-ma, p.B[i]-mb
@@ -91,7 +93,7 @@ func ContinuousAgreement(p Paired, ao AgreementOptions, opt BootstrapOptions) []
 		c[6] += a * b
 	}
 	// Ranks and ties of values snapped to TiePrecision.
-	sa, sb := snapTies(p.A), snapTies(p.B)
+	sa, sb := stat.SnapTies(p.A), stat.SnapTies(p.B)
 	sp := newSpearman(sa, sb, p.Cluster, ns)
 	var kt *kendall
 	if ao.Kendall {
@@ -108,7 +110,7 @@ func ContinuousAgreement(p Paired, ao AgreementOptions, opt BootstrapOptions) []
 			}
 		}
 	}
-	stat := func(wc, out []float64) {
+	statFn := func(wc, out []float64) {
 		var t [7]float64
 		for c, w := range wc {
 			for k := range t {
@@ -145,11 +147,11 @@ func ContinuousAgreement(p Paired, ao AgreementOptions, opt BootstrapOptions) []
 					cx, cy = append(cx, a/m), append(cy, b/m)
 				}
 			}
-			out[k] = Pearson(cx, cy)
-			out[k+1] = Spearman(cx, cy)
+			out[k] = stat.Pearson(cx, cy)
+			out[k+1] = stat.Spearman(cx, cy)
 		}
 	}
-	est := ClusterBootstrap(p.Clusters, len(stats), stat, opt)
+	est := stat.ClusterBootstrap(p.Clusters, len(stats), statFn, opt)
 	out := make([]AgreementStat, len(stats))
 	configs := 0
 	if ao.ConfigLevel {
@@ -195,7 +197,7 @@ func explainNaN(s *AgreementStat) {
 // cluster-bootstrap intervals.
 func BinaryAgreement(p Paired, opt BootstrapOptions) []AgreementStat {
 	stats := []string{StatRateA, StatRateB, StatDelta, StatAgreement, StatKappa}
-	stat := func(wc, out []float64) {
+	statFn := func(wc, out []float64) {
 		var sw, sa, sb, agree float64
 		var both, none float64
 		for i := range p.A {
@@ -227,7 +229,7 @@ func BinaryAgreement(p Paired, opt BootstrapOptions) []AgreementStat {
 			out[4] = (po - pe) / (1 - pe)
 		}
 	}
-	est := ClusterBootstrap(p.Clusters, len(stats), stat, opt)
+	est := stat.ClusterBootstrap(p.Clusters, len(stats), statFn, opt)
 	out := make([]AgreementStat, len(stats))
 	for j, s := range stats {
 		out[j] = AgreementStat{Score: p.Score, Stat: s, N: len(p.A), Estimate: est[j]}
@@ -364,8 +366,8 @@ func (s *spearman) rho(wc []float64) float64 {
 func KappaAgreement(p Paired, weighting string, opt BootstrapOptions) (AgreementStat, Confusion) {
 	// One confusion table per cluster: a resample adds them up with its
 	// weights, O(clusters × categories²) whatever the number of items.
-	pa, pb := snapTies(p.A), snapTies(p.B)
-	all := ConfusionMatrix(pa, pb, p.Weight)
+	pa, pb := stat.SnapTies(p.A), stat.SnapTies(p.B)
+	all := stat.ConfusionMatrix(pa, pb, p.Weight)
 	K := len(all.Categories)
 	pos := make(map[float64]int, K)
 	for i, c := range all.Categories {
@@ -384,7 +386,7 @@ func KappaAgreement(p Paired, weighting string, opt BootstrapOptions) (Agreement
 		per[p.Cluster[i]][pos[pa[i]]*K+pos[pb[i]]] += w
 		n += w
 	}
-	stat := func(wc, out []float64) {
+	statFn := func(wc, out []float64) {
 		m := Confusion{Categories: all.Categories, Counts: make([][]float64, K)}
 		for i := range m.Counts {
 			m.Counts[i] = make([]float64, K)
@@ -408,7 +410,7 @@ func KappaAgreement(p Paired, weighting string, opt BootstrapOptions) (Agreement
 	if weighting != Unweighted {
 		name = StatWeightedKappa
 	}
-	est := ClusterBootstrap(p.Clusters, 1, stat, opt)
+	est := stat.ClusterBootstrap(p.Clusters, 1, statFn, opt)
 	s := AgreementStat{Score: p.Score, Stat: name, N: int(math.Round(n)), Estimate: est[0]}
 	explainNaN(&s)
 	return s, all
@@ -472,7 +474,7 @@ func (k *kendall) tau(wc []float64) float64 {
 				x, y = append(x, k.x[i]), append(y, k.y[i])
 			}
 		}
-		return KendallTauB(x, y)
+		return stat.KendallTauB(x, y)
 	}
 	var N, s, tx, ty, self float64
 	for c, w := range wc {
@@ -508,7 +510,7 @@ func sortedOrder(x []float64) []int {
 // compares how strongly judged trust tracks capability for a judge and
 // for humans.
 func CorrDifference(xa, ya, xb, yb []float64, cluster []int, clusters int, opt BootstrapOptions) []Estimate {
-	stat := func(wc, out []float64) {
+	statFn := func(wc, out []float64) {
 		w := make([]float64, len(xa))
 		for i, c := range cluster {
 			w[i] = wc[c]
@@ -517,7 +519,7 @@ func CorrDifference(xa, ya, xb, yb []float64, cluster []int, clusters int, opt B
 		out[1] = WeightedPearson(xb, yb, w)
 		out[2] = out[1] - out[0]
 	}
-	return ClusterBootstrap(clusters, 3, stat, opt)
+	return stat.ClusterBootstrap(clusters, 3, statFn, opt)
 }
 
 // SplitToScale places a score v on the categories 1, 2, …, max: the
@@ -527,7 +529,7 @@ func CorrDifference(xa, ya, xb, yb []float64, cluster []int, clusters int, opt B
 // every such item up the scale; values outside [1, max] go to the nearest
 // end.
 func SplitToScale(v float64, max int) (cats []float64, weights []float64) {
-	v = math.Max(1, math.Min(float64(max), SnapTie(v)))
+	v = math.Max(1, math.Min(float64(max), stat.SnapTie(v)))
 	lo := math.Floor(v)
 	if v-lo == 0.5 {
 		return []float64{lo, lo + 1}, []float64{0.5, 0.5}
@@ -584,7 +586,7 @@ func PPIMean(unlabelled, y, fl []float64, level float64) PPIResult {
 	}
 	r.JudgeMean, r.JudgeLo, r.JudgeHi = normal(all)
 	r.HumanMean, r.HumanLo, r.HumanHi = normal(y)
-	r.Rectifier = Mean(res)
+	r.Rectifier = stat.Mean(res)
 	r.Corrected, r.CorrectedLo, r.CorrectedHi = math.NaN(), math.NaN(), math.NaN()
 	switch {
 	case len(y) == 0:
@@ -594,7 +596,7 @@ func PPIMean(unlabelled, y, fl []float64, level float64) PPIResult {
 		r.Warning = "every item is labelled: the human mean is the estimate"
 		return r
 	}
-	mu := Mean(unlabelled)
+	mu := stat.Mean(unlabelled)
 	r.Corrected = mu + r.Rectifier
 	se := math.Sqrt(popVar(unlabelled)/float64(len(unlabelled)) + popVar(res)/float64(len(res)))
 	r.CorrectedLo, r.CorrectedHi = r.Corrected-z*se, r.Corrected+z*se
@@ -603,7 +605,7 @@ func PPIMean(unlabelled, y, fl []float64, level float64) PPIResult {
 
 // popVar is the variance dividing by the count.
 func popVar(x []float64) float64 {
-	m := Mean(x)
+	m := stat.Mean(x)
 	var s float64
 	for _, v := range x {
 		s += (v - m) * (v - m)
@@ -616,7 +618,7 @@ func meanVar(x []float64) (float64, float64) {
 	if len(x) == 0 {
 		return math.NaN(), math.NaN()
 	}
-	m := Mean(x)
+	m := stat.Mean(x)
 	if len(x) < 2 {
 		return m, math.NaN()
 	}

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gymlens/gymlens/analysis/stat"
 	"github.com/gymlens/gymlens/ingest/rows"
 )
 
@@ -48,8 +49,8 @@ func BenchmarkAlphaBootstrap(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		a, _ := NewAlphaData(units, Interval)
-		ClusterBootstrap(a.Pairable, 1, func(w, out []float64) { out[0] = a.Alpha(w) }, BootstrapOptions{Resamples: 1000, Seed: 1})
+		a, _ := stat.NewAlphaData(units, Interval)
+		stat.ClusterBootstrap(a.Pairable, 1, func(w, out []float64) { out[0] = a.Alpha(w) }, BootstrapOptions{Resamples: 1000, Seed: 1})
 	}
 }
 

@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"math"
+
+	"github.com/gymlens/gymlens/analysis/stat"
 )
 
 // Comparison is the difference B − A of one metric between two sets of
@@ -90,7 +92,7 @@ func SummarizeRatios(groups []Group, num, den [][]float64, scenario []string, na
 				nums[c] += a
 				dens[c] += b
 			}
-			stat := func(w, out []float64) {
+			statFn := func(w, out []float64) {
 				var n, d float64
 				for c := range w {
 					n += w[c] * nums[c]
@@ -103,11 +105,11 @@ func SummarizeRatios(groups []Group, num, den [][]float64, scenario []string, na
 			}
 			var e Estimate
 			if len(nums) == 0 {
-				o := opt.withDefaults()
+				o := opt.WithDefaults()
 				e = Estimate{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Method: o.Method, Level: o.Level, Resamples: o.Resamples,
 					Seed: o.Seed, Warnings: []string{"no run has this metric"}}
 			} else {
-				e = ClusterBootstrap(len(nums), 1, stat, opt)[0]
+				e = stat.ClusterBootstrap(len(nums), 1, statFn, opt)[0]
 			}
 			out = append(out, GroupEstimate{Group: g.Key, Metric: name, NRuns: runs, Estimate: e})
 		}
@@ -120,7 +122,7 @@ func SummarizeRatios(groups []Group, num, den [][]float64, scenario []string, na
 // whether it has them; scale, when not nil, multiplies metric m.
 func compareCells(pairs []Pair, cell func(i, m int) (float64, float64, bool), scenario []string, nm int, names []string, scale []float64,
 	opt BootstrapOptions) []Comparison {
-	opt = opt.withDefaults()
+	opt = opt.WithDefaults()
 	cl := map[string]int{}
 	for _, p := range pairs {
 		for _, set := range [][]int{p.RunsA, p.RunsB} {
@@ -171,14 +173,14 @@ func compareCells(pairs []Pair, cell func(i, m int) (float64, float64, bool), sc
 		return s / n
 	}
 	k := len(pairs) * nm
-	stat := func(w, out []float64) {
+	statFn := func(w, out []float64) {
 		for p := range pairs {
 			for m := 0; m < nm; m++ {
 				out[p*nm+m] = mean(w, 1, p, m) - mean(w, 0, p, m)
 			}
 		}
 	}
-	est, reps := ClusterBootstrapReplicates(ns, k, stat, opt)
+	est, reps := stat.ClusterBootstrapReplicates(ns, k, statFn, opt)
 	ones := make([]float64, ns)
 	for i := range ones {
 		ones[i] = 1
@@ -193,7 +195,7 @@ func compareCells(pairs []Pair, cell func(i, m int) (float64, float64, bool), sc
 				for b := range col {
 					col[b] = reps[b*k+j]
 				}
-				pv = BootstrapPValue(col)
+				pv = stat.BootstrapPValue(col)
 			}
 			out = append(out, Comparison{A: pr.A, B: pr.B, Metric: names[m], MeanA: mean(ones, 0, p, m), MeanB: mean(ones, 1, p, m),
 				Estimate: est[j], P: pv, PHolm: math.NaN(), PBH: math.NaN(), NA: nA[j], NB: nB[j]})
@@ -208,7 +210,7 @@ func compareCells(pairs []Pair, cell func(i, m int) (float64, float64, bool), sc
 				ps, at = append(ps, out[j].P), append(at, j)
 			}
 		}
-		holm, bh := Holm(ps), BenjaminiHochberg(ps)
+		holm, bh := stat.Holm(ps), stat.BenjaminiHochberg(ps)
 		for i, j := range at {
 			out[j].PHolm, out[j].PBH = holm[i], bh[i]
 		}

@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"math"
+
+	"github.com/gymlens/gymlens/analysis/stat"
 )
 
 // Correlation levels and methods.
@@ -74,7 +76,7 @@ func weightedRanks(x, w []float64, order []int, r []float64) {
 // cluster-bootstrap interval (scenarios resampled, both levels recomputed
 // from the same draws).
 func Correlations(values [][]float64, scenario, config []string, metrics []int, opt BootstrapOptions) []CorrResult {
-	opt = opt.withDefaults()
+	opt = opt.WithDefaults()
 	cl := map[string]int{}
 	cfg := map[string]int{}
 	var cfgNames []string
@@ -125,10 +127,10 @@ func pairCorrelations(values [][]float64, scenario, config []string, cl, cfg map
 	}
 	// Spearman's ρ of each resample from per-cluster polynomials when the
 	// clusters are few (see spearman in agreement.go).
-	sp := newSpearman(snapTies(x), snapTies(y), clus, len(cl))
+	sp := newSpearman(stat.SnapTies(x), stat.SnapTies(y), clus, len(cl))
 	// Pearson's r of each resample from per-cluster sums of the values
 	// centred on their means: O(clusters) per resample.
-	mx, my := Mean(x), Mean(y)
+	mx, my := stat.Mean(x), stat.Mean(y)
 	cs := make([][6]float64, len(cl)) // n, Σx, Σy, Σx², Σy², Σxy
 	for i, c := range clus {
 		a, b := x[i]-mx, y[i]-my
@@ -152,7 +154,7 @@ func pairCorrelations(values [][]float64, scenario, config []string, cl, cfg map
 			return &scratch{cx: make([]float64, nc), cy: make([]float64, nc), cw: make([]float64, nc)}
 		}
 	}
-	stat := func(wc, res []float64) {
+	statFn := func(wc, res []float64) {
 		s := get()
 		defer func() { pool <- s }()
 		var t [6]float64
@@ -181,11 +183,11 @@ func pairCorrelations(values [][]float64, scenario, config []string, cl, cfg map
 				k++
 			}
 		}
-		ranks := func(v []float64) []float64 { return Ranks(v) }
+		ranks := func(v []float64) []float64 { return stat.Ranks(v) }
 		res[2] = WeightedPearson(s.cx[:k], s.cy[:k], s.cw[:k])
-		res[3] = Pearson(ranks(s.cx[:k]), ranks(s.cy[:k]))
+		res[3] = stat.Pearson(ranks(s.cx[:k]), ranks(s.cy[:k]))
 	}
-	est := ClusterBootstrap(len(cl), 4, stat, opt)
+	est := stat.ClusterBootstrap(len(cl), 4, statFn, opt)
 	// n at configuration level: configurations with both means.
 	nConf := 0
 	for c := 0; c < nc; c++ {
@@ -205,9 +207,9 @@ func pairCorrelations(values [][]float64, scenario, config []string, cl, cfg map
 			n = nConf
 		}
 		r := est[j].Value
-		lo, hi := FisherZInterval(r, n, opt.Level)
+		lo, hi := stat.FisherZInterval(r, n, opt.Level)
 		out = append(out, CorrResult{X: AllMetrics[ma], Y: AllMetrics[mb], Level: lv[0], Method: lv[1], R: r, N: n,
-			P: CorrelationPValue(r, n), FisherLo: lo, FisherHi: hi, Estimate: est[j]})
+			P: stat.CorrelationPValue(r, n), FisherLo: lo, FisherHi: hi, Estimate: est[j]})
 	}
 	return out
 }
@@ -218,7 +220,7 @@ func pairCorrelations(values [][]float64, scenario, config []string, cl, cfg map
 // needs (n, Σx, Σy, Σxy, Σx², Σy² over its runs with both values), so a
 // resample costs O(scenarios) per pair, whatever the number of runs.
 func RunCorrelationMatrix(values [][]float64, scenario []string, metrics []int, opt BootstrapOptions) []CorrResult {
-	opt = opt.withDefaults()
+	opt = opt.WithDefaults()
 	cl := map[string]int{}
 	for i := range values {
 		if _, ok := cl[scenario[i]]; !ok {
@@ -253,7 +255,7 @@ func RunCorrelationMatrix(values [][]float64, scenario []string, metrics []int, 
 			ns2[p]++
 		}
 	}
-	stat := func(w, out []float64) {
+	statFn := func(w, out []float64) {
 		for p := range pairs {
 			var t [6]float64
 			for c, wc := range w {
@@ -276,13 +278,13 @@ func RunCorrelationMatrix(values [][]float64, scenario []string, metrics []int, 
 			out[p] = math.Max(-1, math.Min(1, sxy/math.Sqrt(sxx*syy)))
 		}
 	}
-	est := ClusterBootstrap(ns, len(pairs), stat, opt)
+	est := stat.ClusterBootstrap(ns, len(pairs), statFn, opt)
 	out := make([]CorrResult, len(pairs))
 	for p, pr := range pairs {
 		r := est[p].Value
-		lo, hi := FisherZInterval(r, ns2[p], opt.Level)
+		lo, hi := stat.FisherZInterval(r, ns2[p], opt.Level)
 		out[p] = CorrResult{X: AllMetrics[pr.a], Y: AllMetrics[pr.b], Level: RunLevel, Method: PearsonR, R: r, N: ns2[p],
-			P: CorrelationPValue(r, ns2[p]), FisherLo: lo, FisherHi: hi, Estimate: est[p]}
+			P: stat.CorrelationPValue(r, ns2[p]), FisherLo: lo, FisherHi: hi, Estimate: est[p]}
 	}
 	return out
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gymlens/gymlens/analysis/stat"
 )
 
 // Weighted ranks are the ranks of the sample with each value repeated as
@@ -33,7 +35,7 @@ func TestWeightedRanksAreExpandedRanks(t *testing.T) {
 		}
 		got := make([]float64, n)
 		weightedRanks(x, w, order, got)
-		er := Ranks(expanded)
+		er := stat.Ranks(expanded)
 		k := 0
 		for i := range x {
 			for range int(w[i]) {
@@ -91,14 +93,14 @@ func TestCorrelationsPointValues(t *testing.T) {
 	for _, c := range []string{"A", "B", "C", "D", "E", "F"} {
 		cx, cy = append(cx, means[c][0]/counts[c][0]), append(cy, means[c][1]/counts[c][1])
 	}
-	near(t, "run pearson", res[0].R, Pearson(x, y), 1e-12)
-	near(t, "run spearman", res[1].R, Spearman(x, y), 1e-12)
-	near(t, "config pearson", res[2].R, Pearson(cx, cy), 1e-12)
-	near(t, "config spearman", res[3].R, Spearman(cx, cy), 1e-12)
+	near(t, "run pearson", res[0].R, stat.Pearson(x, y), 1e-12)
+	near(t, "run spearman", res[1].R, stat.Spearman(x, y), 1e-12)
+	near(t, "config pearson", res[2].R, stat.Pearson(cx, cy), 1e-12)
+	near(t, "config spearman", res[3].R, stat.Spearman(cx, cy), 1e-12)
 	if res[0].N != len(x) || res[2].N != 6 || res[0].Level != RunLevel || res[3].Method != SpearmanR {
 		t.Errorf("n %d, %d; %+v", res[0].N, res[2].N, res[3])
 	}
-	near(t, "p", res[0].P, CorrelationPValue(res[0].R, res[0].N), 0)
+	near(t, "p", res[0].P, stat.CorrelationPValue(res[0].R, res[0].N), 0)
 	for _, c := range res {
 		if !(c.Lo <= c.R && c.R <= c.Hi) || (math.Abs(c.R) < 1 && !(c.FisherLo < c.R && c.R < c.FisherHi)) {
 			t.Errorf("%s %s: r %v outside [%v, %v] or Fisher [%v, %v]", c.Level, c.Method, c.R, c.Lo, c.Hi, c.FisherLo, c.FisherHi)
@@ -140,7 +142,7 @@ func TestCompareIsPaired(t *testing.T) {
 	near(t, "shift p", res[1].P, 2.0/1001, 1e-12)
 	near(t, "means", res[2].Value, res[2].MeanB-res[2].MeanA, 1e-12)
 	ps := []float64{res[0].P, res[1].P, res[2].P}
-	h, bh := Holm(ps), BenjaminiHochberg(ps)
+	h, bh := stat.Holm(ps), stat.BenjaminiHochberg(ps)
 	for i := range res {
 		if res[i].PHolm != h[i] || res[i].PBH != bh[i] {
 			t.Errorf("adjusted p of pair %d: %v %v, want %v %v", i, res[i].PHolm, res[i].PBH, h[i], bh[i])

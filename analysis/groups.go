@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -134,4 +135,26 @@ func lessValue(x, y string) bool {
 		return fx < fy
 	}
 	return x < y
+}
+
+// ParseWhere reads DIM=VALUE selections (values of one dimension are
+// alternatives); dims are the dimensions allowed (nil: Dimensions), and
+// what names them in a message (PARE runs, say).
+func ParseWhere(specs []string, dims []string, what string) (map[string][]string, error) {
+	where := map[string][]string{}
+	for _, c := range specs {
+		d, v, ok := strings.Cut(c, "=")
+		if !ok {
+			return nil, Optionf("--where: expected DIM=VALUE, found %q", c)
+		}
+		if dims != nil {
+			if !slices.Contains(dims, d) {
+				return nil, Optionf("--where: %s are selected by %s, found %q", what, strings.Join(dims, ", "), d)
+			}
+		} else if err := CheckDimension(d); err != nil {
+			return nil, Optionf("--where: %v", err)
+		}
+		where[d] = append(where[d], v)
+	}
+	return where, nil
 }

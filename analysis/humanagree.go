@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gymlens/gymlens/analysis/stat"
 	"github.com/gymlens/gymlens/ingest/rows"
 )
 
@@ -21,7 +22,7 @@ type ratedItem struct {
 func (it *ratedItem) raters() []string { return sortedKeys(it.byRater) }
 
 // rating is each rater's value (the mean of repeated ratings).
-func (it *ratedItem) rating(r string) float64 { return Mean(it.byRater[r]) }
+func (it *ratedItem) rating(r string) float64 { return stat.Mean(it.byRater[r]) }
 
 func (it *ratedItem) humanMean() float64 {
 	var s float64
@@ -264,7 +265,7 @@ func CompareHumans(runs []rows.RunRow, ratings []rows.RatingRow, o HumanOptions)
 		}
 		for _, lv := range levels {
 			est, raters, n, reason := alphaEstimate(units, lv, items[q], opt)
-			f := NewFleissData(units)
+			f := stat.NewFleissData(units)
 			h.Reliability = append(h.Reliability, ReliabilityRow{Question: q, Level: lv, Alpha: est, Fleiss: f.Kappa(nil),
 				Percent: 100 * f.Agreement(nil), Items: n, Raters: raters, Note: reason})
 		}
@@ -293,14 +294,14 @@ func alphaEstimate(units [][]float64, level string, items map[string]*ratedItem,
 // bootstrap interval over the pairable units, and the reason when it is NaN
 // (or the interval's warnings).
 func AlphaWithInterval(units [][]float64, level string, opt BootstrapOptions) (Estimate, string) {
-	a, err := NewAlphaData(units, level)
+	a, err := stat.NewAlphaData(units, level)
 	if err != nil {
 		return Estimate{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, err.Error()
 	}
 	if r := a.Reason(); r != "" {
 		return Estimate{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, r
 	}
-	est := ClusterBootstrap(a.Pairable, 1, func(w, out []float64) { out[0] = a.Alpha(w) }, opt)
+	est := stat.ClusterBootstrap(a.Pairable, 1, func(w, out []float64) { out[0] = a.Alpha(w) }, opt)
 	return est[0], strings.Join(est[0].Warnings, "; ")
 }
 
@@ -332,7 +333,7 @@ func raterPairs(items map[string]*ratedItem, keys []string) []raterPair {
 		if len(p.x) < 5 {
 			continue
 		}
-		p.kappa, _ = CohenKappa(p.x, p.y, Quadratic)
+		p.kappa, _ = stat.CohenKappa(p.x, p.y, Quadratic)
 		out = append(out, *p)
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gymlens/gymlens/analysis/stat"
 	"github.com/gymlens/gymlens/ingest/rows"
 )
 
@@ -124,7 +125,7 @@ func RunValues(r *rows.RunRow, judge string) ([]float64, Missing) {
 			miss.TasksWithoutTC++
 		}
 		if len(comps) > 0 {
-			tcSum += t.Weight * Mean(comps)
+			tcSum += t.Weight * stat.Mean(comps)
 			tcW += t.Weight
 		}
 		if t.Expected != "" && t.Chosen != "" {
@@ -312,7 +313,7 @@ func summarizeGroup(g Group, values [][]float64, scenario []string, cols []int, 
 			}
 		}
 	}
-	stat := func(w, res []float64) {
+	statFn := func(w, res []float64) {
 		for j := range res {
 			var s, n float64
 			for c, wc := range w {
@@ -326,7 +327,7 @@ func summarizeGroup(g Group, values [][]float64, scenario []string, cols []int, 
 			}
 		}
 	}
-	return ClusterBootstrap(len(cl), k, stat, opt), nruns, oneScenario
+	return stat.ClusterBootstrap(len(cl), k, statFn, opt), nruns, oneScenario
 }
 
 // family is the metric family whose missing data concerns a metric.

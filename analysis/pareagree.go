@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/gymlens/gymlens/analysis/stat"
 	"github.com/gymlens/gymlens/ingest/rows"
 )
 
@@ -73,10 +74,10 @@ func PAREAgreement(samples []rows.PARESampleRow, decisions []string) *PAREHumanA
 		sim, maj = append(sim, code[s.Simulated]), append(maj, code[majority])
 	}
 	p := &PAREHumanAgreement{Annotators: len(annotators), Ties: ties, Unjudged: unjudged, Compared: len(sim)}
-	p.Alpha, p.AlphaWhy, _ = KrippendorffAlpha(units, Nominal)
-	fd := NewFleissData(units)
+	p.Alpha, p.AlphaWhy, _ = stat.KrippendorffAlpha(units, Nominal)
+	fd := stat.NewFleissData(units)
 	p.Fleiss, p.Annotated = fd.Kappa(nil), fd.Items
-	p.Kappa, p.KappaWhy = CohenKappa(sim, maj, Unweighted)
+	p.Kappa, p.KappaWhy = stat.CohenKappa(sim, maj, Unweighted)
 	p.Accuracy = math.NaN()
 	if len(sim) > 0 {
 		hit := 0

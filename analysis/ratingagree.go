@@ -3,6 +3,8 @@ package analysis
 import (
 	"fmt"
 	"math"
+
+	"github.com/gymlens/gymlens/analysis/stat"
 )
 
 // RatingSet is one question of a ratings file: its units (each item's
@@ -43,7 +45,7 @@ func RatingAgreement(s RatingSet, level string, opt BootstrapOptions) RatingFigu
 	if math.IsNaN(f.Alpha.Lo) || math.IsNaN(f.Alpha.Hi) {
 		f.Reasons["krippendorff_alpha_ci"] = why
 	}
-	fd := NewFleissData(units)
+	fd := stat.NewFleissData(units)
 	f.Fleiss, f.Percent = fd.Kappa(nil), 100*fd.Agreement(nil)
 	if fd.Items == 0 {
 		f.Reasons["fleiss_kappa"] = "no item was rated by two raters"
@@ -54,8 +56,8 @@ func RatingAgreement(s RatingSet, level string, opt BootstrapOptions) RatingFigu
 	f.Cohen, f.Weighted = math.NaN(), math.NaN()
 	if s.Raters == 2 {
 		var r1, r2 string
-		f.Cohen, r1 = CohenKappa(s.A, s.B, Unweighted)
-		f.Weighted, r2 = CohenKappa(s.A, s.B, Quadratic)
+		f.Cohen, r1 = stat.CohenKappa(s.A, s.B, Unweighted)
+		f.Weighted, r2 = stat.CohenKappa(s.A, s.B, Quadratic)
 		if r1 != "" {
 			f.Reasons["cohen_kappa"] = r1
 		}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/gymlens/gymlens/analysis/stat"
 )
 
 type scipyRefs struct {
@@ -85,13 +87,13 @@ func TestQuantile7AgainstNumpyAndR(t *testing.T) {
 	load(t, "testdata/r_refs.json", &r)
 	x := sorted(s.Quantile7.X)
 	for i, p := range s.Quantile7.P {
-		near(t, "numpy quantile", Quantile7(p, x), s.Quantile7.Q[i], 1e-12)
+		near(t, "numpy quantile", stat.Quantile7(p, x), s.Quantile7.Q[i], 1e-12)
 	}
 	x = sorted(r.QuantileX)
 	for i, p := range r.QuantileP {
-		near(t, "R quantile type 7", Quantile7(p, x), r.QuantileType7[i], 1e-12)
+		near(t, "R quantile type 7", stat.Quantile7(p, x), r.QuantileType7[i], 1e-12)
 	}
-	if !math.IsNaN(Quantile7(0.5, nil)) {
+	if !math.IsNaN(stat.Quantile7(0.5, nil)) {
 		t.Error("quantile of nothing is not NaN")
 	}
 }
@@ -101,16 +103,16 @@ func TestCorrelationsAgainstScipy(t *testing.T) {
 	load(t, "testdata/scipy_refs.json", &s)
 	c := s.Correlation
 	n := len(c.X)
-	r := Pearson(c.X, c.Y)
+	r := stat.Pearson(c.X, c.Y)
 	near(t, "pearson r", r, c.PearsonR, 1e-12)
-	near(t, "pearson p", CorrelationPValue(r, n), c.PearsonP, 1e-12)
-	lo, hi := FisherZInterval(r, n, 0.95)
+	near(t, "pearson p", stat.CorrelationPValue(r, n), c.PearsonP, 1e-12)
+	lo, hi := stat.FisherZInterval(r, n, 0.95)
 	near(t, "fisher lo", lo, c.PearsonCI95[0], 1e-12)
 	near(t, "fisher hi", hi, c.PearsonCI95[1], 1e-12)
-	rs := Spearman(c.X, c.Y)
+	rs := stat.Spearman(c.X, c.Y)
 	near(t, "spearman r (ties)", rs, c.SpearmanR, 1e-12)
-	near(t, "spearman p", CorrelationPValue(rs, n), c.SpearmanP, 1e-12)
-	if !math.IsNaN(Pearson([]float64{1, 1, 1}, []float64{1, 2, 3})) {
+	near(t, "spearman p", stat.CorrelationPValue(rs, n), c.SpearmanP, 1e-12)
+	if !math.IsNaN(stat.Pearson([]float64{1, 1, 1}, []float64{1, 2, 3})) {
 		t.Error("the correlation with a constant is not NaN")
 	}
 }
@@ -119,17 +121,17 @@ func TestExpandedPercentileAgainstR(t *testing.T) {
 	var r rRefs
 	load(t, "testdata/r_refs.json", &r)
 	for i, n := range r.ExpandedN {
-		near(t, "expanded α", ExpandedAlpha(0.95, int(n)), r.ExpandedAlpha[i], 1e-12)
+		near(t, "expanded α", stat.ExpandedAlpha(0.95, int(n)), r.ExpandedAlpha[i], 1e-12)
 	}
 	reps := make([]float64, 1001)
 	for i := range reps {
 		reps[i] = float64(i)
 	}
-	lo, hi := ExpandedPercentileInterval(reps, 0.95, 10)
-	a := ExpandedAlpha(0.95, 10)
+	lo, hi := stat.ExpandedPercentileInterval(reps, 0.95, 10)
+	a := stat.ExpandedAlpha(0.95, 10)
 	near(t, "expanded lo", lo, 1000*a, 1e-9)
 	near(t, "expanded hi", hi, 1000*(1-a), 1e-9)
-	if plo, phi := PercentileInterval(reps, 0.95); !(lo < plo && phi < hi) {
+	if plo, phi := stat.PercentileInterval(reps, 0.95); !(lo < plo && phi < hi) {
 		t.Errorf("expanded [%v, %v] is not wider than percentile [%v, %v]", lo, hi, plo, phi)
 	}
 }
@@ -137,7 +139,7 @@ func TestExpandedPercentileAgainstR(t *testing.T) {
 func TestMultipleComparisonsAgainstR(t *testing.T) {
 	var r rRefs
 	load(t, "testdata/r_refs.json", &r)
-	holm, bh := Holm(r.P), BenjaminiHochberg(r.P)
+	holm, bh := stat.Holm(r.P), stat.BenjaminiHochberg(r.P)
 	for i := range r.P {
 		near(t, "holm", holm[i], r.Holm[i], 1e-15)
 		near(t, "BH", bh[i], r.BH[i], 1e-15)
@@ -155,7 +157,7 @@ func meanJackknife(data []float64) []float64 {
 		}
 		out[0] = s / sw
 	}
-	jack := Jackknife(len(data), 1, mean)
+	jack := stat.Jackknife(len(data), 1, mean)
 	jk := make([]float64, len(data))
 	for i := range jk {
 		jk[i] = jack[i][0]
@@ -170,12 +172,12 @@ func TestIntervalsAgainstScipyBootstrap(t *testing.T) {
 	var s scipyRefs
 	load(t, "testdata/scipy_refs.json", &s)
 	b := s.BootstrapMean
-	lo, hi := PercentileInterval(sorted(b.Percentile.Replicates), 0.95)
+	lo, hi := stat.PercentileInterval(sorted(b.Percentile.Replicates), 0.95)
 	near(t, "percentile lo", lo, b.Percentile.CI[0], 1e-12)
 	near(t, "percentile hi", hi, b.Percentile.CI[1], 1e-12)
 	jk := meanJackknife(b.Data)
-	theta := Mean(b.Data)
-	lo, hi, warn := BCaInterval(theta, sorted(b.BCa.Replicates), jk, 0.95)
+	theta := stat.Mean(b.Data)
+	lo, hi, warn := stat.BCaInterval(theta, sorted(b.BCa.Replicates), jk, 0.95)
 	if warn != "" {
 		t.Fatal(warn)
 	}
@@ -198,7 +200,7 @@ func TestClusterBootstrapMatchesPlainImplementation(t *testing.T) {
 		}
 		cnt[i] = float64(len(c))
 	}
-	stat := func(w, out []float64) {
+	statFn := func(w, out []float64) {
 		var s, n float64
 		for i := range w {
 			s += w[i] * sum[i]
@@ -206,8 +208,8 @@ func TestClusterBootstrapMatchesPlainImplementation(t *testing.T) {
 		}
 		out[0] = s / n
 	}
-	reps := Replicates(len(sum), 1, stat, BootstrapOptions{Resamples: cb.Resamples, Seed: 99})
-	m, sd := Mean(reps), SD(reps)
+	reps := stat.Replicates(len(sum), 1, statFn, BootstrapOptions{Resamples: cb.Resamples, Seed: 99})
+	m, sd := stat.Mean(reps), stat.SD(reps)
 	// The difference of two independent means of B replicates has sd
 	// σ·√(2/B); the sample sd's relative error is about 1/√(2B) each.
 	B := float64(cb.Resamples)
@@ -217,13 +219,13 @@ func TestClusterBootstrapMatchesPlainImplementation(t *testing.T) {
 
 func TestBootstrapDoesNotDependOnWorkers(t *testing.T) {
 	x := []float64{3, 5, 1, 8, 13, 2, 7, 4, 9, 6, 11, 10}
-	stat := func(w, out []float64) {
-		out[0] = WeightedMean(x, w)
-		out[1] = WeightedMean(x, w) - x[0]*w[0]/12
+	statFn := func(w, out []float64) {
+		out[0] = stat.WeightedMean(x, w)
+		out[1] = stat.WeightedMean(x, w) - x[0]*w[0]/12
 	}
 	var first []Estimate
 	for _, workers := range []int{1, 2, 3, 8} {
-		est := ClusterBootstrap(len(x), 2, stat, BootstrapOptions{Resamples: 2000, Seed: 5, Method: BCa, Workers: workers})
+		est := stat.ClusterBootstrap(len(x), 2, statFn, BootstrapOptions{Resamples: 2000, Seed: 5, Method: BCa, Workers: workers})
 		if first == nil {
 			first = est
 			continue
@@ -234,31 +236,31 @@ func TestBootstrapDoesNotDependOnWorkers(t *testing.T) {
 			}
 		}
 	}
-	other := ClusterBootstrap(len(x), 2, stat, BootstrapOptions{Resamples: 2000, Seed: 6})
+	other := stat.ClusterBootstrap(len(x), 2, statFn, BootstrapOptions{Resamples: 2000, Seed: 6})
 	if other[0].Lo == first[0].Lo && other[0].Hi == first[0].Hi {
 		t.Error("another seed gave the same interval")
 	}
-	if first[0].Value != Mean(x) || !(first[0].Lo < first[0].Value && first[0].Value < first[0].Hi) {
+	if first[0].Value != stat.Mean(x) || !(first[0].Lo < first[0].Value && first[0].Value < first[0].Hi) {
 		t.Errorf("estimate %+v", first[0])
 	}
 }
 
 func TestFewClustersWarn(t *testing.T) {
-	est := ClusterBootstrap(3, 1, func(w, out []float64) { out[0] = w[0] + w[1] + w[2] }, BootstrapOptions{Resamples: 100})
+	est := stat.ClusterBootstrap(3, 1, func(w, out []float64) { out[0] = w[0] + w[1] + w[2] }, BootstrapOptions{Resamples: 100})
 	if len(est[0].Warnings) == 0 {
 		t.Error("no warning with 3 clusters")
 	}
-	est = ClusterBootstrap(1, 1, func(w, out []float64) { out[0] = 1 }, BootstrapOptions{Resamples: 100})
+	est = stat.ClusterBootstrap(1, 1, func(w, out []float64) { out[0] = 1 }, BootstrapOptions{Resamples: 100})
 	if !math.IsNaN(est[0].Lo) || len(est[0].Warnings) < 2 {
 		t.Errorf("one cluster: %+v", est[0])
 	}
 }
 
 func TestBootstrapPValue(t *testing.T) {
-	if p := BootstrapPValue([]float64{1, 2, 3, 4}); math.Abs(p-0.4) > 1e-12 {
+	if p := stat.BootstrapPValue([]float64{1, 2, 3, 4}); math.Abs(p-0.4) > 1e-12 {
 		t.Errorf("all positive: p = %v, want 2·1/5", p)
 	}
-	if p := BootstrapPValue([]float64{-1, 1, -2, 2}); p != 1 {
+	if p := stat.BootstrapPValue([]float64{-1, 1, -2, 2}); p != 1 {
 		t.Errorf("balanced: p = %v", p)
 	}
 }
@@ -282,7 +284,7 @@ func TestBCaTiesAgainstScipy(t *testing.T) {
 			t.Fatalf("%s: only %d replicates tie with the estimate: the case does not test ties", name, c.Tied)
 		}
 		jk := meanJackknife(c.Data)
-		lo, hi, warn := BCaInterval(Mean(c.Data), sorted(c.Replicates), jk, 0.95)
+		lo, hi, warn := stat.BCaInterval(stat.Mean(c.Data), sorted(c.Replicates), jk, 0.95)
 		if warn != "" {
 			t.Fatal(warn)
 		}
@@ -308,7 +310,7 @@ func TestNullIntervalsCarryTheirReason(t *testing.T) {
 			"identical":   {10, constant, "zero width"},
 			"undefined":   {10, undefined, "no interval"},
 		} {
-			e := ClusterBootstrap(c.clusters, 1, c.stat, opt)[0]
+			e := stat.ClusterBootstrap(c.clusters, 1, c.stat, opt)[0]
 			if !strings.Contains(strings.Join(e.Warnings, "; "), c.want) {
 				t.Errorf("%s, %s: [%v, %v] with warnings %q, want %q", method, name, e.Lo, e.Hi, e.Warnings, c.want)
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/gymlens/gymlens/analysis/stat"
 )
 
 // StudyRating is one participant's rating at a checkpoint day under a
@@ -86,7 +88,7 @@ func Study(ratings []StudyRating, acceptance string, opt BootstrapOptions) ([]St
 		m := make([]float64, P)
 		has := make([]bool, P)
 		for p, vs := range cells[k] {
-			m[p], has[p] = Mean(vs), true
+			m[p], has[p] = stat.Mean(vs), true
 			sum[p], cnt[p] = m[p], 1
 		}
 		cellMean[k] = m
@@ -184,7 +186,7 @@ func Study(ratings []StudyRating, acceptance string, opt BootstrapOptions) ([]St
 	if len(accIdx) == 0 && acceptance != "" {
 		notes = append(notes, fmt.Sprintf("no %q rating: no acceptance rates", acceptance))
 	}
-	stat := func(w, res []float64) {
+	statFn := func(w, res []float64) {
 		for i := range sums {
 			var s, c float64
 			for p, wp := range w {
@@ -200,7 +202,7 @@ func Study(ratings []StudyRating, acceptance string, opt BootstrapOptions) ([]St
 			res[base+k] = res[d.a] - res[d.b]
 		}
 	}
-	est := ClusterBootstrap(P, len(out), stat, opt)
+	est := stat.ClusterBootstrap(P, len(out), statFn, opt)
 	for i := range out {
 		out[i].Estimate = est[i]
 	}

@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/gymlens/gymlens/analysis/stat"
 	"github.com/gymlens/gymlens/ingest/rows"
 )
 
@@ -109,7 +110,7 @@ func ReportStats(rows []rows.PAREResultRow, cluster func(*rows.PAREResultRow) st
 		if len(vals) < 2 {
 			return 0, 0
 		}
-		sd = SD(vals)
+		sd = stat.SD(vals)
 		return sd, sd / math.Sqrt(float64(len(vals)))
 	}
 	// Success rate over validated runs.
@@ -194,9 +195,9 @@ func ReportStats(rows []rows.PAREResultRow, cluster func(*rows.PAREResultRow) st
 	}
 	s["avg_run_duration"], s["avg_run_duration_std"] = 0, 0
 	if len(durs) > 0 {
-		s["avg_run_duration"] = Mean(durs)
+		s["avg_run_duration"] = stat.Mean(durs)
 		if len(durs) > 1 {
-			s["avg_run_duration_std"] = SD(durs)
+			s["avg_run_duration_std"] = stat.SD(durs)
 		}
 	}
 	var jobs []float64
@@ -207,7 +208,7 @@ func ReportStats(rows []rows.PAREResultRow, cluster func(*rows.PAREResultRow) st
 	}
 	s["job_duration"] = 0
 	if len(jobs) > 0 {
-		s["job_duration"] = Mean(jobs)
+		s["job_duration"] = stat.Mean(jobs)
 	}
 	if rows[0].Source != "pare" {
 		return s

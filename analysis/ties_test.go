@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gymlens/gymlens/analysis/stat"
 )
 
 // tieData is judge scores made as a judge's mean of four components (the
@@ -62,18 +64,18 @@ func TestTiesDoNotDependOnSummationOrder(t *testing.T) {
 				f[s.Stat], f[s.Stat+".lo"], f[s.Stat+".hi"] = s.Value, s.Lo, s.Hi
 			}
 		}
-		f["spearman"] = Spearman(x, human)
-		f["kendall"] = KendallTauB(x, human)
-		k, _ := CohenKappa(x[:len(x)-1], x[1:], Unweighted)
+		f["spearman"] = stat.Spearman(x, human)
+		f["kendall"] = stat.KendallTauB(x, human)
+		k, _ := stat.CohenKappa(x[:len(x)-1], x[1:], Unweighted)
 		f["cohen"] = k
 		units := make([][]float64, len(x)/2)
 		for i := range units {
 			units[i] = []float64{x[2*i], x[2*i+1], x[(2*i+7)%len(x)]}
 		}
-		fd := NewFleissData(units)
+		fd := stat.NewFleissData(units)
 		f["fleiss"], f["agreement"] = fd.Kappa(nil), fd.Agreement(nil)
 		for _, lv := range []string{Nominal, Ordinal} {
-			al, _, err := KrippendorffAlpha(units, lv)
+			al, _, err := stat.KrippendorffAlpha(units, lv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,10 +99,10 @@ func TestTiesDoNotDependOnSummationOrder(t *testing.T) {
 // SnapTie makes equal what differs only by the order of a sum, and keeps
 // apart what differs by more than TiePrecision.
 func TestSnapTie(t *testing.T) {
-	if SnapTie(89.99999999999999) != 90 || SnapTie(0.1+0.2) != 0.3 || SnapTie(99.99999999999999) != 100 {
+	if stat.SnapTie(89.99999999999999) != 90 || stat.SnapTie(0.1+0.2) != 0.3 || stat.SnapTie(99.99999999999999) != 100 {
 		t.Error("sums in different orders are not one value")
 	}
-	if SnapTie(1+2e-9) == SnapTie(1) || SnapTie(-0.5) != -0.5 || !math.IsNaN(SnapTie(math.NaN())) {
+	if stat.SnapTie(1+2e-9) == stat.SnapTie(1) || stat.SnapTie(-0.5) != -0.5 || !math.IsNaN(stat.SnapTie(math.NaN())) {
 		t.Error("SnapTie merges values it should keep apart")
 	}
 }

@@ -131,7 +131,7 @@ func (nb *notebookRun) output(args []string) (BlockOutput, error) {
 		Question: *question, Switch: splitList(*sw),
 		Bootstrap: analysis.BootstrapOptions{Resamples: *resamples, Seed: *seed, Level: *level, Method: *method, Workers: runtime.GOMAXPROCS(0)}}
 	if err := o.Bootstrap.Check("level"); err != nil {
-		return BlockOutput{}, err
+		return BlockOutput{}, &analysis.OptionError{Err: err}
 	}
 	if fs.Lookup("resamples") != nil && isSet(fs, "resamples") {
 		o.StudyResamples = *resamples

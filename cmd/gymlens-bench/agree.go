@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/analysis/stat"
 )
 
 // benchAgree times Krippendorff's α (interval) with a bootstrap interval
@@ -48,11 +49,11 @@ func benchAgree(args []string) error {
 			}
 		}
 	}
-	a, err := analysis.NewAlphaData(units, analysis.Interval)
+	a, err := stat.NewAlphaData(units, analysis.Interval)
 	if err != nil {
 		return err
 	}
-	est := analysis.ClusterBootstrap(a.Pairable, 1, func(w, out []float64) { out[0] = a.Alpha(w) },
+	est := stat.ClusterBootstrap(a.Pairable, 1, func(w, out []float64) { out[0] = a.Alpha(w) },
 		analysis.BootstrapOptions{Resamples: *resamples, Seed: 1, Method: analysis.Percentile})
 	goTime := time.Since(t0)
 	fmt.Printf("gymlens: Krippendorff's α (interval), %d items × %d raters, %.0f%% missing, with a %d-resample percentile interval: "+

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/analysis/stat"
 )
 
 // benchCoverage simulates clustered data with a known mean and counts how
@@ -50,13 +51,13 @@ func benchCoverage(args []string) error {
 			}
 			out[0] = s / m
 		}
-		runMean := func(w, out []float64) { out[0] = analysis.WeightedMean(x, w) }
+		runMean := func(w, out []float64) { out[0] = stat.WeightedMean(x, w) }
 		opt := analysis.BootstrapOptions{Resamples: *resamples, Seed: uint64(d) + 1, Method: analysis.Percentile}
 		for j, e := range []analysis.Estimate{
-			analysis.ClusterBootstrap(*clusters, 1, clusterMean, withMethod(opt, analysis.Expanded))[0],
-			analysis.ClusterBootstrap(*clusters, 1, clusterMean, opt)[0],
-			analysis.ClusterBootstrap(*clusters, 1, clusterMean, withMethod(opt, analysis.BCa))[0],
-			analysis.ClusterBootstrap(n, 1, runMean, opt)[0],
+			stat.ClusterBootstrap(*clusters, 1, clusterMean, withMethod(opt, analysis.Expanded))[0],
+			stat.ClusterBootstrap(*clusters, 1, clusterMean, opt)[0],
+			stat.ClusterBootstrap(*clusters, 1, clusterMean, withMethod(opt, analysis.BCa))[0],
+			stat.ClusterBootstrap(n, 1, runMean, opt)[0],
 		} {
 			if e.Lo <= truth && truth <= e.Hi {
 				covered[j]++

@@ -7,13 +7,14 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/analysis/stat"
 	"github.com/gymlens/gymlens/ingest/runlog"
 	"github.com/gymlens/gymlens/reports"
 )
 
 func agreeInput(e *env, cmd *cli.Command, format string) error {
 	level := cmd.String("level")
-	if err := analysis.CheckLevel(level); err != nil {
+	if err := stat.CheckLevel(level); err != nil {
 		return usagef("--%v", err)
 	}
 	opt, err := bootstrapOptions(cmd)

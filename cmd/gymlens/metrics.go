@@ -65,7 +65,7 @@ func bootstrapOptions(cmd *cli.Command) (analysis.BootstrapOptions, error) {
 		o.Level = cmd.Float("confidence")
 	}
 	if err := o.Check(levelFlag); err != nil {
-		return o, err
+		return o, usageError{err}
 	}
 	return o, nil
 }

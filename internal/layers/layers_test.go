@@ -23,13 +23,19 @@ func deps(t *testing.T, pkg string) []string {
 // plots → analysis → typed rows, the judge beside them on the typed rows,
 // and ingest (the one door to the warehouse) below none of them.
 func TestLayers(t *testing.T) {
-	noDuckDB := []string{"analysis", "plots", "reports", "judge", "ingest/rows", "ingest/runlog", "ingest/pare", "internal/mutate", "internal/sample"}
+	noDuckDB := []string{"analysis", "analysis/stat", "plots", "reports", "judge", "ingest/rows", "ingest/runlog", "ingest/pare", "internal/mutate", "internal/sample"}
 	for _, p := range noDuckDB {
 		for _, d := range deps(t, p) {
 			if strings.Contains(d, "duckdb") {
 				t.Errorf("%s links DuckDB (through %s): only ingest may", p, d)
 				break
 			}
+		}
+	}
+	// The generic statistics stand on gonum and nothing of gymlens.
+	for _, d := range deps(t, "analysis/stat") {
+		if strings.HasPrefix(d, module) && d != module+"analysis/stat" {
+			t.Errorf("analysis/stat depends on %s: it is generic and may depend on gonum only", d)
 		}
 	}
 	for _, d := range deps(t, "ingest/rows") {

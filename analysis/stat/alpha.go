@@ -1,4 +1,4 @@
-package analysis
+package stat
 
 import (
 	"fmt"
@@ -66,7 +66,7 @@ func NewAlphaData(units [][]float64, level string) (*AlphaData, error) {
 		if len(u) < 2 {
 			continue
 		}
-		su := snapTies(u)
+		su := SnapTies(u)
 		for _, v := range su {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return nil, fmt.Errorf("value %v is not a number", v)
@@ -254,8 +254,15 @@ func (a *AlphaData) Reason() string {
 }
 
 // KrippendorffAlpha is Krippendorff's α of units (each the values its
-// raters gave, missing ones left out) at a level of measurement, with the
-// reason when it is NaN.
+// raters gave, missing ones left out) at a level of measurement,
+//
+//	α = 1 − D_o / D_e,
+//
+// D_o the observed disagreement within units (pairable values, each unit
+// weighted 1/(m_u − 1)) and D_e the disagreement expected from all the
+// values pooled, under the level's difference function δ (nominal,
+// ordinal, interval, ratio: Krippendorff 2011); with the reason when it is
+// NaN.
 func KrippendorffAlpha(units [][]float64, level string) (float64, string, error) {
 	a, err := NewAlphaData(units, level)
 	if err != nil {

@@ -1,4 +1,4 @@
-package analysis
+package stat
 
 import (
 	"fmt"
@@ -43,7 +43,7 @@ type BootstrapOptions struct {
 	Workers   int // 0 means GOMAXPROCS; the results do not depend on it
 }
 
-func (o BootstrapOptions) withDefaults() BootstrapOptions {
+func (o BootstrapOptions) WithDefaults() BootstrapOptions {
 	if o.Resamples <= 0 {
 		o.Resamples = DefaultBootstrap.Resamples
 	}
@@ -148,7 +148,7 @@ func ClusterBootstrap(clusters, k int, stat Statistics, opt BootstrapOptions) []
 // replicates, resample-major (b*k + j); nil when there are fewer than two
 // clusters.
 func ClusterBootstrapReplicates(clusters, k int, stat Statistics, opt BootstrapOptions) ([]Estimate, []float64) {
-	opt = opt.withDefaults()
+	opt = opt.WithDefaults()
 	est := make([]Estimate, k)
 	ones := make([]float64, clusters)
 	for i := range ones {
@@ -237,7 +237,7 @@ func explainNullInterval(e *Estimate) {
 // resamples, resample-major (b*k + j). Work is split among workers by
 // resample; each resample's draws depend only on (Seed, b).
 func Replicates(clusters, k int, stat Statistics, opt BootstrapOptions) []float64 {
-	opt = opt.withDefaults()
+	opt = opt.WithDefaults()
 	out := make([]float64, opt.Resamples*k)
 	var wg sync.WaitGroup
 	chunk := (opt.Resamples + opt.Workers - 1) / opt.Workers
@@ -373,39 +373,17 @@ func BootstrapPValue(reps []float64) float64 {
 	return math.Min(1, 2*math.Min(le+1, ge+1)/(n+1))
 }
 
-// Check says what is wrong with the options as a user gave them (an
-// OptionError naming the flag; levelFlag names the confidence level's).
+// Check says what is wrong with the options as a user gave them, naming
+// the flag (levelFlag names the confidence level's).
 func (o BootstrapOptions) Check(levelFlag string) error {
 	if o.Resamples < 100 {
-		return Optionf("--resamples: expected at least 100, found %d", o.Resamples)
+		return fmt.Errorf("--resamples: expected at least 100, found %d", o.Resamples)
 	}
 	if o.Level <= 0 || o.Level >= 1 {
-		return Optionf("--%s: expected a number between 0 and 1, found %g", levelFlag, o.Level)
+		return fmt.Errorf("--%s: expected a number between 0 and 1, found %g", levelFlag, o.Level)
 	}
 	if !slices.Contains(Methods, o.Method) {
-		return Optionf("--ci: expected one of %s, found %q", strings.Join(Methods, ", "), o.Method)
+		return fmt.Errorf("--ci: expected one of %s, found %q", strings.Join(Methods, ", "), o.Method)
 	}
 	return nil
-}
-
-// ParseWhere reads DIM=VALUE selections (values of one dimension are
-// alternatives); dims are the dimensions allowed (nil: Dimensions), and
-// what names them in a message (PARE runs, say).
-func ParseWhere(specs []string, dims []string, what string) (map[string][]string, error) {
-	where := map[string][]string{}
-	for _, c := range specs {
-		d, v, ok := strings.Cut(c, "=")
-		if !ok {
-			return nil, Optionf("--where: expected DIM=VALUE, found %q", c)
-		}
-		if dims != nil {
-			if !slices.Contains(dims, d) {
-				return nil, Optionf("--where: %s are selected by %s, found %q", what, strings.Join(dims, ", "), d)
-			}
-		} else if err := CheckDimension(d); err != nil {
-			return nil, Optionf("--where: %v", err)
-		}
-		where[d] = append(where[d], v)
-	}
-	return where, nil
 }

@@ -2,7 +2,7 @@
 // bootstrap, correlations, paired comparisons and agreement statistics.
 // It works on typed Go values and knows nothing of files, images or
 // terminals.
-package analysis
+package stat
 
 import (
 	"cmp"
@@ -29,8 +29,8 @@ func SnapTie(v float64) float64 {
 	return math.Round(v*1e9) / 1e9
 }
 
-// snapTies is x with every value rounded by SnapTie, in a new slice.
-func snapTies(x []float64) []float64 {
+// SnapTies is x with every value rounded by SnapTie, in a new slice.
+func SnapTies(x []float64) []float64 {
 	out := make([]float64, len(x))
 	for i, v := range x {
 		out[i] = SnapTie(v)
@@ -62,7 +62,7 @@ func Quantile7(p float64, x []float64) float64 {
 	return x[i] + (h-lo)*(x[i+1]-x[i])
 }
 
-// Mean is the arithmetic mean, NaN for no values.
+// Mean is the arithmetic mean Σ xᵢ / n, NaN for no values.
 func Mean(x []float64) float64 {
 	if len(x) == 0 {
 		return math.NaN()
@@ -93,7 +93,7 @@ func WeightedMean(x, w []float64) float64 {
 	return s / sw
 }
 
-// SD is the sample standard deviation (n−1 in the denominator).
+// SD is the sample standard deviation √(Σ (xᵢ − x̄)² / (n − 1)).
 func SD(x []float64) float64 {
 	n := len(x)
 	if n < 2 {
@@ -107,8 +107,11 @@ func SD(x []float64) float64 {
 	return math.Sqrt(s / float64(n-1))
 }
 
-// Pearson is the product-moment correlation of x and y; NaN when either is
-// constant or there are fewer than two pairs.
+// Pearson is the product-moment correlation of x and y,
+//
+//	r = Σ (xᵢ − x̄)(yᵢ − ȳ) / √(Σ (xᵢ − x̄)² Σ (yᵢ − ȳ)²),
+//
+// NaN when either is constant or there are fewer than two pairs.
 func Pearson(x, y []float64) float64 {
 	if len(x) != len(y) {
 		panic("analysis: Pearson: x and y differ in length")
@@ -135,7 +138,7 @@ func Pearson(x, y []float64) float64 {
 // Ranks returns the ranks of x (1-based), ties (equal to TiePrecision)
 // given the mean of the ranks they span.
 func Ranks(x []float64) []float64 {
-	x = snapTies(x)
+	x = SnapTies(x)
 	idx := make([]int, len(x))
 	for i := range idx {
 		idx[i] = i
@@ -188,7 +191,8 @@ func FisherZInterval(r float64, n int, level float64) (lo, hi float64) {
 }
 
 // Holm adjusts p-values for multiple comparisons by Holm's step-down
-// method (R's p.adjust(p, "holm")).
+// method (R's p.adjust(p, "holm")): with p₍₁₎ ≤ … ≤ p₍ₙ₎, the adjusted
+// p₍ᵢ₎ is max over j ≤ i of min(1, (n − j + 1) p₍ⱼ₎).
 func Holm(p []float64) []float64 {
 	n := len(p)
 	idx := order(p, false)
@@ -203,7 +207,8 @@ func Holm(p []float64) []float64 {
 }
 
 // BenjaminiHochberg adjusts p-values to control the false discovery rate
-// (R's p.adjust(p, "BH")).
+// (R's p.adjust(p, "BH")): the adjusted p₍ᵢ₎ is min over j ≥ i of
+// min(1, n p₍ⱼ₎ / j).
 func BenjaminiHochberg(p []float64) []float64 {
 	n := len(p)
 	idx := order(p, true)

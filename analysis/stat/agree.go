@@ -1,4 +1,4 @@
-package analysis
+package stat
 
 import (
 	"fmt"
@@ -57,7 +57,7 @@ type Confusion struct {
 // ConfusionMatrix counts paired values a[i], b[i], pair i counted w[i]
 // times (nil: once).
 func ConfusionMatrix(a, b, w []float64) Confusion {
-	a, b = snapTies(a), snapTies(b)
+	a, b = SnapTies(a), SnapTies(b)
 	cats := categories(a, b)
 	pos := make(map[float64]int, len(cats))
 	for i, c := range cats {
@@ -148,7 +148,7 @@ func CohenKappa(a, b []float64, weighting string) (float64, string) {
 	if len(a) != len(b) {
 		panic("analysis: CohenKappa: a and b differ in length")
 	}
-	a, b = snapTies(a), snapTies(b)
+	a, b = SnapTies(a), SnapTies(b)
 	cats := categories(a, b)
 	K := len(cats)
 	n := float64(len(a))
@@ -237,7 +237,7 @@ func NewFleissData(units [][]float64) *FleissData {
 	var all [][]float64
 	for _, u := range units {
 		if len(u) >= 2 {
-			all = append(all, snapTies(u))
+			all = append(all, SnapTies(u))
 		}
 	}
 	f := &FleissData{Categories: categories(all...), Items: len(all)}
@@ -316,7 +316,7 @@ func KendallTauB(x, y []float64) float64 {
 	if n < 2 || len(y) != n {
 		return math.NaN()
 	}
-	x, y = snapTies(x), snapTies(y)
+	x, y = SnapTies(x), SnapTies(y)
 	idx := make([]int, n)
 	for i := range idx {
 		idx[i] = i
