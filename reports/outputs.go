@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gymlens/gymlens/analysis"
@@ -170,19 +171,13 @@ func CorrOutput(format string, res []analysis.CorrResult) (*Result, []string) {
 	return t, nil
 }
 
-// Num is a metric value as text, to the decimals its scale shows ("–"
-// for NaN).
+// Num is a metric value as text, to the decimals the metric registry gives
+// it ("–" for NaN).
 func Num(x float64, metric string) string {
 	if math.IsNaN(x) {
 		return "–"
 	}
-	if strings.HasPrefix(metric, "TR-J") || strings.HasPrefix(metric, "TRJ") {
-		return fmt.Sprintf("%.2f", x)
-	}
-	if metric == "pooled_proposal_rate" || metric == "proposal_rate" { // proposals per turn
-		return fmt.Sprintf("%.3f", x)
-	}
-	return fmt.Sprintf("%.1f", x)
+	return strconv.FormatFloat(x, 'f', Decimals(metric), 64)
 }
 
 // Signed is Num with a + before a positive difference.
@@ -201,4 +196,13 @@ func PValue(p float64) string {
 		return "<.001"
 	}
 	return strings.TrimPrefix(fmt.Sprintf("%.3f", p), "0")
+}
+
+// Decimals are the decimals a metric is shown with (analysis.Registry; 1
+// for a name it does not know).
+func Decimals(metric string) int {
+	if m, ok := analysis.MetricNamed(metric); ok {
+		return m.Decimals
+	}
+	return 1
 }

@@ -13,12 +13,6 @@ import (
 
 // digits is how many decimals a metric is shown with: TR-J and its
 // constructs (1–5) two, the percent and 0–100 scales one.
-func digits(metric string) int {
-	if strings.HasPrefix(metric, "TR-J") || strings.HasPrefix(metric, "TRJ") {
-		return 2
-	}
-	return 1
-}
 
 var dimHeaders = map[string]string{"model": "Model", "harness": "Harness", "effort": "Effort", "config": "Configuration",
 	"scenario": "Scenario", "domain": "Domain", "persona": "Persona", "persona_group": "Persona group", "family": "Family",
@@ -43,7 +37,7 @@ func MetricTable(name, caption string, res []analysis.GroupEstimate, dims, metri
 		t.Keys = append(t.Keys, h)
 	}
 	for _, m := range metrics {
-		t.Columns = append(t.Columns, Column{Header: m, Digits: digits(m), Higher: true})
+		t.Columns = append(t.Columns, Column{Header: m, Digits: Decimals(m), Higher: true})
 	}
 	t.Columns = append(t.Columns, Column{Header: "Runs", Digits: 0})
 	type rowAt struct {

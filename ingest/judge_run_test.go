@@ -1,4 +1,4 @@
-package judge
+package ingest_test
 
 import (
 	"context"
@@ -7,8 +7,30 @@ import (
 	"testing"
 
 	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/internal/openaitest"
 	"github.com/gymlens/gymlens/internal/sample"
+	"github.com/gymlens/gymlens/judge"
 )
+
+// The judge and the warehouse together: judge.Run through the
+// warehouse's judge store (the judge's own tests need no database).
+
+func server(t *testing.T, script ...string) *openaitest.Server {
+	f := openaitest.New(script...)
+	t.Cleanup(f.Close)
+	return f
+}
+
+// endpoint points a judge named name at f, with a key in the environment.
+func endpoint(f *openaitest.Server, name string) judge.Endpoint {
+	ep, _ := judge.ParseEndpoint(name+"=judge-model@"+f.URL+"/v1", func(k string) string {
+		if k == "GYMLENS_"+strings.ToUpper(name)+"_API_KEY" {
+			return "sk-test-" + name
+		}
+		return ""
+	})
+	return ep
+}
 
 func warehouse(t *testing.T) *ingest.Warehouse {
 	t.Helper()
@@ -40,8 +62,8 @@ func count(t *testing.T, w *ingest.Warehouse, q string) int {
 func TestInvalidAnswersAreStoredAsInvalid(t *testing.T) {
 	w := warehouse(t)
 	f := server(t, "badjson", "badjson", "outofrange", "outofrange")
-	opt := RunOptions{Metrics: []string{TC}, Judges: []Endpoint{endpoint(f, "j")}, Limit: 5, Client: ClientOptions{Concurrency: 1}}
-	reps, err := Run(context.Background(), w, opt)
+	opt := judge.RunOptions{Metrics: []string{judge.TC}, Judges: []judge.Endpoint{endpoint(f, "j")}, Limit: 5, Client: judge.ClientOptions{Concurrency: 1}}
+	reps, err := judge.Run(context.Background(), w, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,16 +86,16 @@ func TestInvalidAnswersAreStoredAsInvalid(t *testing.T) {
 func TestCancelledRunResumes(t *testing.T) {
 	w := warehouse(t)
 	f := server(t)
-	opt := RunOptions{Metrics: []string{TC}, Judges: []Endpoint{endpoint(f, "j")}, Limit: 40, Client: ClientOptions{Concurrency: 2}}
+	opt := judge.RunOptions{Metrics: []string{judge.TC}, Judges: []judge.Endpoint{endpoint(f, "j")}, Limit: 40, Client: judge.ClientOptions{Concurrency: 2}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := 0
-	opt.Progress = func(p Progress) {
+	opt.Progress = func(p judge.Progress) {
 		if p.Done >= 10 && done == 0 {
 			done = int(p.Done)
 			cancel()
 		}
 	}
-	if _, err := Run(ctx, w, opt); err != context.Canceled {
+	if _, err := judge.Run(ctx, w, opt); err != context.Canceled {
 		t.Fatalf("got %v", err)
 	}
 	saved := count(t, w, `SELECT count(*) FROM judge_calls`)
@@ -82,7 +104,7 @@ func TestCancelledRunResumes(t *testing.T) {
 		t.Fatalf("%d saved of %d requests", saved, first)
 	}
 	opt.Progress = nil
-	reps, err := Run(context.Background(), w, opt)
+	reps, err := judge.Run(context.Background(), w, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,8 +123,8 @@ func TestCancelledRunResumes(t *testing.T) {
 func TestFallbackWithoutStructuredOutput(t *testing.T) {
 	w := warehouse(t)
 	f := server(t, "400")
-	reps, err := Run(context.Background(), w, RunOptions{Metrics: []string{TA}, Judges: []Endpoint{endpoint(f, "j")}, Limit: 3,
-		Client: ClientOptions{Concurrency: 1}})
+	reps, err := judge.Run(context.Background(), w, judge.RunOptions{Metrics: []string{judge.TA}, Judges: []judge.Endpoint{endpoint(f, "j")}, Limit: 3,
+		Client: judge.ClientOptions{Concurrency: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,26 +142,26 @@ func TestFallbackWithoutStructuredOutput(t *testing.T) {
 func TestCacheReasksOnlyWhatChanged(t *testing.T) {
 	w := warehouse(t)
 	f := server(t)
-	opt := RunOptions{Metrics: []string{TC, TA}, Judges: []Endpoint{endpoint(f, "j")}, Limit: 10, Client: ClientOptions{Concurrency: 2}}
-	if _, err := Run(context.Background(), w, opt); err != nil {
+	opt := judge.RunOptions{Metrics: []string{judge.TC, judge.TA}, Judges: []judge.Endpoint{endpoint(f, "j")}, Limit: 10, Client: judge.ClientOptions{Concurrency: 2}}
+	if _, err := judge.Run(context.Background(), w, opt); err != nil {
 		t.Fatal(err)
 	}
 	n := f.Count()
 	if n != 20 {
 		t.Fatalf("%d requests for 20 items", n)
 	}
-	old := PromptVersion[TA]
-	PromptVersion[TA] = "ta/v1-test"
-	reps, err := Run(context.Background(), w, opt)
-	PromptVersion[TA] = old
+	old := judge.PromptVersion[judge.TA]
+	judge.PromptVersion[judge.TA] = "ta/v1-test"
+	reps, err := judge.Run(context.Background(), w, opt)
+	judge.PromptVersion[judge.TA] = old
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Count()-n != 10 || reps[0].Metric != TC || reps[0].Sent != 0 || reps[1].Sent != 10 {
-		t.Errorf("after a TA prompt change: %d requests, %+v", f.Count()-n, reps)
+	if f.Count()-n != 10 || reps[0].Metric != judge.TC || reps[0].Sent != 0 || reps[1].Sent != 10 {
+		t.Errorf("after a judge.TA prompt change: %d requests, %+v", f.Count()-n, reps)
 	}
 	// Change what the judge of one task sees: rescoring sets its chosen
-	// depth, which TC items show.
+	// depth, which judge.TC items show.
 	n = f.Count()
 	var run, task string
 	if err := w.DB().QueryRow(`SELECT run_id, task FROM task_outcomes WHERE active ORDER BY run_id, task LIMIT 1`).Scan(&run, &task); err != nil {
@@ -149,7 +171,7 @@ func TestCacheReasksOnlyWhatChanged(t *testing.T) {
 		EffectiveExpected: "noop", EffectiveChosen: "execute", Prefer: "derived"}}); err != nil {
 		t.Fatal(err)
 	}
-	reps, err = Run(context.Background(), w, opt)
+	reps, err = judge.Run(context.Background(), w, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +180,7 @@ func TestCacheReasksOnlyWhatChanged(t *testing.T) {
 	}
 	opt.Force = true
 	n = f.Count()
-	if _, err := Run(context.Background(), w, opt); err != nil || f.Count()-n != 20 {
+	if _, err := judge.Run(context.Background(), w, opt); err != nil || f.Count()-n != 20 {
 		t.Errorf("--force: %d requests, %v", f.Count()-n, err)
 	}
 	if c := count(t, w, `SELECT count(*) FROM judge_calls`); c != 20+10+1 {
@@ -172,8 +194,8 @@ func TestCacheReasksOnlyWhatChanged(t *testing.T) {
 func TestCacheBySourceKeyAndByInput(t *testing.T) {
 	w := warehouse(t)
 	f := server(t)
-	opt := RunOptions{Metrics: []string{TC, TRJ}, Judges: []Endpoint{endpoint(f, "j")}, Limit: 10, Client: ClientOptions{Concurrency: 2}}
-	if _, err := Run(context.Background(), w, opt); err != nil {
+	opt := judge.RunOptions{Metrics: []string{judge.TC, judge.TRJ}, Judges: []judge.Endpoint{endpoint(f, "j")}, Limit: 10, Client: judge.ClientOptions{Concurrency: 2}}
+	if _, err := judge.Run(context.Background(), w, opt); err != nil {
 		t.Fatal(err)
 	}
 	if f.Count() != 20 {
@@ -186,14 +208,14 @@ func TestCacheBySourceKeyAndByInput(t *testing.T) {
 	if _, err := w.DB().Exec(`UPDATE judge_calls SET source_key = NULL`); err != nil {
 		t.Fatal(err)
 	}
-	reps, err := Run(context.Background(), w, opt)
+	reps, err := judge.Run(context.Background(), w, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if f.Count() != 20 || reps[0].Cached != 10 || reps[1].Cached != 10 {
 		t.Errorf("without source keys: %d requests, %+v", f.Count()-20, reps)
 	}
-	// Rescoring changes TC's input (the chosen depth) but not TR-J's.
+	// Rescoring changes judge.TC's input (the chosen depth) but not TR-J's.
 	var run, task, chosen string
 	if err := w.DB().QueryRow(`SELECT run_id, task, coalesce(chosen_depth, '') FROM task_outcomes WHERE active ORDER BY run_id, task LIMIT 1`).Scan(&run, &task, &chosen); err != nil {
 		t.Fatal(err)
@@ -206,16 +228,16 @@ func TestCacheBySourceKeyAndByInput(t *testing.T) {
 		EffectiveExpected: "noop", EffectiveChosen: other, Prefer: "derived"}}); err != nil {
 		t.Fatal(err)
 	}
-	reps, err = Run(context.Background(), w, opt)
+	reps, err = judge.Run(context.Background(), w, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Count() != 21 || reps[0].Metric != TC || reps[0].Sent != 1 || reps[1].Sent != 0 {
+	if f.Count() != 21 || reps[0].Metric != judge.TC || reps[0].Sent != 1 || reps[1].Sent != 0 {
 		t.Errorf("after rescoring one task: %d requests, %+v", f.Count()-20, reps)
 	}
 	// Only the runs asked for.
-	reps, err = Run(context.Background(), w, RunOptions{Metrics: []string{TRJ}, Judges: []Endpoint{endpoint(f, "j")},
-		Runs: map[string]bool{run: true}, Client: ClientOptions{Concurrency: 2}, DryRun: true})
+	reps, err = judge.Run(context.Background(), w, judge.RunOptions{Metrics: []string{judge.TRJ}, Judges: []judge.Endpoint{endpoint(f, "j")},
+		Runs: map[string]bool{run: true}, Client: judge.ClientOptions{Concurrency: 2}, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,8 +253,8 @@ func TestCacheBySourceKeyAndByInput(t *testing.T) {
 func TestIdenticalInputsAskedOnce(t *testing.T) {
 	w := warehouse(t)
 	f := server(t)
-	opt := RunOptions{Metrics: []string{TC, TRJ}, Judges: []Endpoint{endpoint(f, "j")}, Client: ClientOptions{Concurrency: 8}}
-	reps, err := Run(context.Background(), w, opt)
+	opt := judge.RunOptions{Metrics: []string{judge.TC, judge.TRJ}, Judges: []judge.Endpoint{endpoint(f, "j")}, Client: judge.ClientOptions{Concurrency: 8}}
+	reps, err := judge.Run(context.Background(), w, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +283,7 @@ func TestIdenticalInputsAskedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := f.Count()
-	if _, err := Run(context.Background(), w, opt); err != nil {
+	if _, err := judge.Run(context.Background(), w, opt); err != nil {
 		t.Fatal(err)
 	}
 	if f.Count() != n {
@@ -278,8 +300,8 @@ func TestIdenticalInputsAskedOnce(t *testing.T) {
 func TestBadRequestDecidesPerEndpoint(t *testing.T) {
 	w := warehouse(t)
 	f := server(t, "400", "400")
-	reps, err := Run(context.Background(), w, RunOptions{Metrics: []string{TA}, Judges: []Endpoint{endpoint(f, "j")}, Limit: 3,
-		Client: ClientOptions{Concurrency: 1}})
+	reps, err := judge.Run(context.Background(), w, judge.RunOptions{Metrics: []string{judge.TA}, Judges: []judge.Endpoint{endpoint(f, "j")}, Limit: 3,
+		Client: judge.ClientOptions{Concurrency: 1}})
 	if err == nil || reps[0].Failed != 1 || reps[0].Valid != 2 || reps[0].Requests != 4 || len(reps[0].Notes) != 0 {
 		t.Fatalf("%v %+v", err, reps[0])
 	}
@@ -287,8 +309,8 @@ func TestBadRequestDecidesPerEndpoint(t *testing.T) {
 		t.Error("structured output was turned off by a 400 that plain JSON did not cure")
 	}
 	f2 := server(t, "400")
-	reps, err = Run(context.Background(), warehouse(t), RunOptions{Metrics: []string{TA}, Judges: []Endpoint{endpoint(f2, "j")}, Limit: 3,
-		Client: ClientOptions{Concurrency: 1}})
+	reps, err = judge.Run(context.Background(), warehouse(t), judge.RunOptions{Metrics: []string{judge.TA}, Judges: []judge.Endpoint{endpoint(f2, "j")}, Limit: 3,
+		Client: judge.ClientOptions{Concurrency: 1}})
 	if err != nil || len(reps[0].Notes) != 1 || !strings.Contains(reps[0].Notes[0], "refused structured output") {
 		t.Errorf("%v %+v", err, reps[0])
 	}
