@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -368,4 +369,29 @@ func VisibleHistory(run *rows.JudgeRun, task string) string {
 		fmt.Fprintf(&b, ": %s\n", strings.Join(strings.Fields(text), " "))
 	}
 	return b.String()
+}
+
+// VisibleHistories are, for the tasks of runs in need (run → tasks; ""
+// for the whole run), what the user saw of the run up to the task
+// (VisibleHistory), by run and task: the context column of an annotation
+// sheet.
+func VisibleHistories(ctx context.Context, w Store, need map[string][]string) (map[[2]string]string, error) {
+	heads, err := w.JudgeHeads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var sel []*rows.JudgeRun
+	for _, h := range heads {
+		if need[h.RunID] != nil {
+			sel = append(sel, h)
+		}
+	}
+	history := map[[2]string]string{}
+	err = w.ScanJudgeEvents(ctx, sel, false, func(r *rows.JudgeRun) error {
+		for _, task := range need[r.RunID] {
+			history[[2]string{r.RunID, task}] = VisibleHistory(r, task)
+		}
+		return nil
+	})
+	return history, err
 }

@@ -71,28 +71,11 @@ func annotateSample(ctx context.Context, e *env, cmd *cli.Command, w *ingest.War
 	if err != nil {
 		return err
 	}
-	// What the user saw, for the chosen runs.
 	need := map[string][]string{} // run → chosen tasks
 	for _, it := range chosen {
 		need[it.Run.RunID] = append(need[it.Run.RunID], it.Task)
 	}
-	heads, err := w.JudgeHeads(ctx)
-	if err != nil {
-		return err
-	}
-	var sel []*ingest.JudgeRun
-	for _, h := range heads {
-		if need[h.RunID] != nil {
-			sel = append(sel, h)
-		}
-	}
-	history := map[[2]string]string{}
-	err = w.ScanJudgeEvents(ctx, sel, false, func(r *ingest.JudgeRun) error {
-		for _, task := range need[r.RunID] {
-			history[[2]string{r.RunID, task}] = judge.VisibleHistory(r, task)
-		}
-		return nil
-	})
+	history, err := judge.VisibleHistories(ctx, w, need)
 	if err != nil {
 		return err
 	}

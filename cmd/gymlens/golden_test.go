@@ -42,12 +42,27 @@ func TestGoldenCommandOutputs(t *testing.T) {
 		{"query-write-refused", []string{"query", "DELETE FROM runs"}},
 		{"validate-bad", []string{"validate", bad}},
 		{"annotate-too-many", []string{"annotate", "sample", "-n", "100000000", "--out", filepath.Join(dir, "sheet.csv")}},
+		{"annotate", []string{"annotate", "sample", "-n", "20", "--by", "harness", "--out", filepath.Join(dir, "sheet.csv")}},
+		{"judge-dry-run", []string{"judge", "--metric", "tc,trj", "--judge", "g=org/model@http://127.0.0.1:9/v1", "--dry-run", "--limit", "10"}},
+		{"judge-costs", []string{"judge", "--costs"}},
+		{"plot", []string{"plot", "harness-comparison", "--out", filepath.Join(dir, "fig"), B}},
+		{"sample", []string{"sample", "--out", filepath.Join(dir, "s2"), "--seed", "3"}},
+		{"ingest-again", []string{"ingest", filepath.Join(dir, "c")}},
+		{"validate-ok", []string{"validate", filepath.Join(dir, "c", "scenarios")}},
+		{"notebook-unknown-command", []string{"notebook", "run", writeFile(t, dir, "nb.md", "# x\n\n```gymlens\nscore\n```\n"), "--out", filepath.Join(dir, "nb")}},
+		{"pare-ingest", []string{"--db", filepath.Join(dir, "p.duckdb"), "ingest", pareFixtures, pareHandmade}},
+		{"pare-decisions", []string{"--db", filepath.Join(dir, "p.duckdb"), "decisions"}},
+		{"pare-reconcile", []string{"--db", filepath.Join(dir, "p.duckdb"), "reconcile"}},
+		{"pare-metrics", []string{"--db", filepath.Join(dir, "p.duckdb"), "metrics", "--source", "pare", "--metrics", "success,pass@1,pare_pass@k", B}},
+		{"pare-agree", []string{"--db", filepath.Join(dir, "p.duckdb"), "agree", "--pare"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			code, stdout, stderr := gymlens(t, append([]string{"--db", db}, c.args...)...)
+			code, stdout, stderr := gymlens(t, append([]string{"--db", db}, c.args...)...) // a later --db wins
+			root, _ := filepath.Abs(filepath.Join("..", ".."))
 			clean := func(s string) string {
 				s = strings.ReplaceAll(s, dir, "DIR")
+				s = strings.ReplaceAll(s, root, "ROOT")
 				return timing.ReplaceAllString(s, "in TIME")
 			}
 			got := fmt.Sprintf("$ gymlens %s\nexit %d\n--- stdout\n%s--- stderr\n%s", clean(strings.Join(c.args, " ")), code, clean(stdout), clean(stderr))
