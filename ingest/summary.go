@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 // RecordTypes are the kinds of record an ingest counts, in the order a
@@ -88,13 +90,4 @@ func plural(t string, n int64) string {
 	return t + "s"
 }
 
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
+func thousands(n int64) string { return rows.Thousands(n) }

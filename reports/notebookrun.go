@@ -127,8 +127,8 @@ func (nb *notebookRun) output(args []string) (BlockOutput, error) {
 	if len(names) != 1 {
 		return BlockOutput{}, analysis.Optionf("%s: name one", args[0])
 	}
-	o := Options{Name: nb.opt.Name, Keep: KeepTasks, Judge: *judge, Judges: splitList(*judges), FigureMetric: *metric,
-		Question: *question, Switch: splitList(*sw),
+	o := Options{Name: nb.opt.Name, Keep: KeepTasks, Judge: *judge, Judges: SplitList(*judges), FigureMetric: *metric,
+		Question: *question, Switch: SplitList(*sw),
 		Bootstrap: analysis.BootstrapOptions{Resamples: *resamples, Seed: *seed, Level: *level, Method: *method, Workers: runtime.GOMAXPROCS(0)}}
 	if err := o.Bootstrap.Check("level"); err != nil {
 		return BlockOutput{}, &analysis.OptionError{Err: err}
@@ -184,7 +184,9 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-func splitList(s string) []string {
+// SplitList splits a comma-separated list, each item trimmed, empty ones
+// left out.
+func SplitList(s string) []string {
 	var out []string
 	for _, x := range strings.Split(s, ",") {
 		if x = strings.TrimSpace(x); x != "" {

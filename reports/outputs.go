@@ -87,17 +87,13 @@ func MetricsOutput(format string, by []string, res []analysis.GroupEstimate) (*R
 	t := &Result{Columns: []string{"group", "metric", "n_runs", "n_clusters", "mean", "ci_low", "ci_high", "level", "ci_method", "resamples", "seed", "warnings"}}
 	for _, r := range res {
 		var group any = r.Group
-		warn := any(r.Warnings)
-		if r.Warnings == nil {
-			warn = []string{}
-		}
+		warn := WarningsCell(format, r.Warnings)
 		if format == "csv" {
 			parts := make([]string, 0, len(by))
 			for _, d := range by {
 				parts = append(parts, d+"="+r.Group[d])
 			}
 			group = strings.Join(parts, ";")
-			warn = strings.Join(r.Warnings, "; ")
 		}
 		t.Rows = append(t.Rows, []any{group, r.Metric, r.NRuns, r.Clusters, r.Value, r.Lo, r.Hi, r.Level, r.Method, r.Resamples, r.Seed, warn})
 	}
@@ -125,13 +121,7 @@ func CompareOutput(format string, res []analysis.Comparison) (*Result, []string)
 	t := &Result{Columns: []string{"a", "b", "metric", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "level", "ci_method",
 		"p", "p_holm", "p_bh", "n_runs_a", "n_runs_b", "n_clusters", "resamples", "seed", "warnings"}}
 	for _, c := range res {
-		warn := any(c.Warnings)
-		if c.Warnings == nil {
-			warn = []string{}
-		}
-		if format == "csv" {
-			warn = strings.Join(c.Warnings, "; ")
-		}
+		warn := WarningsCell(format, c.Warnings)
 		t.Rows = append(t.Rows, []any{c.A, c.B, c.Metric, c.MeanA, c.MeanB, c.Value, c.Lo, c.Hi, c.Level, c.Method,
 			c.P, c.PHolm, c.PBH, c.NA, c.NB, c.Clusters, c.Resamples, c.Seed, warn})
 	}
@@ -158,13 +148,7 @@ func CorrOutput(format string, res []analysis.CorrResult) (*Result, []string) {
 	t := &Result{Columns: []string{"x", "y", "level", "method", "r", "n", "p", "ci_low", "ci_high", "ci_method",
 		"fisher_low", "fisher_high", "level_ci", "resamples", "seed", "n_clusters", "warnings"}}
 	for _, c := range res {
-		warn := any(c.Warnings)
-		if c.Warnings == nil {
-			warn = []string{}
-		}
-		if format == "csv" {
-			warn = strings.Join(c.Warnings, "; ")
-		}
+		warn := WarningsCell(format, c.Warnings)
 		t.Rows = append(t.Rows, []any{c.X, c.Y, c.Level, c.Method, c.R, c.N, c.P, c.Lo, c.Hi, "bootstrap-" + c.Estimate.Method,
 			c.FisherLo, c.FisherHi, c.Estimate.Level, c.Resamples, c.Seed, c.Clusters, warn})
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 // WriteScoreReport writes what rescoring found: a line and the
@@ -43,13 +44,4 @@ func WriteScoreReport(w io.Writer, format string, rep *analysis.ScoreReport) err
 }
 
 // Thousands writes n with commas between groups of three digits.
-func Thousands(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + Thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
+func Thousands(n int64) string { return rows.Thousands(n) }

@@ -140,15 +140,7 @@ func metricsCommand(e *env) *cli.Command {
 	}
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, x := range strings.Split(s, ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
-}
+func splitList(s string) []string { return reports.SplitList(s) }
 
 // parseWhere reads --where DIM=VALUE flags: dimension → allowed values.
 func parseWhere(cmd *cli.Command) (map[string][]string, error) {

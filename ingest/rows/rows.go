@@ -7,6 +7,7 @@ package rows
 
 import (
 	"database/sql"
+	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -311,3 +312,16 @@ func ConfigKey(model, harness, effort string) string {
 }
 
 var slugRE = regexp.MustCompile(`[^a-z0-9.]+`)
+
+// Thousands writes n with commas between groups of three digits, as every
+// layer's summaries and messages show counts.
+func Thousands(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + Thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
