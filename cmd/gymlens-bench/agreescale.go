@@ -31,8 +31,8 @@ func benchAgreeScale(args []string) error {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "gymlens")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/gymlens").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/gymlens (run from the repository's root): %v\n%s", err, out)
+	if err := buildGymlens(bin); err != nil {
+		return err
 	}
 	two, err := writeContinuous(filepath.Join(dir, "two.csv"), *items2, 2, 11)
 	if err != nil {

@@ -31,8 +31,8 @@ func benchRSS(args []string) error {
 		work = d
 	}
 	bin := filepath.Join(work, "gymlens")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/gymlens").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/gymlens (run from the repository's root): %v\n%s", err, out)
+	if err := buildGymlens(bin); err != nil {
+		return err
 	}
 	var ks []int
 	for _, s := range strings.Split(*scales, ",") {
@@ -134,6 +134,15 @@ func benchRSS(args []string) error {
 			fmt.Printf(" %.0f MB | %.1f s |", mb(r.rss), r.wall.Seconds())
 		}
 		fmt.Println()
+	}
+	return nil
+}
+
+// buildGymlens builds ./cmd/gymlens into bin (run from the repository's
+// root).
+func buildGymlens(bin string) error {
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/gymlens").CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./cmd/gymlens (run from the repository's root): %w\n%s", err, out)
 	}
 	return nil
 }

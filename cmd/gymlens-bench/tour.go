@@ -58,8 +58,8 @@ func benchTour(args []string) error {
 	gl := *bin
 	if gl == "" {
 		gl = filepath.Join(work, "gymlens")
-		if b, err := exec.Command("go", "build", "-o", gl, "./cmd/gymlens").CombinedOutput(); err != nil {
-			return fmt.Errorf("go build ./cmd/gymlens (run from the repository's root): %v\n%s", err, b)
+		if err := buildGymlens(gl); err != nil {
+			return err
 		}
 	} else if gl, err = filepath.Abs(gl); err != nil {
 		return err
