@@ -830,3 +830,42 @@ func ReadPrices(path string) (map[string]Price, error) {
 	}
 	return p, nil
 }
+
+// ReportTable lays the reports out as one row per judge and metric: items,
+// cache hits, answers by outcome, requests, tokens and cost (unknown
+// without prices; none for a dry run or when nothing was sent).
+func ReportTable(reps []JudgeReport, dry bool) ([]string, [][]any) {
+	cols := []string{"judge", "model", "metric", "items", "cached", "sent", "valid", "invalid", "failed",
+		"requests", "est_input_tokens", "input_tokens", "output_tokens", "cost_usd"}
+	var out [][]any
+	for _, r := range reps {
+		var cost any = "unknown"
+		if r.CostUSD != nil {
+			cost = *r.CostUSD
+		}
+		if dry || r.Sent == 0 {
+			cost = any(nil)
+			if dry {
+				cost = "–"
+			}
+		}
+		out = append(out, []any{r.Judge, r.Model, r.Metric, r.Items, r.Cached, r.Sent, r.Valid, r.Invalid, r.Failed,
+			r.Requests, r.EstInputTokens, r.InputTokens, r.OutputTokens, cost})
+	}
+	return cols, out
+}
+
+// ReportNotes are the reports' notes, each once, in order.
+func ReportNotes(reps []JudgeReport) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range reps {
+		for _, n := range r.Notes {
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}

@@ -196,21 +196,15 @@ func SplitList(s string) []string {
 	return out
 }
 
-// tablesOutput writes tables as Markdown and HTML, a blank line between
-// two (as gymlens table prints them), the HTML inside open and close.
+// tablesOutput writes tables as Markdown and HTML (WriteTables), the HTML
+// inside open and close.
 func tablesOutput(ts []*Table, o TableOptions, open, close string) (BlockOutput, error) {
 	var md, page bytes.Buffer
-	for i, t := range ts {
-		if i > 0 && open == "" {
-			md.WriteString("\n")
-			page.WriteString("\n")
-		}
-		if err := WriteTable(&md, "md", t, o); err != nil {
-			return BlockOutput{}, err
-		}
-		if err := WriteTable(&page, "html", t, o); err != nil {
-			return BlockOutput{}, err
-		}
+	if err := WriteTables(&md, "md", ts, o); err != nil {
+		return BlockOutput{}, err
+	}
+	if err := WriteTables(&page, "html", ts, o); err != nil {
+		return BlockOutput{}, err
 	}
 	return BlockOutput{Markdown: md.String(), HTML: open + page.String() + close}, nil
 }

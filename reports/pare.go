@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"cmp"
+	"context"
 	"slices"
 	"strings"
 
@@ -59,4 +61,54 @@ func PAREReport(results []rows.PAREResultRow) *Result {
 		res.Rows = append(res.Rows, row)
 	}
 	return res
+}
+
+// PAREStore is what the PARE analyses read: the warehouse.
+type PAREStore interface {
+	LoadPARERuns(ctx context.Context) ([]rows.PARERun, error)
+	LoadPAREResults(ctx context.Context) ([]rows.PAREResultRow, error)
+	LoadPAREReports(ctx context.Context) ([]rows.PAREReportRow, error)
+}
+
+// PAREUnits reads the PARE and Meta-ARE runs, traces joined to their
+// result rows (analysis.JoinPARE).
+func PAREUnits(ctx context.Context, s PAREStore) ([]analysis.PAREUnit, error) {
+	runs, err := s.LoadPARERuns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	results, err := s.LoadPAREResults(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return analysis.JoinPARE(runs, results), nil
+}
+
+// Reconcile compares what PARE and Meta-ARE stored with what gymlens
+// recomputes from the traces and result rows (analysis.Reconcile).
+func Reconcile(ctx context.Context, s PAREStore) (*analysis.Reconciliation, error) {
+	runs, err := s.LoadPARERuns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	results, err := s.LoadPAREResults(ctx)
+	if err != nil {
+		return nil, err
+	}
+	reps, err := s.LoadPAREReports(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return analysis.Reconcile(runs, results, reps), nil
+}
+
+// PAREAgreementResult lays out the agreement on PARE's annotation samples:
+// a row per statistic with its n and what it compares (or why it is NaN).
+func PAREAgreementResult(pa *analysis.PAREHumanAgreement) *Result {
+	return &Result{Columns: []string{"statistic", "value", "n", "note"}, Rows: [][]any{
+		{"majority_accuracy", pa.Accuracy, pa.Compared, "percent of samples where the simulated user's decision is the humans' majority (or the answer key)"},
+		{"cohen_kappa", pa.Kappa, pa.Compared, cmp.Or(pa.KappaWhy, "simulated user against the humans' majority")},
+		{"fleiss_kappa", pa.Fleiss, pa.Annotated, cmp.Or(pa.FleissWhy, "among the annotators")},
+		{"krippendorff_alpha", pa.Alpha, pa.Annotated, cmp.Or(pa.AlphaWhy, "nominal, among the annotators")},
+	}}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest/rows"
 	"github.com/gymlens/gymlens/plots"
 )
 
@@ -228,4 +229,29 @@ func BuildReport(ctx context.Context, ds *Dataset) (*Report, error) {
 	r.Manifest.Bootstrap = Bootstrap{Method: o.Method, Level: o.Level, Resamples: o.Resamples, Seed: o.Seed, Unit: "scenarios"}
 	r.Manifest.Study = Bootstrap{Method: st.Method, Level: st.Level, Resamples: st.Resamples, Seed: st.Seed, Unit: "participants"}
 	return r, nil
+}
+
+// ManifestStore is what a report's manifest records of the warehouse: its
+// inputs, the judges' prompt versions and the schema version.
+type ManifestStore interface {
+	Inputs(ctx context.Context) ([]rows.InputFile, error)
+	JudgeVersions(ctx context.Context) ([]rows.JudgeVersion, error)
+	Version(ctx context.Context) (int, error)
+}
+
+// FillManifest records in the report's manifest the tool, its version, the
+// warehouse (by path) and what s says of it.
+func (r *Report) FillManifest(ctx context.Context, s ManifestStore, warehouse, toolVersion string) error {
+	var err error
+	if r.Manifest.Inputs, err = s.Inputs(ctx); err != nil {
+		return err
+	}
+	if r.Manifest.Judges, err = s.JudgeVersions(ctx); err != nil {
+		return err
+	}
+	if r.Manifest.SchemaVersion, err = s.Version(ctx); err != nil {
+		return err
+	}
+	r.Manifest.Tool, r.Manifest.Version, r.Manifest.Warehouse = "gymlens", toolVersion, warehouse
+	return nil
 }

@@ -336,3 +336,19 @@ func writeHTML(b *bytes.Buffer, t *Table, opt TableOptions) {
 		fmt.Fprintf(b, "<p class=\"note\">%s</p>\n", e(n))
 	}
 }
+
+// WriteTables writes tables one after the other in format, a blank line
+// between two (none in CSV).
+func WriteTables(w io.Writer, format string, ts []*Table, o TableOptions) error {
+	for i, t := range ts {
+		if i > 0 && format != "csv" {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		if err := WriteTable(w, format, t, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}

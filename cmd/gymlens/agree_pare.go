@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 
@@ -26,14 +25,7 @@ func agreePARE(ctx context.Context, e *env, cmd *cli.Command, format string, w *
 		return fmt.Errorf("no PARE annotation sample in %s: ingest the samples (Parquet) first", w.Path)
 	}
 	pa := analysis.PAREAgreement(samples, ingest.PAREDecisions)
-	acc, kappa, kappaWhy, fleiss, fleissWhy, alpha, alphaWhy := pa.Accuracy, pa.Kappa, pa.KappaWhy, pa.Fleiss, pa.FleissWhy, pa.Alpha, pa.AlphaWhy
-	t := &reports.Result{Columns: []string{"statistic", "value", "n", "note"}}
-	t.Rows = [][]any{
-		{"majority_accuracy", acc, pa.Compared, "percent of samples where the simulated user's decision is the humans' majority (or the answer key)"},
-		{"cohen_kappa", kappa, pa.Compared, cmp.Or(kappaWhy, "simulated user against the humans' majority")},
-		{"fleiss_kappa", fleiss, pa.Annotated, cmp.Or(fleissWhy, "among the annotators")},
-		{"krippendorff_alpha", alpha, pa.Annotated, cmp.Or(alphaWhy, "nominal, among the annotators")},
-	}
+	t := reports.PAREAgreementResult(pa)
 	if err := reports.WriteResult(e.stdout, format, t); err != nil {
 		return err
 	}

@@ -113,7 +113,7 @@ func ingestCommand(e *env) *cli.Command {
 			}
 			// Result files beside traces: say at once whether they agree.
 			if format == "table" && !cmd.Bool("quiet") && sum.Records["pare_result"]+sum.Records["pare_report"] > 0 {
-				rc, err := reconcile(ctx, w)
+				rc, err := reports.Reconcile(ctx, w)
 				if err != nil {
 					return err
 				}

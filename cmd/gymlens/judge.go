@@ -133,33 +133,12 @@ func judgeCommand(e *env) *cli.Command {
 }
 
 func printJudgeReports(e *env, format string, reps []judge.JudgeReport, dry bool) error {
-	t := &reports.Result{Columns: []string{"judge", "model", "metric", "items", "cached", "sent", "valid", "invalid", "failed",
-		"requests", "est_input_tokens", "input_tokens", "output_tokens", "cost_usd"}}
-	for _, r := range reps {
-		var cost any = "unknown"
-		if r.CostUSD != nil {
-			cost = *r.CostUSD
-		}
-		if dry || r.Sent == 0 {
-			cost = any(nil)
-			if dry {
-				cost = "–"
-			}
-		}
-		t.Rows = append(t.Rows, []any{r.Judge, r.Model, r.Metric, r.Items, r.Cached, r.Sent, r.Valid, r.Invalid, r.Failed,
-			r.Requests, r.EstInputTokens, r.InputTokens, r.OutputTokens, cost})
-	}
 	if dry && format == "table" {
 		fmt.Fprintln(e.stdout, "dry run: nothing sent; 'items − cached' calls would be made")
 	}
-	seen := map[string]bool{}
-	for _, r := range reps {
-		for _, n := range r.Notes {
-			if !seen[n] {
-				seen[n] = true
-				fmt.Fprintln(e.stderr, "note: "+n)
-			}
-		}
+	for _, n := range judge.ReportNotes(reps) {
+		fmt.Fprintln(e.stderr, "note: "+n)
 	}
-	return reports.WriteResult(e.stdout, format, t)
+	cols, rows := judge.ReportTable(reps, dry)
+	return reports.WriteResult(e.stdout, format, &reports.Result{Columns: cols, Rows: rows})
 }

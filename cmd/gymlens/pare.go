@@ -29,19 +29,6 @@ func pareOptions(cmd *cli.Command) (analysis.PAREOptions, error) {
 	return opt, nil
 }
 
-// pareUnits reads the PARE and Meta-ARE runs, traces joined to result rows.
-func pareUnits(ctx context.Context, w *ingest.Warehouse) ([]analysis.PAREUnit, error) {
-	runs, err := w.LoadPARERuns(ctx)
-	if err != nil {
-		return nil, err
-	}
-	results, err := w.LoadPAREResults(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return analysis.JoinPARE(runs, results), nil
-}
-
 // noPARE names the warehouse when there is no PARE run to measure.
 func noPARE(err error, w *ingest.Warehouse) error {
 	if errors.Is(err, analysis.ErrNoPARERuns) {
@@ -55,7 +42,7 @@ func computePAREMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehou
 	if err != nil {
 		return nil, err
 	}
-	units, err := pareUnits(ctx, w)
+	units, err := reports.PAREUnits(ctx, w)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +55,7 @@ func comparePARE(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, con
 	if err != nil {
 		return nil, err
 	}
-	units, err := pareUnits(ctx, w)
+	units, err := reports.PAREUnits(ctx, w)
 	if err != nil {
 		return nil, err
 	}

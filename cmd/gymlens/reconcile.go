@@ -6,7 +6,6 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest"
 	"github.com/gymlens/gymlens/reports"
 )
@@ -26,7 +25,7 @@ func reconcileCommand(e *env) *cli.Command {
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error {
-				rc, err := reconcile(ctx, w)
+				rc, err := reports.Reconcile(ctx, w)
 				if err != nil {
 					return err
 				}
@@ -51,20 +50,4 @@ func reconcileCommand(e *env) *cli.Command {
 			})
 		},
 	}
-}
-
-func reconcile(ctx context.Context, w *ingest.Warehouse) (*analysis.Reconciliation, error) {
-	runs, err := w.LoadPARERuns(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := w.LoadPAREResults(ctx)
-	if err != nil {
-		return nil, err
-	}
-	reps, err := w.LoadPAREReports(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return analysis.Reconcile(runs, rows, reps), nil
 }

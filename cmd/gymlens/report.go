@@ -57,21 +57,10 @@ func writeReport(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, dir
 	if err != nil {
 		return "", nil, err
 	}
-	inputs, err := w.Inputs(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	judges, err := w.JudgeVersions(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	version, err := w.Version(ctx)
-	if err != nil {
-		return "", nil, err
-	}
 	abs, _ := filepath.Abs(w.Path)
-	r.Manifest.Tool, r.Manifest.Version, r.Manifest.Warehouse, r.Manifest.SchemaVersion = "gymlens", ingest.Version, abs, version
-	r.Manifest.Inputs, r.Manifest.Judges = inputs, judges
+	if err := r.FillManifest(ctx, w, abs, ingest.Version); err != nil {
+		return "", nil, err
+	}
 	if err := reports.WriteReport(dir, r); err != nil {
 		return "", nil, err
 	}

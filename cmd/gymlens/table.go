@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -43,15 +42,7 @@ func tableCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				for i, t := range tables {
-					if i > 0 && format != "csv" {
-						fmt.Fprintln(e.stdout)
-					}
-					if err := reports.WriteTable(e.stdout, format, t, reports.TableOptions{Intervals: cmd.Bool("intervals")}); err != nil {
-						return err
-					}
-				}
-				return nil
+				return reports.WriteTables(e.stdout, format, tables, reports.TableOptions{Intervals: cmd.Bool("intervals")})
 			})
 		},
 	}
