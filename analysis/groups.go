@@ -67,17 +67,29 @@ func GroupRuns(runs []rows.RunRow, by []string, where map[string][]string) ([]Gr
 			return nil, err
 		}
 	}
+	value := func(i int, d string) string { return DimValue(&runs[i], d) }
+	return GroupBy(len(runs), value, by, where, func(d, x, y string) bool {
+		if d == "effort" {
+			if rx, ry := EffortRank(x), EffortRank(y); rx != ry {
+				return rx < ry
+			}
+		}
+		return lessValue(x, y)
+	}), nil
+}
+
+// GroupBy groups n units of any benchmark (Proactivity-Gym runs, PARE
+// units) by their values of the dimensions in by (value(i, dim)),
+// keeping the units whose value of each dimension in where is one of
+// those listed, and sorts the groups by their values, dimension by
+// dimension (less(dim, x, y)). No dimension makes one group.
+func GroupBy(n int, value func(i int, dim string) string, by []string, where map[string][]string, less func(dim, x, y string) bool) []Group {
 	idx := map[string]int{}
 	var groups []Group
-	for i := range runs {
+	for i := 0; i < n; i++ {
 		keep := true
 		for d, vals := range where {
-			v := DimValue(&runs[i], d)
-			ok := false
-			for _, x := range vals {
-				ok = ok || x == v
-			}
-			keep = keep && ok
+			keep = keep && slices.Contains(vals, value(i, d))
 		}
 		if !keep {
 			continue
@@ -85,7 +97,7 @@ func GroupRuns(runs []rows.RunRow, by []string, where map[string][]string) ([]Gr
 		key := map[string]string{}
 		parts := make([]string, len(by))
 		for j, d := range by {
-			key[d] = DimValue(&runs[i], d)
+			key[d] = value(i, d)
 			parts[j] = key[d]
 		}
 		id := strings.Join(parts, "\x00")
@@ -100,17 +112,12 @@ func GroupRuns(runs []rows.RunRow, by []string, where map[string][]string) ([]Gr
 	sort.SliceStable(groups, func(a, b int) bool {
 		for _, d := range by {
 			if x, y := groups[a].Key[d], groups[b].Key[d]; x != y {
-				if d == "effort" {
-					if rx, ry := EffortRank(x), EffortRank(y); rx != ry {
-						return rx < ry
-					}
-				}
-				return lessValue(x, y)
+				return less(d, x, y)
 			}
 		}
 		return false
 	})
-	return groups, nil
+	return groups
 }
 
 // EffortOrder is the order of reasoning-effort levels, least first.

@@ -293,32 +293,10 @@ func (pv *pareValues) ratioParts() (num, den [][]float64, scale []float64) {
 
 const pooledNote = "pooled over runs (a ratio of sums, as PARE's aggregate rates)"
 
-// groups gathers the units by the values of dims, in text order.
+// groups gathers the units by the values of dims, in text order (GroupBy).
 func (pv *pareValues) groups(dims []string) []Group {
-	byID := map[string]*Group{}
-	var order []string
-	for i, u := range pv.units {
-		key := map[string]string{}
-		var parts []string
-		for _, d := range dims {
-			key[d] = u.Dim(d)
-			parts = append(parts, key[d])
-		}
-		id := strings.Join(parts, "\x00")
-		g := byID[id]
-		if g == nil {
-			g = &Group{Key: key}
-			byID[id] = g
-			order = append(order, id)
-		}
-		g.Runs = append(g.Runs, i)
-	}
-	slices.Sort(order)
-	var out []Group
-	for _, id := range order {
-		out = append(out, *byID[id])
-	}
-	return out
+	value := func(i int, d string) string { return pv.units[i].Dim(d) }
+	return GroupBy(len(pv.units), value, dims, nil, func(_, x, y string) bool { return x < y })
 }
 
 // scenarioTally is a scenario's runs within a group: all, those with a
