@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"os"
 	"slices"
-	"sync"
 
 	"github.com/valyala/fastjson"
 
@@ -16,41 +15,30 @@ import (
 // discovery: each file found is given one of these kinds, and ingest reads
 // it with this package.
 var (
-	KindTrace       = runlog.RegisterFormat(runlog.Format{Name: "pare_trace", Extensions: []string{".json"}, Detect: isKind(KindTraceOf), Describe: "PARE/ARE traces and result files *.json, output.jsonl, annotation samples *.parquet"})
-	KindResults     = runlog.RegisterFormat(runlog.Format{Name: "pare_results", Extensions: []string{".json"}, Detect: isKind(KindResultsOf)})
-	KindCombined    = runlog.RegisterFormat(runlog.Format{Name: "pare_combined", Extensions: []string{".json"}, Detect: isKind(KindCombinedOf)})
-	KindAREStats    = runlog.RegisterFormat(runlog.Format{Name: "are_stats", Extensions: []string{".json"}, Detect: isKind(KindAREStatsOf)})
-	KindAREOutput   = runlog.RegisterFormat(runlog.Format{Name: "are_output", Extensions: []string{".jsonl"}, Detect: isAREOutput})
-	KindSamples     = runlog.RegisterFormat(runlog.Format{Name: "pare_samples", Extensions: []string{".parquet"}, Detect: func(string) bool { return true }})
-	KindAnnotations = runlog.RegisterFormat(runlog.Format{Name: "pare_annotations", Extensions: []string{".csv"}, Detect: isAnnotationCSV})
+	KindTrace       = runlog.RegisterFormat(runlog.Format{Name: "pare_trace", Describe: "PARE/ARE traces and result files *.json, output.jsonl, annotation samples *.parquet"})
+	KindResults     = runlog.RegisterFormat(runlog.Format{Name: "pare_results"})
+	KindCombined    = runlog.RegisterFormat(runlog.Format{Name: "pare_combined"})
+	KindAREStats    = runlog.RegisterFormat(runlog.Format{Name: "are_stats"})
+	KindAREOutput   = runlog.RegisterFormat(runlog.Format{Name: "are_output"})
+	KindSamples     = runlog.RegisterFormat(runlog.Format{Name: "pare_samples"})
+	KindAnnotations = runlog.RegisterFormat(runlog.Format{Name: "pare_annotations"})
 )
 
-// What jsonKind tells apart.
-const (
-	KindTraceOf = iota + 1
-	KindResultsOf
-	KindCombinedOf
-	KindAREStatsOf
-)
-
-// isKind detects one of the kinds jsonKind tells apart. Discover asks the
-// detectors one after the other about the same file: the last answer is
-// kept, so that a file is read once.
-func isKind(k int) func(string) bool {
-	return func(path string) bool {
-		last.Lock()
-		defer last.Unlock()
-		if last.path != path {
-			last.path, last.kind = path, jsonKind(path)
+func init() {
+	runlog.RegisterDetector(runlog.Detector{Extensions: []string{".json"}, Detect: jsonKind})
+	runlog.RegisterDetector(runlog.Detector{Extensions: []string{".jsonl"}, Detect: func(path string) runlog.Kind {
+		if isAREOutput(path) {
+			return KindAREOutput
 		}
-		return last.kind == k
-	}
-}
-
-var last struct {
-	sync.Mutex
-	path string
-	kind int
+		return runlog.KindUnknown
+	}})
+	runlog.RegisterDetector(runlog.Detector{Extensions: []string{".parquet"}, Detect: func(string) runlog.Kind { return KindSamples }})
+	runlog.RegisterDetector(runlog.Detector{Extensions: []string{".csv"}, Detect: func(path string) runlog.Kind {
+		if isAnnotationCSV(path) {
+			return KindAnnotations
+		}
+		return runlog.KindUnknown
+	}})
 }
 
 // jsonKind tells the PARE and Meta-ARE files among *.json: a trace (an
@@ -59,20 +47,20 @@ var last struct {
 // base_scenario_id), PARE's combined_result.json (per_config_results) and
 // Meta-ARE's benchmark_stats.json (statistics with per_capability).
 // Anything else is runlog.KindUnknown here (a scenario spec, maybe).
-func jsonKind(path string) int {
+func jsonKind(path string) runlog.Kind {
 	b, err := runlog.ReadWhole(path)
 	if err != nil {
-		return 0
+		return runlog.KindUnknown
 	}
 	t := bytes.TrimLeft(b, " \t\r\n")
 	if len(t) == 0 {
-		return 0
+		return runlog.KindUnknown
 	}
 	head := t[:min(len(t), 4096)]
 	switch t[0] {
 	case '[':
 		if bytes.Contains(head, []byte(`"base_scenario_id"`)) {
-			return KindResultsOf
+			return KindResults
 		}
 	case '{':
 		// The version key may come last; the world logs or the completed
@@ -80,16 +68,16 @@ func jsonKind(path string) int {
 		// recognised (and reported as truncated).
 		if bytes.Contains(b, []byte(`"are_simulation_v1"`)) ||
 			bytes.Contains(head, []byte(`"world_logs"`)) || bytes.Contains(head, []byte(`"completed_events"`)) {
-			return KindTraceOf
+			return KindTrace
 		}
 		if bytes.Contains(b, []byte(`"per_config_results"`)) {
-			return KindCombinedOf
+			return KindCombined
 		}
 		if bytes.Contains(b, []byte(`"per_capability"`)) {
-			return KindAREStatsOf
+			return KindAREStats
 		}
 	}
-	return 0
+	return runlog.KindUnknown
 }
 
 // isAREOutput says whether a .jsonl file is Meta-ARE's output.jsonl: its

@@ -46,31 +46,39 @@ func (k Kind) String() string {
 
 // Format is a kind of input file that another package reads (a driver,
 // such as ingest/pare): it registers once, and Discover gives its files
-// the Kind RegisterFormat returned.
+// the Kind RegisterFormat returned, as its Detector says.
 type Format struct {
 	Name string // the kind's name, as Kind.String gives it
-	// Extensions are the endings of its files' names, in lower case
-	// (".json", ".jsonl").
-	Extensions []string
-	// Detect says whether the file at path (whose name has one of the
-	// extensions) is one of the format's; it may peek at the contents.
-	// Formats are asked in registration order, before the run-log format's
-	// own kinds.
-	Detect func(path string) bool
 	// Describe, when not empty, is how a message listing what gymlens reads
 	// names the format's files.
 	Describe string
 }
 
-var formats []Format
+// Detector tells a driver's files: for a file whose name ends with one of
+// Extensions (lower case, ".json"), Detect returns the Kind it is (a
+// registered format's) or KindUnknown; it may peek at the contents.
+// Detectors are asked in registration order, before the run-log format's
+// own kinds.
+type Detector struct {
+	Extensions []string
+	Detect     func(path string) Kind
+}
 
-// RegisterFormat adds a format that Discover recognises and returns its
-// Kind. Call it from an init function: the registry is not safe for use
-// while Discover runs.
+var (
+	formats   []Format
+	detectors []Detector
+)
+
+// RegisterFormat adds a kind of file and returns its Kind; RegisterDetector
+// says which files are of it. Call them from package initialisation: the
+// registry is not safe for use while Discover runs.
 func RegisterFormat(f Format) Kind {
 	formats = append(formats, f)
 	return builtinKinds + Kind(len(formats)-1)
 }
+
+// RegisterDetector adds a detector (see Detector).
+func RegisterDetector(d Detector) { detectors = append(detectors, d) }
 
 // File is one input file found by Discover.
 type File struct {
@@ -248,10 +256,13 @@ func classify(path string) (Kind, string) {
 				st.Size()>>20, MaxWholeFile>>20)
 		}
 	}
-	for i, f := range formats {
-		for _, ext := range f.Extensions {
-			if strings.HasSuffix(name, ext) && f.Detect(path) {
-				return builtinKinds + Kind(i), ""
+	for _, d := range detectors {
+		for _, ext := range d.Extensions {
+			if strings.HasSuffix(name, ext) {
+				if k := d.Detect(path); k != KindUnknown {
+					return k, ""
+				}
+				break
 			}
 		}
 	}
