@@ -73,25 +73,27 @@ type PAREStore interface {
 // PAREUnits reads the PARE and Meta-ARE runs, traces joined to their
 // result rows (analysis.JoinPARE).
 func PAREUnits(ctx context.Context, s PAREStore) ([]analysis.PAREUnit, error) {
-	runs, err := s.LoadPARERuns(ctx)
-	if err != nil {
-		return nil, err
-	}
-	results, err := s.LoadPAREResults(ctx)
+	runs, results, err := loadPARE(ctx, s)
 	if err != nil {
 		return nil, err
 	}
 	return analysis.JoinPARE(runs, results), nil
 }
 
+// loadPARE reads the traces' runs and the result rows.
+func loadPARE(ctx context.Context, s PAREStore) ([]rows.PARERun, []rows.PAREResultRow, error) {
+	runs, err := s.LoadPARERuns(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	results, err := s.LoadPAREResults(ctx)
+	return runs, results, err
+}
+
 // Reconcile compares what PARE and Meta-ARE stored with what gymlens
 // recomputes from the traces and result rows (analysis.Reconcile).
 func Reconcile(ctx context.Context, s PAREStore) (*analysis.Reconciliation, error) {
-	runs, err := s.LoadPARERuns(ctx)
-	if err != nil {
-		return nil, err
-	}
-	results, err := s.LoadPAREResults(ctx)
+	runs, results, err := loadPARE(ctx, s)
 	if err != nil {
 		return nil, err
 	}
