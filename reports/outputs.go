@@ -10,9 +10,6 @@ import (
 	"github.com/gymlens/gymlens/analysis"
 )
 
-// printMetrics writes the results: as a wide table (a row per group, a
-// column per metric, intervals beside the means) or as one record per
-// group and metric in JSON and CSV (docs/json.md).
 // MetricsOutput lays metric estimates out: as a wide table (a row per
 // group, a column per metric, intervals beside the means) with footnotes
 // (how the intervals were made, each warning once, naming the groups it is
