@@ -12,7 +12,7 @@ import (
 // AgreementSection turns agreement statistics into a section: wide (one row per
 // score, "value [lo, hi]" cells) for text, long otherwise.
 func AgreementSection(name, title, format string, stats []analysis.AgreementStat) Section {
-	if format == "table" {
+	if Wide(format) {
 		var scores, cols []string
 		cells := map[[2]string]string{}
 		ns := map[string]int{}

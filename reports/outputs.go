@@ -16,7 +16,7 @@ import (
 // about unless it is about all), or as one record per group and metric in
 // JSON and CSV (docs/json.md).
 func MetricsOutput(format string, by []string, res []analysis.GroupEstimate) (*Result, []string) {
-	if format == "table" {
+	if Wide(format) {
 		var metrics []string
 		seen := map[string]bool{}
 		for _, r := range res {
@@ -101,7 +101,7 @@ func MetricsOutput(format string, by []string, res []analysis.GroupEstimate) (*R
 // and its interval, p-values raw, Holm and BH, and a footnote; or one
 // record per comparison in JSON and CSV.
 func CompareOutput(format string, res []analysis.Comparison) (*Result, []string) {
-	if format == "table" {
+	if Wide(format) {
 		t := &Result{Columns: []string{"A", "B", "metric", "A mean", "B mean", "B − A", "p", "p (Holm)", "p (BH)"}}
 		for _, c := range res {
 			t.Rows = append(t.Rows, []any{c.A, c.B, c.Metric, Num(c.MeanA, c.Metric), Num(c.MeanB, c.Metric),
@@ -129,7 +129,7 @@ func CompareOutput(format string, res []analysis.Comparison) (*Result, []string)
 // bootstrap intervals and a footnote, or one record per pair in JSON and
 // CSV.
 func CorrOutput(format string, res []analysis.CorrResult) (*Result, []string) {
-	if format == "table" {
+	if Wide(format) {
 		t := &Result{Columns: []string{"x", "y", "level", "method", "r", "n", "p", "Fisher-z", "bootstrap"}}
 		for _, c := range res {
 			t.Rows = append(t.Rows, []any{c.X, c.Y, c.Level, c.Method, fmt.Sprintf("%.3f", c.R), c.N, PValue(c.P),

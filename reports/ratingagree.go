@@ -3,7 +3,6 @@ package reports
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"slices"
@@ -16,8 +15,9 @@ import (
 // (agree --input): in JSON one object per question (the shape
 // docs/agreement.md documents: an object, or {"by_question": …} when the
 // file has a question column), written by encoding/json; otherwise one row
-// per question.
-func WriteRatingAgreement(w io.Writer, format string, figs []analysis.RatingFigures, level string, opt analysis.BootstrapOptions) error {
+// per question, with how the α interval was made.
+func WriteRatingAgreement(out *Writer, figs []analysis.RatingFigures, level string, opt analysis.BootstrapOptions) error {
+	w, format := out.w, out.format
 	if format == "json" {
 		// One object per question (the documented shape, docs/agreement.md),
 		// written by encoding/json: names of any text are escaped right.
@@ -80,5 +80,5 @@ func WriteRatingAgreement(w io.Writer, format string, figs []analysis.RatingFigu
 		t.Rows = append(t.Rows, []any{f.Question, f.Alpha.Value, f.Alpha.Lo, f.Alpha.Hi, level, f.Fleiss, f.Cohen, f.Weighted,
 			f.Percent, f.Items, f.Raters, strings.Join(notes, "; ")})
 	}
-	return WriteResult(w, format, t)
+	return out.Result(t, []string{fmt.Sprintf("α interval: %g%% %s bootstrap over items, %d resamples, seed %d", 100*opt.Level, opt.Method, opt.Resamples, opt.Seed)})
 }

@@ -23,7 +23,7 @@ func StudySections(stats []analysis.StudyStat, format string) []Section {
 		{"acceptance_difference", "Paired difference in acceptance rate between conditions (percentage points)"},
 	} {
 		t := &Result{Columns: []string{"question", "condition", "day", "n", "value", "ci_low", "ci_high", "ci_method", "level", "resamples", "seed", "warnings"}}
-		if format == "table" {
+		if Wide(format) {
 			t.Columns = []string{"question", "condition", "day", "n", "estimate"}
 		}
 		for _, s := range stats {
@@ -34,7 +34,7 @@ func StudySections(stats []analysis.StudyStat, format string) []Section {
 			if s.Day == 0 {
 				day = nil
 			}
-			if format == "table" {
+			if Wide(format) {
 				t.Rows = append(t.Rows, []any{s.Question, s.Condition, day, s.N, EstimateCell(s.Estimate)})
 			} else {
 				t.Rows = append(t.Rows, []any{s.Question, s.Condition, day, s.N, s.Value, s.Lo, s.Hi, "bootstrap-" + s.Method,

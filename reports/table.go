@@ -188,7 +188,10 @@ func latex(s string) string { return latexEscaper.Replace(s) }
 func writeLaTeX(b *bytes.Buffer, t *Table, opt TableOptions) {
 	marks := t.marks()
 	b.WriteString("\\begin{table}[t]\n\\centering\n\\small\n")
-	fmt.Fprintf(b, "\\caption{%s}\n\\label{tab:%s}\n", latex(t.Caption), latex(t.Name))
+	if t.Caption != "" {
+		fmt.Fprintf(b, "\\caption{%s}\n", latex(t.Caption))
+	}
+	fmt.Fprintf(b, "\\label{tab:%s}\n", latex(t.Name))
 	fmt.Fprintf(b, "\\begin{tabular}{%s%s}\n\\toprule\n", strings.Repeat("l", len(t.Keys)), strings.Repeat("r", len(t.Columns)))
 	var head []string
 	for _, k := range t.Keys {
@@ -216,7 +219,9 @@ var mdEscaper = strings.NewReplacer(`|`, `\|`, `<`, `&lt;`, `>`, `&gt;`, `&`, `&
 
 func writeMarkdown(b *bytes.Buffer, t *Table, opt TableOptions) {
 	marks := t.marks()
-	fmt.Fprintf(b, "**%s**\n\n", mdEscaper.Replace(t.Caption))
+	if t.Caption != "" {
+		fmt.Fprintf(b, "**%s**\n\n", mdEscaper.Replace(t.Caption))
+	}
 	var head, rule []string
 	for _, k := range t.Keys {
 		head, rule = append(head, mdEscaper.Replace(k)), append(rule, ":--")
@@ -308,7 +313,11 @@ func writeTableCSV(b *bytes.Buffer, t *Table) error {
 func writeHTML(b *bytes.Buffer, t *Table, opt TableOptions) {
 	marks := t.marks()
 	e := html.EscapeString
-	fmt.Fprintf(b, "<table class=\"gl-table\" id=\"table-%s\">\n<caption>%s</caption>\n<thead><tr>", e(t.Name), e(t.Caption))
+	fmt.Fprintf(b, "<table class=\"gl-table\" id=\"table-%s\">\n", e(t.Name))
+	if t.Caption != "" {
+		fmt.Fprintf(b, "<caption>%s</caption>\n", e(t.Caption))
+	}
+	b.WriteString("<thead><tr>")
 	for _, k := range t.Keys {
 		fmt.Fprintf(b, "<th scope=\"col\">%s</th>", e(k))
 	}

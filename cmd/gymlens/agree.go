@@ -45,13 +45,13 @@ func agreeCommand(e *env) *cli.Command {
 				return usagef("agree: give one of --judges A,B, --human, --pare or --input FILE.csv")
 			}
 			if cmd.IsSet("input") {
-				format, err := outputFormat(cmd, "table", reports.ResultFormats...)
+				format, err := outputFormat(cmd, "table", reports.Formats...)
 				if err != nil {
 					return err
 				}
 				return agreeInput(e, cmd, format)
 			}
-			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error {
+			return analysing(ctx, cmd, func(format string, w *ingest.Warehouse) error {
 				if cmd.IsSet("judges") {
 					return agreeJudges(ctx, e, cmd, format, w)
 				}
@@ -64,19 +64,16 @@ func agreeCommand(e *env) *cli.Command {
 	}
 }
 
-// footer prints the notes to stderr and, under a text table, how the
-// intervals were made; --quiet prints neither.
-func footer(e *env, cmd *cli.Command, format string, notes []string, opt analysis.BootstrapOptions, clusters string) {
-	if cmd.Bool("quiet") {
-		return
+// footnotes prints the notes to stderr (unless --quiet) and returns the
+// footnote that says how the intervals were made.
+func footnotes(e *env, cmd *cli.Command, notes []string, opt analysis.BootstrapOptions, clusters string) []string {
+	if !cmd.Bool("quiet") {
+		for _, n := range notes {
+			fmt.Fprintln(e.stderr, "note:", n)
+		}
 	}
-	for _, n := range notes {
-		fmt.Fprintln(e.stderr, "note:", n)
-	}
-	if format == "table" {
-		fmt.Fprintf(e.stdout, "%g%% intervals; bootstrap: %s, clusters = %s, %d resamples, seed %d\n",
-			100*opt.Level, opt.Method, clusters, opt.Resamples, opt.Seed)
-	}
+	return []string{fmt.Sprintf("%g%% intervals; bootstrap: %s, clusters = %s, %d resamples, seed %d",
+		100*opt.Level, opt.Method, clusters, opt.Resamples, opt.Seed)}
 }
 
 func agreeJudges(ctx context.Context, e *env, cmd *cli.Command, format string, w *ingest.Warehouse) error {
@@ -95,9 +92,5 @@ func agreeJudges(ctx context.Context, e *env, cmd *cli.Command, format string, w
 		reports.AgreementSection("binary", fmt.Sprintf("TA labels, A = %s, B = %s (runs; rates and agreement in percent)", A, B), format, bin),
 		reports.AgreementSection("configuration", "Configuration level: correlation of the configurations' means", format, cfg),
 	}
-	if err := reports.WriteSections(e.stdout, format, secs); err != nil {
-		return err
-	}
-	footer(e, cmd, format, nil, opt, "scenarios")
-	return nil
+	return writer(e, cmd, format).Sections(secs, footnotes(e, cmd, nil, opt, "scenarios"))
 }

@@ -18,9 +18,5 @@ func agreeHuman(ctx context.Context, e *env, cmd *cli.Command, format string, w 
 	if err != nil {
 		return err
 	}
-	if err := reports.WriteSections(e.stdout, format, reports.HumanSections(h, format)); err != nil {
-		return err
-	}
-	footer(e, cmd, format, h.Notes, ds.Bootstrap(), "scenarios")
-	return nil
+	return writer(e, cmd, format).Sections(reports.HumanSections(h, format), footnotes(e, cmd, h.Notes, ds.Bootstrap(), "scenarios"))
 }

@@ -42,11 +42,5 @@ func agreeInput(e *env, cmd *cli.Command, format string) error {
 			Unordered: q.Labels != nil && !q.Ordered}
 		figs = append(figs, analysis.RatingAgreement(set, level, opt))
 	}
-	if err := reports.WriteRatingAgreement(e.stdout, format, figs, level, opt); err != nil {
-		return err
-	}
-	if format == "table" && !cmd.Bool("quiet") {
-		fmt.Fprintf(e.stdout, "α interval: %g%% %s bootstrap over items, %d resamples, seed %d\n", 100*opt.Level, opt.Method, opt.Resamples, opt.Seed)
-	}
-	return nil
+	return reports.WriteRatingAgreement(writer(e, cmd, format), figs, level, opt)
 }

@@ -26,7 +26,7 @@ func agreePARE(ctx context.Context, e *env, cmd *cli.Command, format string, w *
 	}
 	pa := analysis.PAREAgreement(samples, ingest.PAREDecisions)
 	t := reports.PAREAgreementResult(pa)
-	if err := reports.WriteResult(e.stdout, format, t); err != nil {
+	if err := writer(e, cmd, format).Result(t, nil); err != nil {
 		return err
 	}
 	if !cmd.Bool("quiet") {

@@ -291,7 +291,7 @@ func demoCommand(e *env) *cli.Command {
 			if format == "table" {
 				fmt.Fprintln(e.stdout, "\nmain results (TC 0–100, TA and TR-D %, TR-J 1–5):")
 			}
-			if err := emit(e, quiet, format)(reports.MetricsOutput(format, []string{"config"}, res)); err != nil {
+			if err := writer(e, cmd, format).Result(reports.MetricsOutput(format, []string{"config"}, res)); err != nil {
 				return err
 			}
 			// Last, the report folder with every table and figure.

@@ -36,18 +36,18 @@ func compareCommand(e *env) *cli.Command {
 				if sw != nil {
 					return usagef("compare --source pare: name configurations; --harness-switch is for Proactivity-Gym runs")
 				}
-				return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error {
+				return analysing(ctx, cmd, func(format string, w *ingest.Warehouse) error {
 					res, err := comparePARE(ctx, cmd, w, cmd.Args().Slice())
 					if err != nil {
 						return err
 					}
-					return emit(e, cmd.Bool("quiet"), format)(reports.CompareOutput(format, res))
+					return writer(e, cmd, format).Result(reports.CompareOutput(format, res))
 				})
 			}
 			if s := cmd.String("source"); s != "gym" {
 				return usagef("--source: expected gym or pare, found %q", s)
 			}
-			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error { return runCompare(ctx, cmd, e, format, w, sw) })
+			return analysing(ctx, cmd, func(format string, w *ingest.Warehouse) error { return runCompare(ctx, cmd, e, format, w, sw) })
 		},
 	}
 }
@@ -61,5 +61,5 @@ func runCompare(ctx context.Context, cmd *cli.Command, e *env, format string, w 
 	if err != nil {
 		return err
 	}
-	return emit(e, cmd.Bool("quiet"), format)(reports.CompareOutput(format, res))
+	return writer(e, cmd, format).Result(reports.CompareOutput(format, res))
 }

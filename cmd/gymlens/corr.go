@@ -19,7 +19,7 @@ func corrCommand(e *env) *cli.Command {
 			"a cluster-bootstrap interval (scenarios resampled).",
 		Flags: append(selectionFlags(), bootstrapFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error { return runCorr(ctx, cmd, e, format, w) })
+			return analysing(ctx, cmd, func(format string, w *ingest.Warehouse) error { return runCorr(ctx, cmd, e, format, w) })
 		},
 	}
 }
@@ -38,5 +38,5 @@ func runCorr(ctx context.Context, cmd *cli.Command, e *env, format string, w *in
 	}
 	rv, _ := ds.Values()
 	res := analysis.Correlations(values, scen, conf, rv.Metrics, ds.Bootstrap())
-	return emit(e, cmd.Bool("quiet"), format)(reports.CorrOutput(format, res))
+	return writer(e, cmd, format).Result(reports.CorrOutput(format, res))
 }

@@ -28,7 +28,7 @@ func humanCommand(e *env) *cli.Command {
 			"between every two conditions. Participants (raters) are resampled: 20,000 resamples by default.",
 		Flags: append(flags, &cli.StringFlag{Name: "acceptance", Value: "acceptance", Usage: "the `QUESTION` that records acceptance (0/1)"}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error {
+			return analysing(ctx, cmd, func(format string, w *ingest.Warehouse) error {
 				opt, err := bootstrapOptions(cmd)
 				if err != nil {
 					return err
@@ -41,12 +41,7 @@ func humanCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				secs := reports.StudySections(stats, format)
-				if err := reports.WriteSections(e.stdout, format, secs); err != nil {
-					return err
-				}
-				footer(e, cmd, format, notes, opt, "participants")
-				return nil
+				return writer(e, cmd, format).Sections(reports.StudySections(stats, format), footnotes(e, cmd, notes, opt, "participants"))
 			})
 		},
 	}

@@ -124,7 +124,7 @@ func newApp(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "db", Usage: "warehouse `PATH`", Value: "gymlens.duckdb", Sources: cli.EnvVars("GYMLENS_DB")},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no progress and no notes"},
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output `FORMAT`: table, json or csv (export: parquet or arrow)"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output `FORMAT`: table, json or csv; analyses (metrics, compare, corr, agree, human) also md, latex or html; table: latex, md, csv or html; export: parquet or arrow"},
 			&cli.StringFlag{Name: "memory-limit", Usage: "DuckDB memory `LIMIT`, such as 2GB (default: " + ingest.IngestMemoryLimit + " when ingesting, " + ingest.DefaultMemoryLimit + " otherwise)"},
 		},
 		Commands: []*cli.Command{
@@ -166,18 +166,12 @@ func outputFormat(cmd *cli.Command, def string, allowed ...string) (string, erro
 
 func sortedKeys[T any](m map[string]T) []string { return slices.Sorted(maps.Keys(m)) }
 
-// emit returns a writer of a laid-out result: the result in format, then,
-// unless quiet, its footnotes.
-func emit(e *env, quiet bool, format string) func(t *reports.Result, foot []string) error {
-	return func(t *reports.Result, foot []string) error {
-		if err := reports.WriteResult(e.stdout, format, t); err != nil {
-			return err
-		}
-		if !quiet {
-			for _, l := range foot {
-				fmt.Fprintln(e.stdout, l)
-			}
-		}
-		return nil
+// writer is the results writer of the command's --format (already
+// checked against what the command writes).
+func writer(e *env, cmd *cli.Command, format string) *reports.Writer {
+	w, err := reports.NewWriter(e.stdout, format, cmd.Bool("quiet"))
+	if err != nil {
+		panic(err) // outputFormat let through a format no writer has
 	}
+	return w
 }

@@ -19,6 +19,12 @@ func reading(ctx context.Context, cmd *cli.Command, fn func(format string, w *in
 	return readingAs(ctx, cmd, "table", reports.ResultFormats, fn)
 }
 
+// analysing is reading for a command whose results are written in every
+// format (reports.Formats).
+func analysing(ctx context.Context, cmd *cli.Command, fn func(format string, w *ingest.Warehouse) error) error {
+	return readingAs(ctx, cmd, "table", reports.Formats, fn)
+}
+
 // readingAs is reading for a command whose --format takes other values.
 func readingAs(ctx context.Context, cmd *cli.Command, def string, formats []string, fn func(format string, w *ingest.Warehouse) error) error {
 	format, err := outputFormat(cmd, def, formats...)
@@ -111,7 +117,7 @@ func metricsCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "pare-report", Usage: "with --source pare: the statistics PARE's combined_result.json and Meta-ARE's benchmark_stats.json give, recomputed from the ingested result rows"},
 		}, selectionFlags()...), bootstrapFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error {
+			return analysing(ctx, cmd, func(format string, w *ingest.Warehouse) error {
 				switch cmd.String("source") {
 				case "gym":
 				case "pare":
@@ -120,13 +126,13 @@ func metricsCommand(e *env) *cli.Command {
 						if err != nil {
 							return err
 						}
-						return reports.WriteResult(e.stdout, format, r)
+						return writer(e, cmd, format).Result(r, nil)
 					}
 					res, err := computePAREMetrics(ctx, cmd, w)
 					if err != nil {
 						return err
 					}
-					return emit(e, cmd.Bool("quiet"), format)(reports.MetricsOutput(format, splitList(cmd.String("by")), res))
+					return writer(e, cmd, format).Result(reports.MetricsOutput(format, splitList(cmd.String("by")), res))
 				default:
 					return usagef("--source: expected gym or pare, found %q", cmd.String("source"))
 				}
@@ -134,7 +140,7 @@ func metricsCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				return emit(e, cmd.Bool("quiet"), format)(reports.MetricsOutput(format, splitList(cmd.String("by")), res))
+				return writer(e, cmd, format).Result(reports.MetricsOutput(format, splitList(cmd.String("by")), res))
 			})
 		},
 	}
