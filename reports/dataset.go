@@ -352,3 +352,47 @@ func (s *Dataset) Compare(configs, harnessSwitch []string) ([]analysis.Compariso
 	}
 	return analysis.Compare(pairs, v.Values, v.Scenario, v.Metrics, s.opt.Bootstrap), nil
 }
+
+// Metrics estimates Options.Metrics per group of the dimensions by, among
+// the runs Where keeps.
+func (s *Dataset) Metrics(by []string) ([]analysis.GroupEstimate, error) {
+	for _, d := range by {
+		if err := analysis.CheckDimension(d); err != nil {
+			return nil, analysis.Optionf("--by: %w", err)
+		}
+	}
+	v, err := s.Values()
+	if err != nil {
+		return nil, err
+	}
+	groups, err := s.Groups(by)
+	if err != nil {
+		return nil, err
+	}
+	return analysis.Summarize(groups, v.Values, v.Missing, v.Scenario, v.Metrics, s.opt.Bootstrap), nil
+}
+
+// Correlations are the correlations among Options.Metrics (at least two)
+// over the runs Where keeps, at run and configuration level.
+func (s *Dataset) Correlations() ([]analysis.CorrResult, error) {
+	if len(s.opt.Metrics) < 2 {
+		return nil, analysis.Optionf("--metrics: name at least two metrics to correlate")
+	}
+	values, scen, conf, err := s.SelectedValues()
+	if err != nil {
+		return nil, err
+	}
+	return analysis.Correlations(values, scen, conf, s.values.Metrics, s.opt.Bootstrap), nil
+}
+
+// Study is the human study's analyses (analysis.Study) of the ratings
+// with a day and a condition, acceptance the question that records
+// acceptance, participants resampled (StudyBootstrap unless the options
+// say otherwise).
+func (s *Dataset) Study(acceptance string, opt analysis.BootstrapOptions) ([]analysis.StudyStat, []string, error) {
+	ratings, err := s.Ratings()
+	if err != nil {
+		return nil, nil, err
+	}
+	return analysis.Study(StudyRatings(ratings), acceptance, opt)
+}

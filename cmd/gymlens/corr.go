@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest"
 	"github.com/gymlens/gymlens/reports"
 )
@@ -29,14 +28,9 @@ func runCorr(ctx context.Context, cmd *cli.Command, e *env, format string, w *in
 	if err != nil {
 		return err
 	}
-	if len(ds.Options().Metrics) < 2 {
-		return usagef("--metrics: name at least two metrics to correlate")
-	}
-	values, scen, conf, err := ds.SelectedValues()
+	res, err := ds.Correlations()
 	if err != nil {
 		return err
 	}
-	rv, _ := ds.Values()
-	res := analysis.Correlations(values, scen, conf, rv.Metrics, ds.Bootstrap())
 	return writer(e, cmd, format).Result(reports.CorrOutput(format, res))
 }

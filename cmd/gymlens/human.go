@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest"
 	"github.com/gymlens/gymlens/reports"
 )
@@ -33,11 +32,11 @@ func humanCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				ratings, err := w.LoadRatings(ctx)
+				ds, err := reports.NewDataset(ctx, w, reports.Options{Name: w.Path})
 				if err != nil {
 					return err
 				}
-				stats, notes, err := analysis.Study(reports.StudyRatings(ratings), cmd.String("acceptance"), opt)
+				stats, notes, err := ds.Study(cmd.String("acceptance"), opt)
 				if err != nil {
 					return err
 				}

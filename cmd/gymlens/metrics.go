@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"strings"
 
@@ -161,23 +160,9 @@ func parseWhereIn(cmd *cli.Command, dims []string) (map[string][]string, error) 
 
 // computeMetrics reads the runs and estimates the metrics as the flags ask.
 func computeMetrics(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse) ([]analysis.GroupEstimate, error) {
-	by := splitList(cmd.String("by"))
-	for _, d := range by {
-		if err := analysis.CheckDimension(d); err != nil {
-			return nil, usageError{fmt.Errorf("--by: %w", err)}
-		}
-	}
 	ds, err := dataset(ctx, cmd, w, reports.KeepValues)
 	if err != nil {
 		return nil, err
 	}
-	v, err := ds.Values()
-	if err != nil {
-		return nil, err
-	}
-	groups, err := ds.Groups(by)
-	if err != nil {
-		return nil, err
-	}
-	return analysis.Summarize(groups, v.Values, v.Missing, v.Scenario, v.Metrics, ds.Bootstrap()), nil
+	return ds.Metrics(splitList(cmd.String("by")))
 }
