@@ -27,12 +27,10 @@ type Writer struct {
 	quiet  bool
 }
 
-// NewWriter makes a Writer for format (one of Formats).
-func NewWriter(w io.Writer, format string, quiet bool) (*Writer, error) {
-	if !slices.Contains(Formats, format) {
-		return nil, fmt.Errorf("format: expected one of %s, found %q", strings.Join(Formats, ", "), format)
-	}
-	return &Writer{w: w, format: format, quiet: quiet}, nil
+// NewWriter makes a Writer for format (one of Formats: another is an
+// error when the writer first writes).
+func NewWriter(w io.Writer, format string, quiet bool) *Writer {
+	return &Writer{w: w, format: format, quiet: quiet}
 }
 
 // Format is the writer's format.
@@ -46,6 +44,9 @@ func (o *Writer) Result(r *Result, foot []string) error {
 // Sections writes several results, each under its title (WriteSections
 // for table, JSON and CSV; one captioned table each otherwise).
 func (o *Writer) Sections(secs []Section, foot []string) error {
+	if !slices.Contains(Formats, o.format) {
+		return fmt.Errorf("format: expected one of %s, found %q", strings.Join(Formats, ", "), o.format)
+	}
 	if o.quiet {
 		foot = nil
 	}
