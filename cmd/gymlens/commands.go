@@ -77,6 +77,28 @@ func progressBar(e *env, quiet bool) (func(ingest.Progress), func()) {
 	}
 }
 
+// load opens the warehouse at db for writing and ingests paths into it,
+// with a progress bar on a terminal; on an error the warehouse is closed
+// and as it was.
+func load(ctx context.Context, e *env, cmd *cli.Command, db string, paths []string, opt ingest.IngestOptions) (*ingest.Warehouse, *ingest.Summary, error) {
+	w, err := ingest.Open(ctx, db, openOptions(cmd, false, ingest.IngestMemoryLimit))
+	if err != nil {
+		return nil, nil, err
+	}
+	if n := len(w.Leftovers); n > 0 && !cmd.Bool("quiet") {
+		fmt.Fprintf(e.stderr, "note: removed %d leftovers of killed ingests beside the warehouse\n", n)
+	}
+	var done func()
+	opt.Progress, done = progressBar(e, cmd.Bool("quiet"))
+	sum, err := w.Ingest(ctx, paths, opt)
+	done()
+	if err != nil {
+		w.Close()
+		return nil, nil, fmt.Errorf("%w\ningest failed: nothing was written to %s", err, w.Path)
+	}
+	return w, sum, nil
+}
+
 func ingestCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "ingest",
@@ -93,21 +115,11 @@ func ingestCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, false, ingest.IngestMemoryLimit))
+			w, sum, err := load(ctx, e, cmd, cmd.String("db"), cmd.Args().Slice(), opt)
 			if err != nil {
 				return err
 			}
 			defer w.Close()
-			if n := len(w.Leftovers); n > 0 && !cmd.Bool("quiet") {
-				fmt.Fprintf(e.stderr, "note: removed %d leftovers of killed ingests beside the warehouse\n", n)
-			}
-			var done func()
-			opt.Progress, done = progressBar(e, cmd.Bool("quiet"))
-			sum, err := w.Ingest(ctx, cmd.Args().Slice(), opt)
-			done()
-			if err != nil {
-				return fmt.Errorf("%v\ningest failed: nothing was written to %s", err, w.Path)
-			}
 			if err := printSummary(e, cmd, format, "ingested", sum); err != nil {
 				return err
 			}
@@ -252,17 +264,11 @@ func demoCommand(e *env) *cli.Command {
 			if cmd.IsSet("db") {
 				db = cmd.String("db")
 			}
-			w, err := ingest.Open(ctx, db, openOptions(cmd, false, ingest.IngestMemoryLimit))
+			w, sum, err := load(ctx, e, cmd, db, []string{corpus}, ingest.IngestOptions{})
 			if err != nil {
 				return err
 			}
 			defer w.Close()
-			progress, done := progressBar(e, quiet)
-			sum, err := w.Ingest(ctx, []string{corpus}, ingest.IngestOptions{Progress: progress})
-			done()
-			if err != nil {
-				return fmt.Errorf("%v\ningest failed: nothing was written to %s", err, w.Path)
-			}
 			if format == "table" {
 				if err := printSummary(e, cmd, format, "ingested", sum); err != nil {
 					return err
