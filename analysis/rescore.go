@@ -18,6 +18,15 @@ type ScoreReport struct {
 // DisagreementFields are the fields rescoring compares.
 var DisagreementFields = []string{"expected_depth", "chosen_depth", "rules.evidence", "rules.outputs", "rules.constraints"}
 
+// Disagreements is the number of disagreements, every field together.
+func (r *ScoreReport) Disagreements() int {
+	n := 0
+	for _, c := range r.Counts {
+		n += c
+	}
+	return n
+}
+
 // ScoreStore is what Rescore reads and writes: the warehouse.
 type ScoreStore interface {
 	LoadScenarioSpecs(ctx context.Context) (map[string]*rows.ScenarioSpec, error)

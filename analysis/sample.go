@@ -16,6 +16,16 @@ type SampleItem struct {
 	Stratum string
 }
 
+// ByRun maps each drawn item's run to its tasks (what judge.VisibleHistories
+// asks for).
+func ByRun(items []SampleItem) map[string][]string {
+	need := map[string][]string{}
+	for _, it := range items {
+		need[it.Run.RunID] = append(need[it.Run.RunID], it.Task)
+	}
+	return need
+}
+
 // StratifiedSample draws n items (unit "task": the runs' active tasks;
 // "run": the runs) without replacement. Strata are the values of
 // dimension by ("": one stratum); each gets a share of n proportional to

@@ -855,6 +855,15 @@ func ReportTable(reps []JudgeReport, dry bool) ([]string, [][]any) {
 	return cols, out
 }
 
+// Sent is the number of answers the reports received (and saved).
+func Sent(reps []JudgeReport) int {
+	n := 0
+	for _, r := range reps {
+		n += r.Sent
+	}
+	return n
+}
+
 // ReportNotes are the reports' notes, each once, in order.
 func ReportNotes(reps []JudgeReport) []string {
 	seen := map[string]bool{}

@@ -19,10 +19,7 @@ func WriteScoreReport(w io.Writer, format string, rep *analysis.ScoreReport) err
 		}
 		return WriteResult(w, format, t)
 	}
-	total := 0
-	for _, n := range rep.Counts {
-		total += n
-	}
+	total := rep.Disagreements()
 	fmt.Fprintf(w, "scored %s active tasks; %d disagreements between logged and derived values; the metrics use the %s values\n",
 		Thousands(int64(rep.Tasks)), total, rep.Prefer)
 	t := &Result{Columns: []string{"field", "disagreements"}}

@@ -71,11 +71,7 @@ func annotateSample(ctx context.Context, e *env, cmd *cli.Command, w *ingest.War
 	if err != nil {
 		return err
 	}
-	need := map[string][]string{} // run → chosen tasks
-	for _, it := range chosen {
-		need[it.Run.RunID] = append(need[it.Run.RunID], it.Task)
-	}
-	history, err := judge.VisibleHistories(ctx, w, need)
+	history, err := judge.VisibleHistories(ctx, w, analysis.ByRun(chosen))
 	if err != nil {
 		return err
 	}

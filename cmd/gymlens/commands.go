@@ -282,12 +282,8 @@ func demoCommand(e *env) *cli.Command {
 				return err
 			}
 			if format == "table" {
-				total := 0
-				for _, n := range rep.Counts {
-					total += n
-				}
 				fmt.Fprintf(e.stdout, "\nrescored %s active tasks from their trajectories: %d disagree with the logged values "+
-					"(planted by the sample; `gymlens score` lists them)\n", reports.Thousands(int64(rep.Tasks)), total)
+					"(planted by the sample; `gymlens score` lists them)\n", reports.Thousands(int64(rep.Tasks)), rep.Disagreements())
 			}
 			// The main results: configuration × the four metrics.
 			res, err := computeMetrics(ctx, cmd, w)

@@ -121,11 +121,7 @@ func judgeCommand(e *env) *cli.Command {
 				return err
 			}
 			if errors.Is(runErr, context.Canceled) {
-				saved := 0
-				for _, r := range reps {
-					saved += r.Sent
-				}
-				return interrupted{fmt.Sprintf("the %d answers received in this run are saved in %s; run the same command again to ask only the rest", saved, w.Path)}
+				return interrupted{fmt.Sprintf("the %d answers received in this run are saved in %s; run the same command again to ask only the rest", judge.Sent(reps), w.Path)}
 			}
 			return runErr
 		},
