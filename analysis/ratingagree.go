@@ -5,20 +5,11 @@ import (
 	"math"
 
 	"github.com/gymlens/gymlens/analysis/stat"
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
-// RatingSet is one question of a ratings file: its units (each item's
-// values, in rater order), how many items and raters it has, and, with
-// two raters, their paired values.
-type RatingSet struct {
-	Question      string
-	Units         [][]float64
-	Items, Raters int
-	A, B          []float64 // with two raters: the items both rated
-	// Unordered: the values are text categories with no order given, so
-	// that only nominal statistics mean anything.
-	Unordered bool
-}
+// RatingSet is one question of a ratings file (rows.RatingSet).
+type RatingSet = rows.RatingSet
 
 // RatingFigures are the agreement figures of one question; Reasons say,
 // per figure, why it is NaN.

@@ -4,41 +4,32 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"flag"
 	"fmt"
 	"html"
 	"io"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strings"
 
-	"github.com/gymlens/gymlens/analysis"
-	"github.com/gymlens/gymlens/plots"
+	"github.com/gymlens/gymlens/ingest/rows"
 )
-
-// NotebookCommands are the gymlens commands a notebook block may run:
-// those that only read.
-var NotebookCommands = []string{"table", "plot", "metrics", "compare", "corr", "agree", "human", "query", "reconcile", "decisions"}
 
 // NotebookOptions say how a notebook's blocks run.
 type NotebookOptions struct {
-	// Store is the warehouse the table and plot blocks read, through one
-	// Dataset per distinct selection, so that a table or estimate two
-	// blocks share is computed once.
-	Store Store
+	// Store is the warehouse the blocks read (read-only); blocks that
+	// make the same choice of runs, judge and bootstrap share one Dataset,
+	// so that a table or estimate two blocks share is computed once.
+	Store Warehouse
 	Name  string // the warehouse, in messages
-	// Query runs a ```sql block (read-only).
-	Query func(ctx context.Context, sql string) ([]string, [][]any, error)
-	// Command runs a ```gymlens block other than table and plot and returns
-	// what it printed (the command's own text output).
-	Command func(ctx context.Context, args []string) (string, error)
+	// ReadRatings reads the ratings file of an `agree --input` block
+	// (Exec.ReadRatings).
+	ReadRatings func(path string, categories []string, level string) ([]rows.RatingSet, error)
 }
 
 // RunNotebookFile runs the notebook file (its source src): ```sql blocks
-// through Query, ```gymlens table and plot blocks through the library
-// (Tables, Figure), the other commands through Command. It returns every
-// file to write, by name: NAME.md, NAME.html and the figures.
+// as read-only queries, ```gymlens blocks as the reading commands
+// (Commands) through the library: a table as a table, a figure as an
+// image, any other command as the text it prints. It returns every file
+// to write, by name: NAME.md, NAME.html and the figures.
 func RunNotebookFile(ctx context.Context, file string, src []byte, opt NotebookOptions) (map[string][]byte, error) {
 	stem := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	nb := &notebookRun{ctx: ctx, opt: opt, stem: stem, datasets: map[string]*Dataset{}}
@@ -56,11 +47,11 @@ type notebookRun struct {
 	opt      NotebookOptions
 	stem     string
 	nfig     int
-	datasets map[string]*Dataset // by selection and bootstrap options
+	datasets map[string]*Dataset // by their options
 }
 
 func (nb *notebookRun) sql(b Block) (BlockOutput, error) {
-	cols, rows, err := nb.opt.Query(nb.ctx, b.Code)
+	cols, rows, err := nb.opt.Store.Query(nb.ctx, b.Code)
 	if err != nil {
 		return BlockOutput{}, err
 	}
@@ -69,119 +60,63 @@ func (nb *notebookRun) sql(b Block) (BlockOutput, error) {
 }
 
 func (nb *notebookRun) gymlens(b Block) (BlockOutput, error) {
-	args, err := SplitArgs(b.Code)
+	words, err := SplitArgs(b.Code)
 	if err != nil {
 		return BlockOutput{}, err
 	}
-	if len(args) == 0 || !slices.Contains(NotebookCommands, args[0]) {
+	var c *Command
+	if len(words) > 0 {
+		c = CommandNamed(words[0])
+	}
+	if c == nil {
 		return BlockOutput{}, fmt.Errorf("a gymlens block runs one of %s", strings.Join(NotebookCommands, ", "))
 	}
-	switch args[0] {
-	case "table", "plot":
-		return nb.output(args)
-	}
-	out, err := nb.opt.Command(nb.ctx, args)
+	args, err := c.Parse(words[1:])
 	if err != nil {
 		return BlockOutput{}, err
 	}
-	return BlockOutput{Markdown: "```text\n" + strings.TrimRight(out, "\n") + "\n```",
-		HTML: "<pre>" + html.EscapeString(out) + "</pre>"}, nil
-}
-
-// output runs a table or plot block: its flags (those of gymlens table and
-// gymlens plot) choose the dataset, which is shared with every block that
-// makes the same choice.
-func (nb *notebookRun) output(args []string) (BlockOutput, error) {
-	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	d := analysis.DefaultBootstrap
-	resamples := fs.Int("resamples", d.Resamples, "")
-	seed := fs.Uint64("seed", d.Seed, "")
-	level := fs.Float64("level", d.Level, "")
-	method := fs.String("ci", d.Method, "")
-	judge := fs.String("judge", "", "")
-	var where []string
-	fs.Func("where", "", func(s string) error { where = append(where, s); return nil })
-	intervals, judges := new(bool), new(string)
-	metric, sw, question := new(string), new(string), new(string)
-	if args[0] == "table" {
-		intervals = fs.Bool("intervals", true, "")
-		judges = fs.String("judges", "", "")
-	} else {
-		metric = fs.String("metric", "TC", "")
-		sw = fs.String("switch", "CC,OC", "")
-		question = fs.String("question", "trust", "")
-	}
-	// The name may stand before or after the flags.
-	rest := args[1:]
-	var names []string
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			return BlockOutput{}, analysis.Optionf("%s: %v", args[0], err)
-		}
-		rest = fs.Args()
-		if len(rest) > 0 {
-			names, rest = append(names, rest[0]), rest[1:]
-		}
-	}
-	if len(names) != 1 {
-		return BlockOutput{}, analysis.Optionf("%s: name one", args[0])
-	}
-	o := Options{Name: nb.opt.Name, Keep: KeepTasks, Judge: *judge, Judges: SplitList(*judges), FigureMetric: *metric,
-		Question: *question, Switch: SplitList(*sw),
-		Bootstrap: analysis.BootstrapOptions{Resamples: *resamples, Seed: *seed, Level: *level, Method: *method, Workers: runtime.GOMAXPROCS(0)}}
-	if err := o.Bootstrap.Check("level"); err != nil {
-		return BlockOutput{}, &analysis.OptionError{Err: err}
-	}
-	if fs.Lookup("resamples") != nil && isSet(fs, "resamples") {
-		o.StudyResamples = *resamples
-	}
-	var err error
-	if o.Where, err = analysis.ParseWhere(where, nil, ""); err != nil {
-		return BlockOutput{}, err
-	}
-	key := fmt.Sprint(o.Judge, o.Judges, o.Where, o.Bootstrap, o.StudyResamples, o.FigureMetric, o.Question, o.Switch)
-	ds := nb.datasets[key]
-	if ds == nil {
-		if ds, err = NewDataset(nb.ctx, nb.opt.Store, o); err != nil {
-			return BlockOutput{}, err
-		}
-		nb.datasets[key] = ds
-	}
-	if args[0] == "table" {
-		if !slices.Contains(TableNames, names[0]) {
-			return BlockOutput{}, analysis.Optionf("table: unknown table %q: expected one of %s", names[0], strings.Join(TableNames, ", "))
-		}
-		ts, err := Tables(ds, names[0])
+	var out bytes.Buffer
+	x := &Exec{Args: args, Format: c.Default, Out: &out, Err: io.Discard, Quiet: true, Name: nb.opt.Name, Datasets: nb.datasets,
+		Open: func(context.Context) (Warehouse, error) { return nb.opt.Store, nil }, ReadRatings: nb.opt.ReadRatings}
+	switch c.Name {
+	case "table":
+		name, err := x.tableName()
 		if err != nil {
 			return BlockOutput{}, err
 		}
-		return tablesOutput(ts, TableOptions{Intervals: *intervals}, "", "")
+		ds, err := x.Dataset(nb.ctx, KeepTasks)
+		if err != nil {
+			return BlockOutput{}, err
+		}
+		ts, err := Tables(ds, name)
+		if err != nil {
+			return BlockOutput{}, err
+		}
+		return tablesOutput(ts, TableOptions{Intervals: x.Bool("intervals")}, "", "")
+	case "plot":
+		fig, err := x.figure(nb.ctx)
+		if err != nil {
+			return BlockOutput{}, err
+		}
+		png, err := fig.Render("png")
+		if err != nil {
+			return BlockOutput{}, err
+		}
+		nb.nfig++
+		name := fmt.Sprintf("%s-figure-%d.png", nb.stem, nb.nfig)
+		alt := html.EscapeString(strings.Join(words, " "))
+		return BlockOutput{
+			Markdown: fmt.Sprintf("![%s](%s)", strings.Join(words, " "), name),
+			HTML:     fmt.Sprintf("<img src=\"data:image/png;base64,%s\" alt=\"%s\">", base64.StdEncoding.EncodeToString(png), alt),
+			Files:    map[string][]byte{name: png},
+		}, nil
 	}
-	if !slices.Contains(plots.FigureNames, names[0]) {
-		return BlockOutput{}, analysis.Optionf("plot: unknown figure %q: expected one of %s", names[0], strings.Join(plots.FigureNames, ", "))
-	}
-	fig, err := Figure(ds, names[0])
-	if err != nil {
+	if err := c.Run(nb.ctx, x); err != nil {
 		return BlockOutput{}, err
 	}
-	png, err := fig.Render("png")
-	if err != nil {
-		return BlockOutput{}, err
-	}
-	nb.nfig++
-	name := fmt.Sprintf("%s-figure-%d.png", nb.stem, nb.nfig)
-	return BlockOutput{
-		Markdown: fmt.Sprintf("![%s](%s)", strings.Join(args, " "), name),
-		HTML:     fmt.Sprintf("<img src=\"data:image/png;base64,%s\" alt=\"%s\">", base64.StdEncoding.EncodeToString(png), html.EscapeString(strings.Join(args, " "))),
-		Files:    map[string][]byte{name: png},
-	}, nil
-}
-
-func isSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
+	text := out.String()
+	return BlockOutput{Markdown: "```text\n" + strings.TrimRight(text, "\n") + "\n```",
+		HTML: "<pre>" + html.EscapeString(text) + "</pre>"}, nil
 }
 
 // SplitList splits a comma-separated list, each item trimmed, empty ones

@@ -55,7 +55,7 @@ func annotateSample(ctx context.Context, e *env, cmd *cli.Command, w *ingest.War
 			return usagef("--by: %v", err)
 		}
 	}
-	questions := splitList(cmd.String("questions"))
+	questions := reports.SplitList(cmd.String("questions"))
 	if len(questions) == 0 {
 		return usagef("--questions: name at least one question")
 	}

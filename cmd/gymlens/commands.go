@@ -233,6 +233,10 @@ func sampleCommand(e *env) *cli.Command {
 	}
 }
 
+// demoBootstrap are the bootstrap flags of demo, whose --seed seeds the
+// corpus and the bootstrap alike.
+var demoBootstrap = func() []cli.Flag { f := bootstrapFlags(); return []cli.Flag{f[0], f[2], f[3]} }()
+
 func demoCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "demo",
@@ -244,7 +248,7 @@ func demoCommand(e *env) *cli.Command {
 		Flags: append(append([]cli.Flag{&cli.StringFlag{Name: "out", Value: "gymlens-demo", Usage: "output `DIR`"},
 			&cli.StringFlag{Name: "by", Value: "config", Hidden: true}, &cli.StringSliceFlag{Name: "where", Hidden: true},
 			&cli.StringFlag{Name: "metrics", Value: strings.Join(analysis.MainMetrics, ","), Hidden: true},
-			&cli.StringFlag{Name: "judge", Hidden: true}}, sampleFlags()...), bootstrapFlags()[0], bootstrapFlags()[2], bootstrapFlags()[3]),
+			&cli.StringFlag{Name: "judge", Hidden: true}}, sampleFlags()...), demoBootstrap...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
 			if err != nil {
@@ -286,14 +290,19 @@ func demoCommand(e *env) *cli.Command {
 					"(planted by the sample; `gymlens score` lists them)\n", reports.Thousands(int64(rep.Tasks)), rep.Disagreements())
 			}
 			// The main results: configuration × the four metrics.
-			res, err := computeMetrics(ctx, cmd, w)
+			ds, err := dataset(ctx, cmd, w, reports.KeepValues)
+			if err != nil {
+				return err
+			}
+			by := reports.SplitList(cmd.String("by"))
+			res, err := ds.Metrics(by)
 			if err != nil {
 				return err
 			}
 			if format == "table" {
 				fmt.Fprintln(e.stdout, "\nmain results (TC 0–100, TA and TR-D %, TR-J 1–5):")
 			}
-			if err := writer(e, cmd, format).Result(reports.MetricsOutput(format, []string{"config"}, res)); err != nil {
+			if err := writer(e, cmd, format).Result(reports.MetricsOutput(format, by, res)); err != nil {
 				return err
 			}
 			// Last, the report folder with every table and figure.
@@ -355,35 +364,6 @@ func exportCommand(e *env) *cli.Command {
 					return nil
 				}
 				return reports.WriteResult(e.stdout, "table", r)
-			})
-		},
-	}
-}
-
-func queryCommand(e *env) *cli.Command {
-	return &cli.Command{
-		Name:      "query",
-		Usage:     "run read-only SQL against the warehouse",
-		ArgsUsage: `"SQL"`,
-		Description: "Tables: " + strings.Join(ingest.TableNames(), ", ") + ".\nViews: " + strings.Join(ingest.ViewNames, ", ") + ".\n" +
-			"The warehouse is opened read-only and the query cannot touch files. One read statement runs (SELECT,\n" +
-			"WITH, VALUES, FROM, DESCRIBE, SHOW, SUMMARIZE); its rows are written as they come (--format csv or json\n" +
-			"for results of any size; the table format shows the first 10,000).",
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Len() != 1 {
-				return usagef("query: expected one SQL statement (quote it), found %d arguments", cmd.Args().Len())
-			}
-			return reading(ctx, cmd, func(format string, w *ingest.Warehouse) error {
-				// Rows go to the writer as they come: any result in bounded memory.
-				var rw *reports.RowWriter
-				err := w.QueryFunc(ctx, cmd.Args().First(), func(cols []string) (err error) {
-					rw, err = reports.NewRowWriter(e.stdout, format, cols)
-					return err
-				}, func(vals []any) error { return rw.Row(vals) })
-				if err != nil {
-					return err
-				}
-				return rw.Close()
 			})
 		},
 	}

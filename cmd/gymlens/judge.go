@@ -60,7 +60,7 @@ func judgeCommand(e *env) *cli.Command {
 			if opt.Client.MaxRetries == 0 {
 				opt.Client.MaxRetries = -1 // no retries asked for
 			}
-			for _, m := range splitList(cmd.String("metric")) {
+			for _, m := range reports.SplitList(cmd.String("metric")) {
 				if _, ok := judge.PromptVersion[m]; !ok {
 					return usagef("--metric: expected some of tc, ta, trj, found %q", m)
 				}
@@ -80,7 +80,7 @@ func judgeCommand(e *env) *cli.Command {
 			}
 			defer w.Close()
 			if len(cmd.StringSlice("where")) > 0 {
-				where, err := parseWhere(cmd)
+				where, err := argsOf(cmd).Where(nil)
 				if err != nil {
 					return err
 				}

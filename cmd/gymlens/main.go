@@ -128,7 +128,8 @@ func newApp(e *env) *cli.Command {
 			&cli.StringFlag{Name: "memory-limit", Usage: "DuckDB memory `LIMIT`, such as 2GB (default: " + ingest.IngestMemoryLimit + " when ingesting, " + ingest.DefaultMemoryLimit + " otherwise)"},
 		},
 		Commands: []*cli.Command{
-			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), scoreCommand(e), judgeCommand(e), metricsCommand(e), compareCommand(e), corrCommand(e), agreeCommand(e), humanCommand(e), annotateCommand(e), tableCommand(e), plotCommand(e), reportCommand(e), notebookCommand(e), decisionsCommand(e), reconcileCommand(e), exportCommand(e), queryCommand(e),
+			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), scoreCommand(e), judgeCommand(e), readCommand(e, "metrics"), readCommand(e, "compare"), readCommand(e, "corr"), readCommand(e, "agree"), readCommand(e, "human"), annotateCommand(e),
+			readCommand(e, "table"), readCommand(e, "plot"), reportCommand(e), notebookCommand(e), readCommand(e, "decisions"), readCommand(e, "reconcile"), exportCommand(e), readCommand(e, "query"),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {

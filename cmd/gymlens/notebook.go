@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +11,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/gymlens/gymlens/ingest"
-	"github.com/gymlens/gymlens/ingest/rows"
+	"github.com/gymlens/gymlens/ingest/runlog"
 	"github.com/gymlens/gymlens/reports"
 )
 
@@ -50,8 +48,7 @@ func notebookCommand(e *env) *cli.Command {
 }
 
 // runNotebook runs file's blocks against the warehouse db and writes the
-// outputs into dir, all or nothing: tables and figures through the
-// library, the other commands as the CLI prints them.
+// outputs into dir, all or nothing: every block through the library.
 func runNotebook(ctx context.Context, e *env, db, file, dir string) ([]string, error) {
 	src, err := os.ReadFile(file)
 	if err != nil {
@@ -61,11 +58,12 @@ func runNotebook(ctx context.Context, e *env, db, file, dir string) ([]string, e
 	if _, err := os.Stat(db); err != nil {
 		return nil, fmt.Errorf("no warehouse at %s: run `gymlens ingest` (or `gymlens demo`) first, or name one with --db", db)
 	}
-	store := openEach{db}
-	files, err := reports.RunNotebookFile(ctx, file, src, reports.NotebookOptions{Store: store, Name: db, Query: store.Query,
-		Command: func(ctx context.Context, args []string) (string, error) {
-			return runCaptured(ctx, append([]string{"gymlens", "--db", db, "--quiet"}, args...))
-		}})
+	w, err := ingest.Open(ctx, db, ingest.OpenOptions{ReadOnly: true, MemoryLimit: ingest.DefaultMemoryLimit})
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	files, err := reports.RunNotebookFile(ctx, file, src, reports.NotebookOptions{Store: w, Name: db, ReadRatings: runlog.ReadRatingSets})
 	if err != nil {
 		return nil, err
 	}
@@ -81,51 +79,4 @@ func runNotebook(ctx context.Context, e *env, db, file, dir string) ([]string, e
 		paths = append(paths, p)
 	}
 	return paths, nil
-}
-
-// openEach opens the warehouse read-only for each read and closes it
-// after, so that the commands a notebook runs in this process can open it
-// too (DuckDB keeps one configuration per open file in a process).
-type openEach struct{ db string }
-
-func (o openEach) open(ctx context.Context) (*ingest.Warehouse, error) {
-	return ingest.Open(ctx, o.db, ingest.OpenOptions{ReadOnly: true, MemoryLimit: ingest.DefaultMemoryLimit})
-}
-
-func (o openEach) LoadRunsWith(ctx context.Context, visit func(int, *rows.RunRow), dropTasks bool) ([]rows.RunRow, error) {
-	w, err := o.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer w.Close()
-	return w.LoadRunsWith(ctx, visit, dropTasks)
-}
-
-func (o openEach) LoadRatings(ctx context.Context) ([]rows.RatingRow, error) {
-	w, err := o.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer w.Close()
-	return w.LoadRatings(ctx)
-}
-
-func (o openEach) Query(ctx context.Context, q string) ([]string, [][]any, error) {
-	w, err := o.open(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer w.Close()
-	return w.Query(ctx, q)
-}
-
-// runCaptured runs gymlens in this process and returns what it printed;
-// a non-zero exit is an error with what it printed on stderr.
-func runCaptured(ctx context.Context, args []string) (string, error) {
-	var stdout, stderr bytes.Buffer
-	if code := run(ctx, args, &stdout, &stderr); code != 0 {
-		msg := strings.TrimSpace(strings.ReplaceAll(stderr.String(), "gymlens: ", ""))
-		return "", errors.New(strings.SplitN(msg, "\n", 2)[0])
-	}
-	return stdout.String(), nil
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gymlens/gymlens/ingest/rows"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -21,7 +23,7 @@ import (
 )
 
 // Decisions are the decisions PARE's user and annotators make.
-var Decisions = []string{"accept", "reject", "gather_context"}
+var Decisions = rows.PAREDecisions
 
 // Sample is a PARE annotation sample: a decision point shown to humans,
 // with the simulated user's decision and, when known, the right one.

@@ -325,3 +325,19 @@ func Thousands(n int64) string {
 	}
 	return s
 }
+
+// RatingSet is one question of a ratings file: its units (each item's
+// values, in rater order), how many items and raters it has, and, with
+// two raters, their paired values.
+type RatingSet struct {
+	Question      string
+	Units         [][]float64
+	Items, Raters int
+	A, B          []float64 // with two raters: the items both rated
+	// Unordered: the values are text categories with no order given, so
+	// that only nominal statistics mean anything.
+	Unordered bool
+}
+
+// PAREDecisions are the decisions PARE's user and annotators make.
+var PAREDecisions = []string{"accept", "reject", "gather_context"}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 // IsJSONNumber reports whether s is a number in JSON's grammar (RFC 8259
@@ -380,4 +382,28 @@ func (q *Question) Pairs() (a, b []float64) {
 		}
 	}
 	return a, b
+}
+
+// ReadRatingSets reads a long-format ratings file (ReadLongRatings) into
+// one rating set per question, for Krippendorff's α at level: text
+// categories without their order (categories) are an error at any level
+// but nominal, naming where the first one stands.
+func ReadRatingSets(path string, categories []string, level string) ([]rows.RatingSet, error) {
+	lr, err := ReadLongRatings(path, categories)
+	if err != nil {
+		return nil, err
+	}
+	var sets []rows.RatingSet
+	for _, q := range lr.Questions {
+		if q.Labels != nil && !q.Ordered && level != "nominal" {
+			e := *q.FirstText
+			e.Expected += fmt.Sprintf(" (--level %s; text categories need --level nominal, or their order in --categories %s)",
+				level, strings.Join(q.Labels, ","))
+			return nil, &e
+		}
+		a, b := q.Pairs()
+		sets = append(sets, rows.RatingSet{Question: q.Name, Units: q.Units(), Items: len(q.Items), Raters: len(q.Raters), A: a, B: b,
+			Unordered: q.Labels != nil && !q.Ordered})
+	}
+	return sets, nil
 }

@@ -1,0 +1,505 @@
+package reports
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/analysis/stat"
+	"github.com/gymlens/gymlens/ingest/rows"
+	"github.com/gymlens/gymlens/plots"
+)
+
+// Commands are the reading commands, in the order a notebook lists them.
+var Commands = []*Command{
+	{
+		Name: "table", Usage: "a paper table: " + strings.Join(TableNames, ", "), ArgsUsage: "NAME",
+		Description: "main: the four metrics per model and harness (the paper's Table 7); tc-components, ta-components,\n" +
+			"trj-constructs: Tables 8–10; judge-agreement: Tables 4–6 (--judges A,B, or the only two judges); judge-human;\n" +
+			"correlations; by-scenario; by-persona. --format latex (booktabs, best bold, second underlined), md, csv or html.",
+		Params: params([]Param{
+			{Name: "intervals", Default: true, Usage: "show the intervals beside the values"},
+			whereParam, judgeParam,
+			{Name: "judges", Default: "", Usage: "judge-agreement: compare judges `A,B`"},
+		}, bootstrapParams()),
+		Formats: TableFormats, Default: "md", Run: runTable,
+	},
+	{
+		Name: "plot", Usage: "a paper figure as PNG, SVG and PDF: " + strings.Join(plots.FigureNames, ", "), ArgsUsage: "NAME",
+		Description: "model-size: a metric against model size per family; harness-switch: the change per open model (known size)\n" +
+			"when switching harness; correlations: the run-level correlation matrix; harness-comparison: the four metrics per\n" +
+			"harness; effort: the four metrics against reasoning effort (the model and harness with most effort levels, or\n" +
+			"--where); by-scenario, by-persona; human-trust: a study question over checkpoint days by condition.",
+		Params: params([]Param{
+			{Name: "out", Default: "", Required: true, Usage: "write NAME.png, NAME.svg and NAME.pdf into `DIR`"},
+			{Name: "formats", Default: strings.Join(plots.Formats, ","), Usage: "image `FORMATS`"},
+			{Name: "metric", Default: "TC", Usage: "model-size, harness-switch: the `METRIC`"},
+			{Name: "switch", Default: "CC,OC", Usage: "harness-switch: from and to `HARNESS,HARNESS`"},
+			{Name: "question", Default: "trust", Usage: "human-trust: the study `QUESTION`"},
+			whereParam, judgeParam,
+		}, bootstrapParams()),
+		Formats: ResultFormats, Default: "table", Run: runPlot,
+	},
+	{
+		Name:  "metrics",
+		Usage: "the 3T metrics (TC, TA, TR-D, TR-J) with cluster-bootstrap intervals, broken down as asked",
+		Description: "Dimensions: " + strings.Join(analysis.Dimensions, ", ") + ".\n" +
+			"Metrics: " + strings.Join(analysis.AllMetrics, ", ") + ".\n" +
+			"Scales: TC and its parts 0–100; TA, TR-D and TA's parts in percent; TR-J 1–5.\n" +
+			"The resampling unit is the scenario. Judgments are averaged over judges unless --judge names one.\n" +
+			"--source pare: the PARE and Meta-ARE runs instead, with their metrics (" + strings.Join(analysis.PARERunMetrics, ", ") + ",\n" +
+			strings.Join(analysis.PooledMetrics, ", ") + ", pass@K, pass^K, pare_pass@k, pare_pass^k) by " + strings.Join(analysis.PAREDimensions, ", ") + " (docs/pare.md).",
+		Params: params([]Param{
+			{Name: "by", Default: "config", Usage: "break down by `DIM[,DIM]` (\"\" for one overall group)"},
+			{Name: "source", Default: "gym", Usage: "`RUNS` to measure: gym (Proactivity-Gym) or pare (PARE and Meta-ARE)"},
+			{Name: "pare-report", Default: false, Usage: "with --source pare: the statistics PARE's combined_result.json and Meta-ARE's benchmark_stats.json give, recomputed from the ingested result rows"},
+		}, SelectionParams(), bootstrapParams()),
+		Formats: Formats, Default: "table", Run: runMetrics,
+	},
+	{
+		Name: "compare", Usage: "paired differences between configurations, with intervals, p-values, Holm and BH",
+		ArgsUsage: "CONFIG CONFIG [CONFIG...]",
+		Description: "Name configurations by id (\"GPT 5.6 Sol | CD | none\") or key (gpt-5.6-sol_cd_none); every pair\n" +
+			"is compared, later minus earlier, on the same resampled scenarios. --harness-switch FROM,TO compares,\n" +
+			"for every model and effort run on both, harness TO minus harness FROM (the paper's CC→OC effect).\n" +
+			"p-values are adjusted across the pairs, metric by metric.",
+		Params: params([]Param{
+			{Name: "harness-switch", Default: "", Usage: "`FROM,TO` harnesses, per model"},
+			{Name: "source", Default: "gym", Usage: "`RUNS` to compare: gym (Proactivity-Gym) or pare (PARE and Meta-ARE; name their configurations)"},
+		}, SelectionParams(), bootstrapParams()),
+		Formats: Formats, Default: "table", Run: runCompare,
+	},
+	{
+		Name: "corr", Usage: "Pearson and Spearman correlations among the metrics, at run and configuration level",
+		Description: "Run level pools the runs of all configurations (as the paper does); configuration level\n" +
+			"correlates the configurations' means. Each r has its p-value (t, n−2 df), a Fisher-z interval and\n" +
+			"a cluster-bootstrap interval (scenarios resampled).",
+		Params:  params(SelectionParams(), bootstrapParams()),
+		Formats: Formats, Default: "table", Run: runCorr,
+	},
+	{
+		Name:  "agree",
+		Usage: "agreement: judge vs judge (--judges A,B), judge vs humans (--human), or any ratings file (--input)",
+		Description: "--judges A,B: for every continuous score both judges' means, Δ (B − A), MAE, Pearson r and Spearman ρ;\n" +
+			"for the TA labels both positive rates, Δ, percent agreement and Cohen's κ; and the configuration-level\n" +
+			"correlations (the paper's Tables 4, 5 and 6). Intervals: cluster bootstrap, scenarios resampled.\n" +
+			"--human: human ratings against the judges (or --judge) on the same run, task and question, with Kendall τ-b,\n" +
+			"quadratic-weighted κ and the confusion matrix on 1–5 scales; the humans' own reliability (Krippendorff's α,\n" +
+			"pairwise κ); the conflation check (r between TR-J and TC for the judge and for the humans); and the judge mean\n" +
+			"corrected by the human labels (prediction-powered inference).\n" +
+			"--input FILE.csv: columns item, rater, value (and optional question); Krippendorff's α at --level, Fleiss' κ,\n" +
+			"Cohen's κ and quadratic-weighted κ for two raters, percent agreement. An empty value is a missing rating.",
+		Params: params([]Param{
+			{Name: "judges", Default: "", Usage: "compare judge `A,B`"},
+			{Name: "human", Default: false, Usage: "compare the human ratings with the judges"},
+			{Name: "pare", Default: false, Usage: "compare PARE's human annotations with its simulated user"},
+			{Name: "judge", Default: "", Usage: "with --human: this `JUDGE` alone instead of the judges' average"},
+			{Name: "input", Default: "", Usage: "agreement of the ratings in `FILE.csv`"},
+			{Name: "categories", Default: "", Usage: "with --input: the categories in their order, `A,B,C` (text values otherwise count as unordered, nominal)"},
+			{Name: "level", Default: analysis.Interval, Usage: "with --input: Krippendorff's α `LEVEL`: nominal, ordinal, interval or ratio"},
+			whereParam,
+		}, BootstrapParams(analysis.DefaultBootstrap.Resamples, "confidence")),
+		Formats: Formats, Default: "table", Run: runAgree,
+	},
+	{
+		Name: "human", Usage: "the human-study analyses: ratings over checkpoint days by condition, transitions, acceptance",
+		Description: "Reads the ratings that have a day and a condition (e.g. AAA, AMA: one letter per phase, A appropriate,\n" +
+			"M misaligned). Per question, the mean by condition and day; the mean change from one checkpoint to the\n" +
+			"next by transition type (A→A, A→M, M→A, M→M); the acceptance rate by condition and the paired difference\n" +
+			"between every two conditions. Participants (raters) are resampled: 20,000 resamples by default.",
+		Params: params(BootstrapParams(20000, "level"), // as the paper's human study
+			[]Param{{Name: "acceptance", Default: "acceptance", Usage: "the `QUESTION` that records acceptance (0/1)"}}),
+		Formats: Formats, Default: "table", Run: runHuman,
+	},
+	{
+		Name: "query", Usage: "run read-only SQL against the warehouse", ArgsUsage: `"SQL"`,
+		// The CLI adds the warehouse's tables and views to the description.
+		Description: "The warehouse is opened read-only and the query cannot touch files. One read statement runs (SELECT,\n" +
+			"WITH, VALUES, FROM, DESCRIBE, SHOW, SUMMARIZE); its rows are written as they come (--format csv or json\n" +
+			"for results of any size; the table format shows the first 10,000).",
+		Formats: ResultFormats, Default: "table", Run: runQuery,
+	},
+	{
+		Name: "reconcile", Usage: "compare what PARE and Meta-ARE stored with what gymlens recomputes, and list every mismatch",
+		Description: "Each result row (PARE *_result.json, Meta-ARE output.jsonl) linked to an ingested trace: its stored\n" +
+			"counts and rates against those recomputed from the trace, and its success against the trace's own verdict.\n" +
+			"Each section of a summary report (PARE combined_result.json, Meta-ARE benchmark_stats.json): its statistics\n" +
+			"against those recomputed from the ingested result rows, as PARE's and Meta-ARE's report code defines them.\n" +
+			"A stored number that is the recomputed one in the other unit (a fraction where the format writes a percent,\n" +
+			"or the reverse) is a mismatch of kind \"unit\". --strict exits with status 1 when there is a mismatch.",
+		Params:  []Param{{Name: "strict", Default: false, Usage: "exit with status 1 when there is a mismatch"}},
+		Formats: ResultFormats, Default: "table", Run: runReconcile,
+	},
+	{
+		Name: "decisions", Usage: "PARE's decision points of the ingested PARE traces",
+		Description: "A decision point is a proposal the observe-mode agent sent the user before the execute agent's\n" +
+			"first tool call, paired with the user's next accept or reject: accept or reject when the user answered\n" +
+			"straight away, gather_context when it made other tool calls first; final is whether it accepted in the end.",
+		Formats: ResultFormats, Default: "table", Run: runDecisions,
+	},
+}
+
+func runTable(ctx context.Context, x *Exec) error {
+	name, err := x.tableName()
+	if err != nil {
+		return err
+	}
+	ds, err := x.Dataset(ctx, KeepTasks)
+	if err != nil {
+		return err
+	}
+	tables, err := Tables(ds, name)
+	if err != nil {
+		return err
+	}
+	return WriteTables(x.Out, x.Format, tables, TableOptions{Intervals: x.Bool("intervals")})
+}
+
+// tableName is the one table the arguments name.
+func (x *Exec) tableName() (string, error) {
+	if len(x.Pos) != 1 {
+		return "", analysis.Optionf("table: name one table: %s", strings.Join(TableNames, ", "))
+	}
+	if !slices.Contains(TableNames, x.Pos[0]) {
+		return "", analysis.Optionf("table: unknown table %q: expected one of %s", x.Pos[0], strings.Join(TableNames, ", "))
+	}
+	return x.Pos[0], nil
+}
+
+// figure computes the one figure the arguments name.
+func (x *Exec) figure(ctx context.Context) (*plots.Figure, error) {
+	if len(x.Pos) != 1 {
+		return nil, analysis.Optionf("plot: name one figure: %s", strings.Join(plots.FigureNames, ", "))
+	}
+	name := x.Pos[0]
+	if !slices.Contains(plots.FigureNames, name) {
+		return nil, analysis.Optionf("plot: unknown figure %q: expected one of %s", name, strings.Join(plots.FigureNames, ", "))
+	}
+	ds, err := x.Dataset(ctx, KeepTasks)
+	if err != nil {
+		return nil, err
+	}
+	return Figure(ds, name)
+}
+
+func runPlot(ctx context.Context, x *Exec) error {
+	if len(x.Pos) == 1 && slices.Contains(plots.FigureNames, x.Pos[0]) {
+		for _, f := range x.Split("formats") {
+			if !slices.Contains(plots.Formats, f) {
+				return analysis.Optionf("--formats: expected some of %s, found %q", strings.Join(plots.Formats, ", "), f)
+			}
+		}
+	}
+	fig, err := x.figure(ctx)
+	if err != nil {
+		return err
+	}
+	paths, err := WriteFigure(fig, x.String("out"), x.Split("formats"))
+	if err != nil {
+		return err
+	}
+	if !x.Quiet {
+		fmt.Fprintf(x.Out, "wrote %s\n", strings.Join(paths, ", "))
+	}
+	return nil
+}
+
+func runMetrics(ctx context.Context, x *Exec) error {
+	by := x.Split("by")
+	switch x.String("source") {
+	case "gym":
+		ds, err := x.Dataset(ctx, KeepValues)
+		if err != nil {
+			return err
+		}
+		res, err := ds.Metrics(by)
+		if err != nil {
+			return err
+		}
+		return x.Writer().Result(MetricsOutput(x.Format, by, res))
+	case "pare":
+		if x.Bool("pare-report") {
+			return x.pareReport(ctx)
+		}
+		opt, units, err := x.pare(ctx)
+		if err != nil {
+			return err
+		}
+		res, err := analysis.PAREEstimates(units, opt)
+		if err != nil {
+			return x.noPARE(err)
+		}
+		return x.Writer().Result(MetricsOutput(x.Format, by, res))
+	}
+	return analysis.Optionf("--source: expected gym or pare, found %q", x.String("source"))
+}
+
+// pare reads the PARE options and units.
+func (x *Exec) pare(ctx context.Context) (analysis.PAREOptions, []analysis.PAREUnit, error) {
+	opt := analysis.PAREOptions{By: x.Split("by")}
+	var err error
+	if opt.Bootstrap, err = x.Bootstrap(); err != nil {
+		return opt, nil, err
+	}
+	if opt.Where, err = x.Where(analysis.PAREDimensions); err != nil {
+		return opt, nil, err
+	}
+	if x.IsSet("metrics") {
+		opt.Metrics = x.Split("metrics")
+	}
+	w, err := x.Warehouse(ctx)
+	if err != nil {
+		return opt, nil, err
+	}
+	units, err := PAREUnits(ctx, w)
+	return opt, units, err
+}
+
+// noPARE names the warehouse when there is no PARE run to measure.
+func (x *Exec) noPARE(err error) error {
+	if errors.Is(err, analysis.ErrNoPARERuns) {
+		return fmt.Errorf("no PARE or Meta-ARE run to measure in %s (ingest traces or result files first)", x.Name)
+	}
+	return err
+}
+
+func (x *Exec) pareReport(ctx context.Context) error {
+	w, err := x.Warehouse(ctx)
+	if err != nil {
+		return err
+	}
+	results, err := w.LoadPAREResults(ctx)
+	if err != nil {
+		return err
+	}
+	if len(results) == 0 {
+		return fmt.Errorf("no PARE or Meta-ARE result rows in %s: PARE's report is computed from its result files (ingest *_result.json or output.jsonl)", x.Name)
+	}
+	return x.Writer().Result(PAREReport(results), nil)
+}
+
+func runCompare(ctx context.Context, x *Exec) error {
+	hs := x.String("harness-switch")
+	sw := SplitList(hs)
+	switch {
+	case hs != "" && len(x.Pos) > 0:
+		return analysis.Optionf("compare: name configurations or --harness-switch, not both")
+	case hs != "" && len(sw) != 2:
+		return analysis.Optionf("--harness-switch: expected FROM,TO, found %q", hs)
+	case hs == "" && len(x.Pos) < 2:
+		return analysis.Optionf("compare: name at least two configurations (or use --harness-switch)")
+	}
+	var res []analysis.Comparison
+	switch x.String("source") {
+	case "pare":
+		if sw != nil {
+			return analysis.Optionf("compare --source pare: name configurations; --harness-switch is for Proactivity-Gym runs")
+		}
+		opt, units, err := x.pare(ctx)
+		if err != nil {
+			return err
+		}
+		if res, err = analysis.ComparePARE(units, opt, x.Pos); err != nil {
+			return x.noPARE(err)
+		}
+	case "gym":
+		ds, err := x.Dataset(ctx, KeepValues)
+		if err != nil {
+			return err
+		}
+		if res, err = ds.Compare(x.Pos, sw); err != nil {
+			return err
+		}
+	default:
+		return analysis.Optionf("--source: expected gym or pare, found %q", x.String("source"))
+	}
+	return x.Writer().Result(CompareOutput(x.Format, res))
+}
+
+func runCorr(ctx context.Context, x *Exec) error {
+	ds, err := x.Dataset(ctx, KeepValues)
+	if err != nil {
+		return err
+	}
+	res, err := ds.Correlations()
+	if err != nil {
+		return err
+	}
+	return x.Writer().Result(CorrOutput(x.Format, res))
+}
+
+func runAgree(ctx context.Context, x *Exec) error {
+	modes := 0
+	for _, f := range []string{"judges", "human", "input", "pare"} {
+		if x.IsSet(f) {
+			modes++
+		}
+	}
+	if modes != 1 {
+		return analysis.Optionf("agree: give one of --judges A,B, --human, --pare or --input FILE.csv")
+	}
+	switch {
+	case x.IsSet("input"):
+		return x.agreeInput()
+	case x.IsSet("pare"):
+		return x.agreePARE(ctx)
+	}
+	keep := KeepTasks
+	ds, err := x.Dataset(ctx, keep)
+	if err != nil {
+		return err
+	}
+	if x.IsSet("judges") {
+		ja, err := ds.Judges()
+		if err != nil {
+			return err
+		}
+		A, B, f := ja.A, ja.B, x.Format
+		secs := []Section{
+			AgreementSection("continuous", fmt.Sprintf("Continuous scores, A = %s, B = %s (tasks; TC on 0–100, TR-J on 1–5)", A, B), f, ja.Continuous),
+			AgreementSection("binary", fmt.Sprintf("TA labels, A = %s, B = %s (runs; rates and agreement in percent)", A, B), f, ja.Binary),
+			AgreementSection("configuration", "Configuration level: correlation of the configurations' means", f, ja.Configuration),
+		}
+		return x.Writer().Sections(secs, x.footnotes(nil, ds.Bootstrap(), "scenarios"))
+	}
+	h, err := ds.Humans(true)
+	if err != nil {
+		return err
+	}
+	return x.Writer().Sections(HumanSections(h, x.Format), x.footnotes(h.Notes, ds.Bootstrap(), "scenarios"))
+}
+
+// agreeInput is the agreement of the ratings in a long-format file.
+func (x *Exec) agreeInput() error {
+	level := x.String("level")
+	if err := stat.CheckLevel(level); err != nil {
+		return analysis.Optionf("--%v", err)
+	}
+	opt, err := x.Bootstrap()
+	if err != nil {
+		return err
+	}
+	var cats []string
+	if c := x.String("categories"); c != "" {
+		cats = strings.Split(c, ",")
+	}
+	sets, err := x.ReadRatings(x.String("input"), cats, level)
+	if err != nil {
+		return err
+	}
+	figs := make([]analysis.RatingFigures, len(sets))
+	for i, s := range sets {
+		figs[i] = analysis.RatingAgreement(s, level, opt)
+	}
+	return WriteRatingAgreement(x.Writer(), figs, level, opt)
+}
+
+// agreePARE compares the human decisions on PARE's annotation samples with
+// the simulated user's: the humans' agreement among themselves (Fleiss' κ,
+// Krippendorff's α, nominal) and the simulated user against the humans'
+// majority (accuracy and Cohen's κ). A sample without annotations is judged
+// by its answer key (correct_decision) when it has one.
+func (x *Exec) agreePARE(ctx context.Context) error {
+	w, err := x.Warehouse(ctx)
+	if err != nil {
+		return err
+	}
+	samples, orphans, err := w.LoadPARESamples(ctx)
+	if err != nil {
+		return err
+	}
+	if len(samples) == 0 {
+		return fmt.Errorf("no PARE annotation sample in %s: ingest the samples (Parquet) first", x.Name)
+	}
+	pa := analysis.PAREAgreement(samples, rows.PAREDecisions)
+	if err := x.Writer().Result(PAREAgreementResult(pa), nil); err != nil {
+		return err
+	}
+	x.note("%d samples, %d annotators; %d samples with tied annotations and %d with no human decision left out of the comparison; %d annotations of samples not ingested",
+		len(samples), pa.Annotators, pa.Ties, pa.Unjudged, orphans)
+	return nil
+}
+
+func runHuman(ctx context.Context, x *Exec) error {
+	opt, err := x.Bootstrap()
+	if err != nil {
+		return err
+	}
+	w, err := x.Warehouse(ctx)
+	if err != nil {
+		return err
+	}
+	ds, err := NewDataset(ctx, w, Options{Name: x.Name})
+	if err != nil {
+		return err
+	}
+	stats, notes, err := ds.Study(x.String("acceptance"), opt)
+	if err != nil {
+		return err
+	}
+	return x.Writer().Sections(StudySections(stats, x.Format), x.footnotes(notes, opt, "participants"))
+}
+
+func runQuery(ctx context.Context, x *Exec) error {
+	if len(x.Pos) != 1 {
+		return analysis.Optionf("query: expected one SQL statement (quote it), found %d arguments", len(x.Pos))
+	}
+	w, err := x.Warehouse(ctx)
+	if err != nil {
+		return err
+	}
+	// Rows go to the writer as they come: any result in bounded memory.
+	var rw *RowWriter
+	err = w.QueryFunc(ctx, x.Pos[0], func(cols []string) (err error) {
+		rw, err = NewRowWriter(x.Out, x.Format, cols)
+		return err
+	}, func(vals []any) error { return rw.Row(vals) })
+	if err != nil {
+		return err
+	}
+	return rw.Close()
+}
+
+func runReconcile(ctx context.Context, x *Exec) error {
+	w, err := x.Warehouse(ctx)
+	if err != nil {
+		return err
+	}
+	rc, err := Reconcile(ctx, w)
+	if err != nil {
+		return err
+	}
+	if x.Format == "table" {
+		fmt.Fprintln(x.Out, ReconcileLine(rc))
+		for _, n := range rc.Notes {
+			if !x.Quiet {
+				fmt.Fprintln(x.Out, "note: "+n)
+			}
+		}
+	}
+	r := MismatchResult(rc, x.Format == "table")
+	if len(r.Rows) > 0 || x.Format != "table" {
+		if err := WriteResult(x.Out, x.Format, r); err != nil {
+			return err
+		}
+	}
+	if x.Bool("strict") && len(rc.Mismatches) > 0 {
+		return fmt.Errorf("reconcile --strict: %d mismatches", len(rc.Mismatches))
+	}
+	return nil
+}
+
+func runDecisions(ctx context.Context, x *Exec) error {
+	w, err := x.Warehouse(ctx)
+	if err != nil {
+		return err
+	}
+	cols, rows, err := w.DecisionTable(ctx)
+	if err != nil {
+		return err
+	}
+	return WriteResult(x.Out, x.Format, &Result{Columns: cols, Rows: rows})
+}
