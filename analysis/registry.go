@@ -1,6 +1,9 @@
 package analysis
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // MetricKind is how a group's estimate of a metric is made from its runs.
 type MetricKind int
@@ -40,6 +43,9 @@ var Registry = func() []Metric {
 			m.Scale = "percent"
 		case strings.HasPrefix(n, "TR-J") || strings.HasPrefix(n, "TRJ"):
 			m.Scale, m.Decimals = "1–5", 2
+		}
+		if slices.Contains(MainMetrics, n) {
+			m.Decimals = 2 // as the paper's Table 7
 		}
 		out = append(out, m)
 	}

@@ -24,7 +24,7 @@ var Commands = []*Command{
 			{Name: "intervals", Default: true, Usage: "show the intervals beside the values"},
 			whereParam, judgeParam,
 			{Name: "judges", Default: "", Usage: "judge-agreement: compare judges `A,B`"},
-		}, bootstrapParams()),
+		}, TableParams(), bootstrapParams()),
 		Formats: TableFormats, Default: "md", Run: runTable,
 	},
 	{
@@ -155,7 +155,37 @@ func runTable(ctx context.Context, x *Exec) error {
 	if err != nil {
 		return err
 	}
-	return WriteTables(x.Out, x.Format, tables, TableOptions{Intervals: x.Bool("intervals")})
+	opt, err := x.TableOptions()
+	if err != nil {
+		return err
+	}
+	return WriteTables(x.Out, x.Format, tables, opt)
+}
+
+// TableParams are the parameters of how paper tables are written.
+func TableParams() []Param {
+	return []Param{
+		{Name: "layout", Default: "column", Usage: "LaTeX `LAYOUT`: column (one column of a two-column paper) or page (table* across both)"},
+		{Name: "digits", Default: -1, Usage: "`N` decimals for every value (default: the paper's, two for TC, TA, TR-D and TR-J)"},
+	}
+}
+
+// TableOptions reads intervals, layout and digits.
+func (a *Args) TableOptions() (TableOptions, error) {
+	o := TableOptions{Intervals: !a.Has("intervals") || a.Bool("intervals"), Layout: a.String("layout")}
+	if o.Layout == "" {
+		o.Layout = "column"
+	}
+	if !slices.Contains(Layouts, o.Layout) {
+		return o, analysis.Optionf("--layout: expected column or page, found %q", o.Layout)
+	}
+	if d := a.Int("digits"); a.IsSet("digits") {
+		if d < 0 || d > 6 {
+			return o, analysis.Optionf("--digits: expected 0 to 6, found %d", d)
+		}
+		o.Digits, o.Fixed = d, true
+	}
+	return o, nil
 }
 
 // tableName is the one table the arguments name.

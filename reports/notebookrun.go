@@ -92,7 +92,11 @@ func (nb *notebookRun) gymlens(b Block) (BlockOutput, error) {
 		if err != nil {
 			return BlockOutput{}, err
 		}
-		return tablesOutput(ts, TableOptions{Intervals: x.Bool("intervals")}, "", "")
+		opt, err := x.TableOptions()
+		if err != nil {
+			return BlockOutput{}, err
+		}
+		return tablesOutput(ts, opt, "", "")
 	case "plot":
 		fig, err := x.figure(nb.ctx)
 		if err != nil {

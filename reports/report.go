@@ -22,6 +22,10 @@ type Report struct {
 	Figures  []*plots.Figure
 	Skipped  []string // "judge-human: no human rating …"
 	Manifest Manifest
+	// Options are how the tables are written (Intervals is always on;
+	// LaTeX is written at both layouts, NAME.tex in a column and
+	// NAME.page.tex across the page).
+	Options TableOptions
 }
 
 // Manifest is manifest.json: what the report was made from.
@@ -79,12 +83,20 @@ func WriteReport(dir string, r *Report) error {
 	m.Tables, m.Figures, m.Skipped = nil, nil, append([]string{}, r.Skipped...)
 	for _, t := range r.Tables {
 		o := Output{Name: t.Name, Caption: t.Caption}
-		for _, f := range TableFormats {
+		for _, f := range append(TableFormats, "latex-page") {
 			var b bytes.Buffer
-			if err := WriteTable(&b, f, t, TableOptions{Intervals: true}); err != nil {
+			opt := r.Options
+			opt.Intervals = true
+			format, file := f, t.Name+"."+ext[f]
+			if f == "latex-page" { // the table across a two-column page
+				format, opt.Layout, file = "latex", "page", t.Name+".page.tex"
+			} else if f == "latex" {
+				opt.Layout = "column"
+			}
+			if err := WriteTable(&b, format, t, opt); err != nil {
 				return err
 			}
-			rel := filepath.Join("tables", t.Name+"."+ext[f])
+			rel := filepath.Join("tables", file)
 			if err := os.WriteFile(filepath.Join(tmp, rel), b.Bytes(), 0o644); err != nil {
 				return err
 			}
@@ -196,7 +208,9 @@ func indexHTML(r *Report, m *Manifest, pngs map[string][]byte) []byte {
 	for i, t := range r.Tables {
 		b.WriteString("<div class=\"table-wrap\">\n")
 		var tb bytes.Buffer
-		WriteTable(&tb, "html", t, TableOptions{Intervals: true})
+		opt := r.Options
+		opt.Intervals = true
+		WriteTable(&tb, "html", t, opt)
 		b.Write(tb.Bytes())
 		b.WriteString("</div>\n")
 		fmt.Fprintf(&b, "<p class=\"files\">Files: %s</p>\n", links(m.Tables[i].Files))

@@ -68,7 +68,7 @@ func TestWriteReport(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Tables) != 1 || len(m.Tables[0].Files) != 4 || len(m.Figures) != 1 || len(m.Figures[0].Files) != 3 ||
+	if len(m.Tables) != 1 || len(m.Tables[0].Files) != 5 || len(m.Figures) != 1 || len(m.Figures[0].Files) != 3 ||
 		m.Inputs[0].SHA256 != "ab12" || len(m.Skipped) != 1 {
 		t.Errorf("manifest: %s", b)
 	}

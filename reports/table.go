@@ -53,11 +53,36 @@ var TableFormats = []string{"latex", "md", "csv", "html"}
 // TableOptions tune the writers.
 type TableOptions struct {
 	Intervals bool // show intervals where cells have them
+	// Layout is the LaTeX layout (Layouts): "column" (or "") for one
+	// column of a two-column paper, "page" for a table across both.
+	Layout string
+	// Digits, when Fixed, is the decimals of every value column (counts
+	// keep none); otherwise each column shows its own (the metric
+	// registry's).
+	Digits int
+	Fixed  bool
+}
+
+// apply returns t with the options' decimals.
+func (o TableOptions) apply(t *Table) *Table {
+	if !o.Fixed {
+		return t
+	}
+	c := *t
+	c.Columns = make([]Column, len(t.Columns))
+	for j, col := range t.Columns {
+		if col.Digits > 0 {
+			col.Digits = o.Digits
+		}
+		c.Columns[j] = col
+	}
+	return &c
 }
 
 // WriteTable writes t in format.
 func WriteTable(w io.Writer, format string, t *Table, opt TableOptions) error {
 	var b bytes.Buffer
+	t = opt.apply(t)
 	switch format {
 	case "latex":
 		writeLaTeX(&b, t, opt)
@@ -140,12 +165,10 @@ type style struct {
 	esc          func(string) string
 	best, second func(string) string
 	interval     func(lo, hi string) string
+	join         func(value, interval string) string // nil: the interval after the value
 }
 
 var (
-	latexStyle = style{esc: latex, best: func(s string) string { return "\\textbf{" + s + "}" },
-		second:   func(s string) string { return "\\underline{" + s + "}" },
-		interval: func(lo, hi string) string { return fmt.Sprintf(" {\\scriptsize[%s, %s]}", lo, hi) }}
 	mdStyle = style{esc: mdEscaper.Replace, best: func(s string) string { return "**" + s + "**" },
 		second:   func(s string) string { return "<u>" + s + "</u>" },
 		interval: func(lo, hi string) string { return fmt.Sprintf(" [%s, %s]", lo, hi) }}
@@ -173,46 +196,16 @@ func (t *Table) cells(i int, marks [][]int, opt TableOptions, st style) (keys, n
 			s = st.second(s)
 		}
 		if opt.Intervals && c.CI && !math.IsNaN(c.Lo) {
-			s += st.interval(st.esc(t.Columns[j].format(c.Lo)), st.esc(t.Columns[j].format(c.Hi)))
+			ci := st.interval(st.esc(t.Columns[j].format(c.Lo)), st.esc(t.Columns[j].format(c.Hi)))
+			if st.join != nil {
+				s = st.join(s, ci)
+			} else {
+				s += ci
+			}
 		}
 		nums = append(nums, s)
 	}
 	return keys, nums
-}
-
-var latexEscaper = strings.NewReplacer(`\`, `\textbackslash{}`, `&`, `\&`, `%`, `\%`, `$`, `\$`, `#`, `\#`, `_`, `\_`,
-	`{`, `\{`, `}`, `\}`, `~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`, `<`, `\textless{}`, `>`, `\textgreater{}`, `|`, `\textbar{}`)
-
-func latex(s string) string { return latexEscaper.Replace(s) }
-
-func writeLaTeX(b *bytes.Buffer, t *Table, opt TableOptions) {
-	marks := t.marks()
-	b.WriteString("\\begin{table}[t]\n\\centering\n\\small\n")
-	if t.Caption != "" {
-		fmt.Fprintf(b, "\\caption{%s}\n", latex(t.Caption))
-	}
-	fmt.Fprintf(b, "\\label{tab:%s}\n", latex(t.Name))
-	fmt.Fprintf(b, "\\begin{tabular}{%s%s}\n\\toprule\n", strings.Repeat("l", len(t.Keys)), strings.Repeat("r", len(t.Columns)))
-	var head []string
-	for _, k := range t.Keys {
-		head = append(head, latex(k))
-	}
-	for _, c := range t.Columns {
-		head = append(head, latex(c.Header))
-	}
-	b.WriteString(strings.Join(head, " & ") + " \\\\\n\\midrule\n")
-	for i := range t.Rows {
-		if i > 0 && t.groupStart(i) {
-			b.WriteString("\\midrule\n")
-		}
-		keys, nums := t.cells(i, marks, opt, latexStyle)
-		b.WriteString(strings.Join(append(keys, nums...), " & ") + " \\\\\n")
-	}
-	b.WriteString("\\bottomrule\n\\end{tabular}\n")
-	for _, n := range t.Notes {
-		fmt.Fprintf(b, "\\par\\smallskip{\\footnotesize %s}\n", latex(n))
-	}
-	b.WriteString("\\end{table}\n")
 }
 
 var mdEscaper = strings.NewReplacer(`|`, `\|`, `<`, `&lt;`, `>`, `&gt;`, `&`, `&amp;`, "*", `\*`, "_", `\_`, "`", "\\`", "\n", " ")

@@ -228,6 +228,7 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 			}
 		}
 		checkInBrowser(t, filepath.Join(out, "index.html"), len(m.Tables), len(m.Figures))
+		checkTeX(t, filepath.Join(out, "tables"))
 	})
 	// Every notebook runs on the sample; its Markdown output is golden.
 	t.Run("notebooks", func(t *testing.T) {

@@ -16,9 +16,10 @@ func reportCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "report",
 		Usage: "every table and figure, an index.html and a manifest.json in one folder",
-		Description: "Writes DIR/tables (LaTeX, Markdown, CSV, HTML), DIR/figures (PNG, SVG, PDF), DIR/index.html\n" +
-			"(self-contained: figures embedded, no script, nothing fetched; readable on a phone, printable) and\n" +
-			"DIR/manifest.json (input files and their SHA-256, tool version, judges and prompt versions, seeds).\n" +
+		Description: "Writes DIR/tables (LaTeX for one column, NAME.tex, and across the page, NAME.page.tex; Markdown,\n" +
+			"CSV, HTML), DIR/figures (PNG, SVG, PDF), DIR/index.html (self-contained: figures embedded, no script,\n" +
+			"nothing fetched; readable on a phone, printable) and DIR/manifest.json (input files and their SHA-256,\n" +
+			"tool version, judges and prompt versions, seeds).\n" +
 			"A table or figure the warehouse has no data for is left out and listed, with the reason, in both.\n" +
 			"The folder is built beside DIR and moved into place: a failure leaves DIR as it was.",
 		Flags: append([]cli.Flag{
@@ -26,7 +27,7 @@ func reportCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "where", Usage: "keep runs with `DIM=VALUE` (repeat)"},
 			&cli.StringFlag{Name: "judge", Usage: "use one `JUDGE`'s judgments instead of the average"},
 			&cli.StringFlag{Name: "judges", Usage: "judge agreement between `A,B` (default: the only two judges)"},
-		}, bootstrapFlags()...),
+		}, append(cliFlags(reports.TableParams()[1]), bootstrapFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			return reading(ctx, cmd, func(_ string, w *ingest.Warehouse) error {
 				t0 := time.Now()
@@ -49,6 +50,10 @@ func reportCommand(e *env) *cli.Command {
 // writeReport computes every table and figure and writes the report folder;
 // it returns the path of its index.html and what was left out.
 func writeReport(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, dir string) (string, []string, error) {
+	opt, err := argsOf(cmd).TableOptions()
+	if err != nil {
+		return "", nil, err
+	}
 	ds, err := dataset(ctx, cmd, w, reports.KeepTasks)
 	if err != nil {
 		return "", nil, err
@@ -57,6 +62,7 @@ func writeReport(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, dir
 	if err != nil {
 		return "", nil, err
 	}
+	r.Options = opt
 	abs, _ := filepath.Abs(w.Path)
 	if err := r.FillManifest(ctx, w, abs, ingest.Version); err != nil {
 		return "", nil, err

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// texEngines are the TeX engines every table must compile with.
+var texEngines = []string{"pdflatex", "lualatex", "xelatex"}
+
+// overfull matches TeX's report of a line wider than its box.
+var overfull = regexp.MustCompile(`Overfull \\hbox \(([0-9.]+)pt too wide\)`)
+
+// checkTeX compiles the report's LaTeX tables, the column layout
+// (NAME.tex) in a two-column article and the page layout (NAME.page.tex)
+// across it, with each engine, loading only the packages docs/outputs.md
+// names; it fails on any error, any overfull box over 1 pt, any glyph
+// missing from the font, and any byte beyond ASCII in a table. Without TeX
+// it skips, except in CI (.ci/run installs Debian's TeX Live).
+func checkTeX(t *testing.T, tables string) {
+	for _, e := range texEngines {
+		if _, err := exec.LookPath(e); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is not installed: .ci/run installs TeX Live", e)
+			}
+			t.Skipf("no %s on this machine (apt-get install texlive-latex-recommended texlive-luatex texlive-xetex): the TeX check is skipped", e)
+		}
+	}
+	all, _ := filepath.Glob(filepath.Join(tables, "*.tex"))
+	layouts := map[string][]string{}
+	for _, f := range all {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range b {
+			if c >= 0x80 {
+				t.Errorf("%s: byte %d is %#x: a table must be ASCII", f, i, c)
+				break
+			}
+		}
+		if strings.HasSuffix(f, ".page.tex") {
+			layouts["page"] = append(layouts["page"], f)
+		} else {
+			layouts["column"] = append(layouts["column"], f)
+		}
+	}
+	if len(layouts["column"]) == 0 || len(layouts["column"]) != len(layouts["page"]) {
+		t.Fatalf("tables: %d in a column, %d across the page", len(layouts["column"]), len(layouts["page"]))
+	}
+	var wg sync.WaitGroup
+	for layout, files := range layouts {
+		var doc strings.Builder
+		doc.WriteString("\\documentclass[twocolumn]{article}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n\\begin{document}\n")
+		for _, f := range files {
+			abs, _ := filepath.Abs(f)
+			fmt.Fprintf(&doc, "\\input{%s}\nSome text of the paper.\\clearpage\n", filepath.ToSlash(abs))
+		}
+		doc.WriteString("\\end{document}\n")
+		for _, engine := range texEngines {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "doc.tex"), []byte(doc.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cmd := exec.Command(engine, "-interaction=nonstopmode", "-halt-on-error", "doc.tex")
+				cmd.Dir = dir
+				out, err := cmd.CombinedOutput()
+				log, _ := os.ReadFile(filepath.Join(dir, "doc.log"))
+				if err != nil {
+					t.Errorf("%s, %s layout: %v\n%s", engine, layout, err, tail(string(out), 1500))
+					return
+				}
+				for _, m := range overfull.FindAllStringSubmatch(string(log), -1) {
+					if pt, _ := strconv.ParseFloat(m[1], 64); pt > 1 {
+						t.Errorf("%s, %s layout: %s", engine, layout, m[0])
+					}
+				}
+				if strings.Contains(string(log), "Missing character") {
+					t.Errorf("%s, %s layout: a glyph is missing from the font", engine, layout)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}

@@ -1,0 +1,256 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// LaTeX tables compile with pdflatex, lualatex and xelatex in a plain
+// article that loads booktabs (the rules) and graphicx (shrinking a table
+// wider than the column): the text is pure ASCII, every symbol written as
+// a command (docs/outputs.md).
+
+// Layouts are the LaTeX layouts: one column of a two-column page
+// (table), or across the page (table*).
+var Layouts = []string{"column", "page"}
+
+// latexSymbols are the non-ASCII characters gymlens writes (and those
+// names in run logs use most), as text-mode commands; \ensuremath works
+// in text and in math alike.
+var latexSymbols = map[rune]string{
+	'α': `\ensuremath{\alpha}`, 'β': `\ensuremath{\beta}`, 'γ': `\ensuremath{\gamma}`, 'δ': `\ensuremath{\delta}`,
+	'ε': `\ensuremath{\varepsilon}`, 'θ': `\ensuremath{\theta}`, 'κ': `\ensuremath{\kappa}`, 'λ': `\ensuremath{\lambda}`,
+	'μ': `\ensuremath{\mu}`, 'π': `\ensuremath{\pi}`, 'ρ': `\ensuremath{\rho}`, 'σ': `\ensuremath{\sigma}`,
+	'τ': `\ensuremath{\tau}`, 'φ': `\ensuremath{\phi}`, 'χ': `\ensuremath{\chi}`, 'ω': `\ensuremath{\omega}`,
+	'Γ': `\ensuremath{\Gamma}`, 'Δ': `\ensuremath{\Delta}`, 'Θ': `\ensuremath{\Theta}`, 'Λ': `\ensuremath{\Lambda}`,
+	'Π': `\ensuremath{\Pi}`, 'Σ': `\ensuremath{\Sigma}`, 'Φ': `\ensuremath{\Phi}`, 'Ω': `\ensuremath{\Omega}`,
+	'−': `\ensuremath{-}`, '×': `\ensuremath{\times}`, '·': `\ensuremath{\cdot}`, '±': `\ensuremath{\pm}`,
+	'≤': `\ensuremath{\leq}`, '≥': `\ensuremath{\geq}`, '≠': `\ensuremath{\neq}`, '≈': `\ensuremath{\approx}`,
+	'→': `\ensuremath{\rightarrow}`, '←': `\ensuremath{\leftarrow}`, '↔': `\ensuremath{\leftrightarrow}`,
+	'∧': `\ensuremath{\wedge}`, '∨': `\ensuremath{\vee}`, '∈': `\ensuremath{\in}`, '√': `\ensuremath{\surd}`,
+	'∞': `\ensuremath{\infty}`, '²': `\ensuremath{^2}`, '³': `\ensuremath{^3}`, '₀': `\ensuremath{_0}`,
+	'½': `\ensuremath{1/2}`, '°': `\ensuremath{^\circ}`,
+	'–': `--`, '—': `---`, '…': `\ldots{}`, '‘': "`", '’': `'`, '“': "``", '”': `''`, '\u00a0': `~`,
+	'£': `\pounds{}`, '§': `\S{}`, '¶': `\P{}`, '©': `\copyright{}`,
+	'ß': `\ss{}`, 'æ': `\ae{}`, 'Æ': `\AE{}`, 'œ': `\oe{}`, 'Œ': `\OE{}`, 'ø': `\o{}`, 'Ø': `\O{}`,
+	'ł': `\l{}`, 'Ł': `\L{}`, 'ı': `\i{}`,
+}
+
+// latexASCII are the ASCII characters TeX reads as commands.
+var latexASCII = map[rune]string{
+	'\\': `\textbackslash{}`, '&': `\&`, '%': `\%`, '$': `\$`, '#': `\#`, '_': `\_`, '{': `\{`, '}': `\}`,
+	'~': `\textasciitilde{}`, '^': `\textasciicircum{}`, '<': `\textless{}`, '>': `\textgreater{}`, '|': `\textbar{}`,
+	'\n': ` `, '\r': ` `, '\t': ` `,
+}
+
+// latexAccents are the combining marks of accented Latin letters (after
+// Unicode decomposition), as LaTeX's accent commands.
+var latexAccents = map[rune]string{
+	'\u0300': "\\`", '\u0301': `\'`, '\u0302': `\^`, '\u0303': `\~`, '\u0304': `\=`, '\u0306': `\u`, '\u0307': `\.`,
+	'\u0308': `\"`, '\u030a': `\r`, '\u030b': `\H`, '\u030c': `\v`, '\u0327': `\c`, '\u0328': `\k`,
+}
+
+// latex escapes text for LaTeX: TeX's special characters, and every
+// character beyond ASCII as a command (a symbol, or a letter with its
+// accents); one gymlens does not know is written as its code point,
+// [U+XXXX], rather than left to break a pdflatex run.
+func latex(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if e, ok := latexASCII[r]; ok {
+			b.WriteString(e)
+			continue
+		}
+		if r < utf8.RuneSelf {
+			if r >= ' ' {
+				b.WriteRune(r)
+			}
+			continue
+		}
+		if e, ok := latexSymbols[r]; ok {
+			b.WriteString(e)
+			continue
+		}
+		b.WriteString(latexLetter(r))
+	}
+	return b.String()
+}
+
+// latexLetter writes an accented Latin letter with LaTeX's accents
+// (é → \'{e}, ǘ → \'{\"{u}}), anything else as [U+XXXX].
+func latexLetter(r rune) string {
+	d := []rune(norm.NFD.String(string(r)))
+	if len(d) < 2 || d[0] >= utf8.RuneSelf {
+		return fmt.Sprintf("[U+%04X]", r)
+	}
+	out := string(d[0])
+	if d[0] == 'i' || d[0] == 'j' {
+		out = `\` + string(d[0]) // the dotless letter carries the accent
+	}
+	for _, m := range d[1:] {
+		a, ok := latexAccents[m]
+		if !ok {
+			return fmt.Sprintf("[U+%04X]", r)
+		}
+		out = a + "{" + out + "}"
+	}
+	return out
+}
+
+var latexStyle = style{esc: latex, best: func(s string) string { return `\textbf{` + s + "}" },
+	second:   func(s string) string { return `\underline{` + s + "}" },
+	interval: func(lo, hi string) string { return fmt.Sprintf(`{\scriptsize[%s, %s]}`, lo, hi) },
+	// The interval under its value: a column as wide as the wider of
+	// the two, not their sum.
+	join: func(v, ci string) string { return `\begin{tabular}[t]{@{}r@{}}` + v + `\\` + ci + `\end{tabular}` }}
+
+// The widths gymlens lays LaTeX tables out for, in TeX points: the
+// column and the text of a two-column article at 10 pt (229.5 pt and
+// 469 pt; ACL, NeurIPS and IEEE columns lie within 10% of them).
+const (
+	columnWidth = 229.5
+	pageWidth   = 469.0
+	// minScale is the least a part of a table is shrunk: a table that
+	// would need more is split into parts, each with the key columns.
+	minScale = 0.8
+)
+
+// latexFont is the font size (pt) and column gap of a layout.
+func latexFont(layout string) (size, sep float64, cmd string) {
+	if layout == "page" {
+		return 9, 4, `\small`
+	}
+	return 8, 3, `\footnotesize`
+}
+
+// emWidth estimates the width of plain text in ems of Computer Modern
+// (digits half an em, capitals wider, punctuation narrower): good to some
+// 10%, which is what splitting needs (the shrinking is exact).
+func emWidth(s string) float64 {
+	w := 0.0
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			w += 0.5
+		case r >= 'A' && r <= 'Z':
+			w += 0.72
+		case r == ' ' || r == '-' || r == '(' || r == ')':
+			w += 0.33
+		case r == '.' || r == ',' || r == '[' || r == ']' || r == 'i' || r == 'l' || r == ':' || r == ';':
+			w += 0.28
+		case r == 'm' || r == 'w' || r == 'M' || r == 'W':
+			w += 0.83
+		default:
+			w += 0.5
+		}
+	}
+	return w
+}
+
+// widths estimates each column's width (pt) at a layout: the key columns,
+// then the value columns.
+func (t *Table) widths(opt TableOptions) []float64 {
+	size, sep, _ := latexFont(opt.Layout)
+	n := len(t.Keys) + len(t.Columns)
+	w := make([]float64, n)
+	for k, h := range t.Keys {
+		w[k] = emWidth(h) * size
+	}
+	for j, c := range t.Columns {
+		w[len(t.Keys)+j] = emWidth(c.Header) * size
+	}
+	for _, r := range t.Rows {
+		for k, key := range r.Keys {
+			w[k] = max(w[k], emWidth(key)*size)
+		}
+		for j, c := range r.Cells {
+			col := t.Columns[j]
+			v := emWidth(col.format(c.V)) * size
+			if opt.Intervals && c.CI {
+				ci := emWidth("["+col.format(c.Lo)+", "+col.format(c.Hi)+"]") * size * 0.75 // \scriptsize
+				v = max(v, ci)
+			}
+			w[len(t.Keys)+j] = max(w[len(t.Keys)+j], v)
+		}
+	}
+	for i := range w {
+		w[i] += 2 * sep
+	}
+	return w
+}
+
+// parts splits the value columns into runs that each fit the layout's
+// width (with the key columns) when shrunk by no less than minScale.
+func (t *Table) parts(opt TableOptions) [][2]int {
+	budget := columnWidth
+	if opt.Layout == "page" {
+		budget = pageWidth
+	}
+	budget /= minScale
+	w := t.widths(opt)
+	keys := 0.0
+	for _, x := range w[:len(t.Keys)] {
+		keys += x
+	}
+	var out [][2]int
+	start, used := 0, keys
+	for j := range t.Columns {
+		x := w[len(t.Keys)+j]
+		if j > start && used+x > budget {
+			out = append(out, [2]int{start, j})
+			start, used = j, keys
+		}
+		used += x
+	}
+	return append(out, [2]int{start, len(t.Columns)})
+}
+
+// writeLaTeX writes a booktabs table in a float of the layout's width
+// (table in a column, table* across the page): a table too wide for it is
+// split into parts by columns, each part repeating the key columns, and a
+// part still wider than the width is shrunk to it (never enlarged). The
+// notes stand under it as small text.
+func writeLaTeX(b *bytes.Buffer, t *Table, opt TableOptions) {
+	env := "table"
+	if opt.Layout == "page" {
+		env = "table*"
+	}
+	_, sep, size := latexFont(opt.Layout)
+	marks := t.marks()
+	fmt.Fprintf(b, "\\begin{%s}[t]\n\\centering\n%s\n\\setlength{\\tabcolsep}{%gpt}\n", env, size, sep)
+	if t.Caption != "" {
+		fmt.Fprintf(b, "\\caption{%s}\n", latex(t.Caption))
+	}
+	fmt.Fprintf(b, "\\label{tab:%s}\n", latex(t.Name))
+	for p, part := range t.parts(opt) {
+		if p > 0 {
+			b.WriteString("\\par\\medskip\n")
+		}
+		b.WriteString("\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n")
+		fmt.Fprintf(b, "\\begin{tabular}{@{}%s%s@{}}\n\\toprule\n", strings.Repeat("l", len(t.Keys)), strings.Repeat("r", part[1]-part[0]))
+		var head []string
+		for _, k := range t.Keys {
+			head = append(head, latex(k))
+		}
+		for _, c := range t.Columns[part[0]:part[1]] {
+			head = append(head, latex(c.Header))
+		}
+		b.WriteString(strings.Join(head, " & ") + " \\\\\n\\midrule\n")
+		for i := range t.Rows {
+			if i > 0 && t.groupStart(i) {
+				b.WriteString("\\midrule\n")
+			}
+			keys, nums := t.cells(i, marks, opt, latexStyle)
+			b.WriteString(strings.Join(append(keys, nums[part[0]:part[1]]...), " & ") + " \\\\\n")
+		}
+		b.WriteString("\\bottomrule\n\\end{tabular}}\n")
+	}
+	for _, n := range t.Notes {
+		fmt.Fprintf(b, "\\par\\smallskip{\\footnotesize %s\\par}\n", latex(n))
+	}
+	fmt.Fprintf(b, "\\end{%s}\n", env)
+}
