@@ -321,8 +321,10 @@ type Section struct {
 }
 
 // WriteSections writes several tables: as text, each under its title; as
-// CSV, one table whose first column names the section (the sections must
-// share their columns); as JSON, one object with a member per section.
+// CSV, one long table whose first column, table, names the section and
+// whose other columns are every section's, in order of first appearance
+// (a section leaves the columns it lacks empty), so that every record has
+// the same fields; as JSON, one object with a member per section.
 func WriteSections(w io.Writer, format string, secs []Section) error {
 	switch format {
 	case "", "table":
@@ -337,16 +339,19 @@ func WriteSections(w io.Writer, format string, secs []Section) error {
 		}
 		return nil
 	case "csv":
-		all := &Result{}
+		var parts []csvPart
 		for _, s := range secs {
-			if all.Columns == nil {
-				all.Columns = append([]string{"table"}, s.Table.Columns...)
-			}
+			p := csvPart{name: s.Name, head: s.Table.Columns}
 			for _, row := range s.Table.Rows {
-				all.Rows = append(all.Rows, append([]any{s.Name}, row...))
+				rec := make([]string, len(row))
+				for i, v := range row {
+					rec[i] = CSVCell(v)
+				}
+				p.rows = append(p.rows, rec)
 			}
+			parts = append(parts, p)
 		}
-		return writeCSV(w, all)
+		return writeLongCSV(w, parts)
 	case "json":
 		var b bytes.Buffer
 		b.WriteString("{")
@@ -373,3 +378,40 @@ func WriteSections(w io.Writer, format string, secs []Section) error {
 
 // JSONValue encodes v as JSON, NaN and infinities as null.
 func JSONValue(v any) string { return string(jsonValue(v)) }
+
+// csvPart is one table of a long CSV: its name, header and records.
+type csvPart struct {
+	name string
+	head []string
+	rows [][]string
+}
+
+// writeLongCSV writes tables as one CSV: a first column, table, naming
+// each record's table, then the union of the tables' columns in order of
+// first appearance; a table leaves the columns it lacks empty.
+func writeLongCSV(w io.Writer, parts []csvPart) error {
+	cols := []string{"table"}
+	at := map[string]int{"table": 0}
+	for _, p := range parts {
+		for _, c := range p.head {
+			if _, ok := at[c]; !ok {
+				at[c] = len(cols)
+				cols = append(cols, c)
+			}
+		}
+	}
+	cw := csv.NewWriter(w)
+	cw.Write(SpreadsheetSafe(append([]string(nil), cols...)))
+	for _, p := range parts {
+		for _, row := range p.rows {
+			rec := make([]string, len(cols))
+			rec[0] = p.name
+			for i, v := range row {
+				rec[at[p.head[i]]] = v
+			}
+			cw.Write(rec)
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

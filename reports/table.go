@@ -263,21 +263,31 @@ func isNumber(s string) bool {
 // writeTableCSV writes every value at full precision: a column per value
 // and, for columns with intervals, its bounds.
 func writeTableCSV(b *bytes.Buffer, t *Table) error {
+	head, rows := t.csvRecords()
 	cw := csv.NewWriter(b)
+	cw.Write(SpreadsheetSafe(head))
+	for _, r := range rows {
+		cw.Write(r)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// csvRecords are the CSV header and records of t.
+func (t *Table) csvRecords() (head []string, recs [][]string) {
 	hasCI := make([]bool, len(t.Columns))
 	for _, r := range t.Rows {
 		for j, c := range r.Cells {
 			hasCI[j] = hasCI[j] || c.CI
 		}
 	}
-	head := append([]string(nil), t.Keys...)
+	head = append([]string(nil), t.Keys...)
 	for j, c := range t.Columns {
 		head = append(head, c.Header)
 		if hasCI[j] {
 			head = append(head, c.Header+" ci_low", c.Header+" ci_high")
 		}
 	}
-	cw.Write(SpreadsheetSafe(head))
 	num := func(v float64) string {
 		if math.IsNaN(v) {
 			return ""
@@ -296,10 +306,9 @@ func writeTableCSV(b *bytes.Buffer, t *Table) error {
 				rec = append(rec, num(lo), num(hi))
 			}
 		}
-		cw.Write(rec)
+		recs = append(recs, rec)
 	}
-	cw.Flush()
-	return cw.Error()
+	return head, recs
 }
 
 // writeHTML writes the table as an HTML fragment; every text is escaped.
@@ -340,10 +349,19 @@ func writeHTML(b *bytes.Buffer, t *Table, opt TableOptions) {
 }
 
 // WriteTables writes tables one after the other in format, a blank line
-// between two (none in CSV).
+// between two; in CSV, several tables are one long table with a first
+// column naming each record's table (WriteSections).
 func WriteTables(w io.Writer, format string, ts []*Table, o TableOptions) error {
+	if format == "csv" && len(ts) > 1 {
+		parts := make([]csvPart, len(ts))
+		for i, t := range ts {
+			parts[i].name = t.Name
+			parts[i].head, parts[i].rows = t.csvRecords()
+		}
+		return writeLongCSV(w, parts)
+	}
 	for i, t := range ts {
-		if i > 0 && format != "csv" {
+		if i > 0 {
 			if _, err := io.WriteString(w, "\n"); err != nil {
 				return err
 			}

@@ -229,6 +229,8 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 		}
 		checkInBrowser(t, filepath.Join(out, "index.html"), len(m.Tables), len(m.Figures))
 		checkTeX(t, filepath.Join(out, "tables"))
+		csvs, _ := filepath.Glob(filepath.Join(out, "tables", "*.csv"))
+		checkCSVReadsBack(t, csvs)
 	})
 	// Every notebook runs on the sample; its Markdown output is golden.
 	t.Run("notebooks", func(t *testing.T) {

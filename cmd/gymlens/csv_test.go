@@ -1,12 +1,19 @@
 package main
 
 import (
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
+
+	_ "github.com/duckdb/duckdb-go/v2"
 )
 
 // Every command that writes both CSV and JSON writes the same numbers in
@@ -42,7 +49,8 @@ func TestCSVNumbersEqualJSON(t *testing.T) {
 		}
 		jsonNumbers(v, want)
 		cr := csv.NewReader(bytes.NewReader([]byte(cs)))
-		cr.FieldsPerRecord = -1 // agree --human writes several tables in one file (issue 15)
+		// Every record has the header's fields (several tables make one
+		// long table with a table column).
 		recs, err := cr.ReadAll()
 		if err != nil {
 			t.Fatalf("%s: CSV does not read back: %v", name, err)
@@ -80,4 +88,66 @@ func jsonNumbers(v any, into map[float64]int) {
 			jsonNumbers(e, into)
 		}
 	}
+}
+
+// checkCSVReadsBack reads every CSV file as its users do: encoding/csv
+// with every record holding the header's fields, and DuckDB's own reader
+// (read_csv in strict mode, header sniffed off), which must find the same
+// number of records and columns.
+func checkCSVReadsBack(t *testing.T, files []string) {
+	t.Helper()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if len(files) == 0 {
+		t.Fatal("no CSV file")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		if err != nil {
+			t.Errorf("%s: encoding/csv: %v", f, err)
+			continue
+		}
+		var rows, cols int
+		q := "SELECT count(*), (SELECT count(*) FROM (DESCRIBE SELECT * FROM read_csv(?1, header = true, strict_mode = true, all_varchar = true))) FROM read_csv(?1, header = true, strict_mode = true, all_varchar = true)"
+		if err := db.QueryRow(q, f).Scan(&rows, &cols); err != nil {
+			t.Errorf("%s: DuckDB's read_csv: %v", f, err)
+			continue
+		}
+		if rows != len(recs)-1 || cols != len(recs[0]) {
+			t.Errorf("%s: DuckDB reads %d records of %d columns, encoding/csv %d of %d", f, rows, cols, len(recs)-1, len(recs[0]))
+		}
+	}
+}
+
+// Several tables in one CSV are one long table: the same fields in every
+// record, a table column naming each record's table.
+func TestMultiTableCSVIsOneLongTable(t *testing.T) {
+	dir, db := sampleWarehouse(t, 4, 0, true)
+	var files []string
+	for i, args := range [][]string{
+		{"agree", "--human", "--resamples", "200"},
+		{"agree", "--judges", "judge-gpt-5.6-luna,judge-qwen3.5-397b", "--resamples", "200"},
+		{"human", "--resamples", "200"},
+		{"table", "judge-agreement", "--resamples", "200"},
+		{"table", "judge-human", "--resamples", "200"},
+	} {
+		code, out, stderr := gymlens(t, append([]string{"--db", db, "-q", "-f", "csv"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: %s", args, stderr)
+		}
+		if !strings.HasPrefix(out, "table,") {
+			t.Errorf("%v: the first column is not table: %.80s", args, out)
+		}
+		f := filepath.Join(dir, fmt.Sprintf("out-%d.csv", i))
+		os.WriteFile(f, []byte(out), 0o644)
+		files = append(files, f)
+	}
+	checkCSVReadsBack(t, files)
 }
