@@ -141,7 +141,7 @@ func CompareHumans(runs []rows.RunRow, ratings []rows.RatingRow, o HumanOptions)
 		it.byRater[g.Rater] = append(it.byRater[g.Rater], g.Value*scale)
 	}
 	if len(items) == 0 {
-		return nil, fmt.Errorf("no human rating of a run or task in the runs selected has a judge counterpart (questions: tc, tc.<diagnostic>, trust, trj.<construct>, ta, ta.now, ta.later)")
+		return nil, NoDataf("no human rating of a run or task in the runs selected has a judge counterpart (questions: tc, tc.<diagnostic>, trust, trj.<construct>, ta, ta.now, ta.later)")
 	}
 	if inactive > 0 {
 		notes = append(notes, fmt.Sprintf("%d ratings of tasks that are not active in their run are left out", inactive))

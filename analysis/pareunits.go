@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -14,7 +13,7 @@ import (
 
 // ErrNoPARERuns is returned when no PARE or Meta-ARE run is left to
 // measure (none ingested, or --where kept none).
-var ErrNoPARERuns = errors.New("no PARE or Meta-ARE run to measure (ingest traces or result files first)")
+var ErrNoPARERuns = NoDataf("no PARE or Meta-ARE run to measure (ingest traces or result files first)")
 
 // PAREDimensions are what PARE and Meta-ARE runs can be broken down by.
 // "run" makes a group of each run (its values, without an interval).

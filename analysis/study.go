@@ -35,7 +35,7 @@ type StudyStat struct {
 // repeated ratings of one cell are averaged first.
 func Study(ratings []StudyRating, acceptance string, opt BootstrapOptions) ([]StudyStat, []string, error) {
 	if len(ratings) == 0 {
-		return nil, nil, fmt.Errorf("no study rating (a rating with a day and a condition) in the warehouse")
+		return nil, nil, NoDataf("no study rating (a rating with a day and a condition) in the warehouse")
 	}
 	parts := Index{}
 	type cellKey struct {

@@ -68,7 +68,7 @@ func ModelSize(res []analysis.GroupEstimate, metric string) (*Figure, error) {
 		byFam[k[0]] = append(byFam[k[0]], [2]float64{size, 0})
 	}
 	if len(fams) == 0 {
-		return nil, fmt.Errorf("model-size: no model of known size")
+		return nil, analysis.NoDataf("model-size: no model of known size")
 	}
 	sort.Strings(fams)
 	p := newPlot(metric+" against model size", "Parameters (B, log scale)", metric)
@@ -176,7 +176,7 @@ func HarnessSwitch(res []analysis.GroupEstimate, metric, from, to string) (*Figu
 		}
 	}
 	if len(models) == 0 {
-		return nil, fmt.Errorf("harness-switch: no open model was run with both %s and %s", from, to)
+		return nil, analysis.NoDataf("harness-switch: no open model was run with both %s and %s", from, to)
 	}
 	sort.Slice(models, func(a, b int) bool { return models[a].name > models[b].name })
 	a := &arrows{digits: 1}
@@ -187,7 +187,7 @@ func HarnessSwitch(res []analysis.GroupEstimate, metric, from, to string) (*Figu
 		a.from, a.to, a.ys = append(a.from, f.Value), append(a.to, t.Value), append(a.ys, float64(i))
 		names = append(names, m.name)
 	}
-	p := newPlot(fmt.Sprintf("%s when switching %s → %s", metric, from, to), metric, "")
+	p := newPlot(fmt.Sprintf("%s when switching from %s to %s", metric, from, to), metric, "")
 	p.Add(a)
 	p.NominalY(names...)
 	p.Y.Tick.Label.Font.Size = 7
@@ -336,7 +336,7 @@ func metricPanels(name, caption string, e estimates, cats [][]string, labels []s
 		ps = append(ps, p)
 	}
 	if marks == 0 {
-		return nil, fmt.Errorf("%s: no estimate to draw", name)
+		return nil, analysis.NoDataf("%s: no estimate to draw", name)
 	}
 	h := 2.2 * vg.Inch
 	if horizontal {
@@ -432,7 +432,7 @@ func HumanTrust(stats []analysis.StudyStat, question string) (*Figure, error) {
 		byCond[s.Condition] = append(byCond[s.Condition], s)
 	}
 	if len(conds) == 0 {
-		return nil, fmt.Errorf("human-trust: no %q rating over days", question)
+		return nil, analysis.NoDataf("human-trust: no %q rating over days", question)
 	}
 	sort.Strings(conds)
 	p := newPlot("Human "+question+" over the study", "Checkpoint day", question)

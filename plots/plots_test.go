@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"image/png"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -131,7 +134,7 @@ func TestFiguresRender(t *testing.T) {
 	// outlines or text elements; both keep the strings in the file.
 	for name, wants := range map[string][]string{
 		"correlations":   {"0.71", "-0.13", "TR-J"},
-		"harness-switch": {"+10.0", "+4.0", "-2.0", "Gemma 12B"},
+		"harness-switch": {"+10.0", "+4.0", "-2.0", "Gemma 12B", "when switching from CC to OC"},
 		"human-trust":    {"AAA", "MMM"},
 	} {
 		s := svg(name)
@@ -190,5 +193,38 @@ func TestFiguresRefuseEmptyData(t *testing.T) {
 	}
 	if _, err := (&Figure{Name: "x", draw: func(draw.Canvas) {}}).Render("gif"); err == nil {
 		t.Error("gif accepted")
+	}
+}
+
+// A PDF reader sees the titles and labels as written: pdftotext finds no
+// mojibake (a UTF-8 arrow drawn in the PDF's single-byte font read "â†'")
+// in any figure. Without pdftotext (poppler-utils; .ci/run installs it) the
+// test skips, except in CI.
+func TestPDFTextReadsAsWritten(t *testing.T) {
+	if _, err := exec.LookPath("pdftotext"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("pdftotext is not installed: .ci/run installs poppler-utils")
+		}
+		t.Skip("no pdftotext on this machine (apt-get install poppler-utils)")
+	}
+	dir := t.TempDir()
+	for name, f := range figures(t) {
+		b, err := f.Render("pdf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name+".pdf")
+		os.WriteFile(p, b, 0o644)
+		out, err := exec.Command("pdftotext", p, "-").Output()
+		if err != nil {
+			t.Fatalf("%s: pdftotext: %v", name, err)
+		}
+		text := string(out)
+		if strings.ContainsAny(text, "âÃ€") {
+			t.Errorf("%s.pdf reads %q: mojibake", name, text)
+		}
+		if name == "harness-switch" && !strings.Contains(text, "when switching from CC to OC") {
+			t.Errorf("harness-switch.pdf: the title reads %q", text)
+		}
 	}
 }

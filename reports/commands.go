@@ -291,7 +291,7 @@ func (x *Exec) pare(ctx context.Context) (analysis.PAREOptions, []analysis.PAREU
 // noPARE names the warehouse when there is no PARE run to measure.
 func (x *Exec) noPARE(err error) error {
 	if errors.Is(err, analysis.ErrNoPARERuns) {
-		return fmt.Errorf("no PARE or Meta-ARE run to measure in %s (ingest traces or result files first)", x.Name)
+		return analysis.NoDataf("no PARE or Meta-ARE run to measure in %s (ingest traces or result files first)", x.Name)
 	}
 	return err
 }
@@ -306,7 +306,7 @@ func (x *Exec) pareReport(ctx context.Context) error {
 		return err
 	}
 	if len(results) == 0 {
-		return fmt.Errorf("no PARE or Meta-ARE result rows in %s: PARE's report is computed from its result files (ingest *_result.json or output.jsonl)", x.Name)
+		return analysis.NoDataf("no PARE or Meta-ARE result rows in %s: PARE's report is computed from its result files (ingest *_result.json or output.jsonl)", x.Name)
 	}
 	return x.Writer().Result(PAREReport(results), nil)
 }
@@ -442,7 +442,7 @@ func (x *Exec) agreePARE(ctx context.Context) error {
 		return err
 	}
 	if len(samples) == 0 {
-		return fmt.Errorf("no PARE annotation sample in %s: ingest the samples (Parquet) first", x.Name)
+		return analysis.NoDataf("no PARE annotation sample in %s: ingest the samples (Parquet) first", x.Name)
 	}
 	pa := analysis.PAREAgreement(samples, rows.PAREDecisions)
 	if err := x.Writer().Result(PAREAgreementResult(pa), nil); err != nil {

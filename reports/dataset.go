@@ -190,7 +190,7 @@ func (s *Dataset) Groups(dims []string) ([]analysis.Group, error) {
 		return nil, err
 	}
 	if len(groups) == 0 || len(groups[0].Runs) == 0 {
-		return nil, fmt.Errorf("no run matches --where %s", s.whereText())
+		return nil, analysis.NoDataf("no run matches --where %s", s.whereText())
 	}
 	return groups, nil
 }
@@ -243,7 +243,7 @@ func (s *Dataset) Summarize(dims []string, metrics []string, where map[string][]
 		return nil, err
 	}
 	if len(groups) == 0 {
-		return nil, fmt.Errorf("no run matches --where %s", s.whereText())
+		return nil, analysis.NoDataf("no run matches --where %s", s.whereText())
 	}
 	var idx []int
 	for _, m := range metrics {
@@ -331,7 +331,7 @@ func (s *Dataset) Compare(configs, harnessSwitch []string) ([]analysis.Compariso
 	if len(harnessSwitch) == 2 {
 		from, to := harnessSwitch[0], harnessSwitch[1]
 		if pairs = analysis.HarnessPairs(v.Runs, byConfig, from, to); len(pairs) == 0 {
-			return nil, fmt.Errorf("no model was run on both %s and %s", from, to)
+			return nil, analysis.NoDataf("no model was run on both %s and %s", from, to)
 		}
 	} else {
 		var ids []string

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"html"
 	"io"
 	"path/filepath"
 	"strings"
 
+	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest/rows"
 )
 
@@ -23,6 +25,10 @@ type NotebookOptions struct {
 	// ReadRatings reads the ratings file of an `agree --input` block
 	// (Exec.ReadRatings).
 	ReadRatings func(path string, categories []string, level string) ([]rows.RatingSet, error)
+	// Strict fails on a block whose data the warehouse lacks
+	// (analysis.ErrNoData); otherwise the block's output is a note saying
+	// so and the notebook goes on.
+	Strict bool
 }
 
 // RunNotebookFile runs the notebook file (its source src): ```sql blocks
@@ -33,7 +39,14 @@ type NotebookOptions struct {
 func RunNotebookFile(ctx context.Context, file string, src []byte, opt NotebookOptions) (map[string][]byte, error) {
 	stem := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	nb := &notebookRun{ctx: ctx, opt: opt, stem: stem, datasets: map[string]*Dataset{}}
-	runners := map[string]func(Block) (BlockOutput, error){"sql": nb.sql, "gymlens": nb.gymlens}
+	runners := map[string]func(Block) (BlockOutput, error){"sql": nb.sql, "gymlens": func(b Block) (BlockOutput, error) {
+		out, err := nb.gymlens(b)
+		if errors.Is(err, analysis.ErrNoData) && !opt.Strict {
+			msg := "Not run on this warehouse: " + err.Error() + "."
+			return BlockOutput{Markdown: "> **Note.** " + mdEscaper.Replace(msg), HTML: `<p class="note">` + html.EscapeString(msg) + "</p>"}, nil
+		}
+		return out, err
+	}}
 	md, page, files, err := RunNotebook(file, src, runners)
 	if err != nil {
 		return nil, err

@@ -189,7 +189,7 @@ func (ds *Dataset) effortSelection() (map[string][]string, string, error) {
 		}
 	}
 	if levels[best] < 2 {
-		return nil, "", fmt.Errorf("effort: no model and harness were run at two effort levels or more")
+		return nil, "", analysis.NoDataf("effort: no model and harness were run at two effort levels or more")
 	}
 	where["model"], where["harness"] = []string{best[0]}, []string{best[1]}
 	return where, fmt.Sprintf(" (%s, %s)", best[0], best[1]), nil

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gymlens/gymlens/internal/sample"
+
 	"github.com/gymlens/gymlens/reports"
 )
 
@@ -713,5 +715,44 @@ func TestAgreeInputJSONEscapesNames(t *testing.T) {
 	}
 	if _, ok := res.ByQuestion["café \x01"]; !ok || res.ByQuestion[`say "hi"`] == nil {
 		t.Errorf("questions %v", res.ByQuestion)
+	}
+}
+
+// Every notebook runs on a warehouse that lacks what some blocks need (no
+// human ratings, no effort ablation, no PARE runs): those blocks become
+// notes and the notebook goes on; --strict fails on the first of them.
+func TestNotebooksRunOnAnyWarehouse(t *testing.T) {
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "c")
+	if _, err := sample.Write(corpus, sample.Options{Seed: 3, Configs: 4}); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(corpus, "ratings"))
+	db := filepath.Join(dir, "w.duckdb")
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", corpus); code != 0 {
+		t.Fatal(stderr)
+	}
+	books, _ := filepath.Glob(filepath.Join("..", "..", "notebooks", "*.md"))
+	for _, book := range books {
+		stem := strings.TrimSuffix(filepath.Base(book), ".md")
+		out := filepath.Join(dir, stem)
+		code, _, stderr := gymlens(t, "--db", db, "notebook", "run", book, "--out", out)
+		if code != 0 {
+			t.Errorf("%s: exit %d: %s", stem, code, stderr)
+			continue
+		}
+		md, _ := os.ReadFile(filepath.Join(out, stem+".md"))
+		notes := strings.Count(string(md), "> **Note.** Not run on this warehouse")
+		if stem != "personas-and-scenarios" && notes == 0 {
+			t.Errorf("%s: no block noted as not run", stem)
+		}
+		if notes > 0 {
+			if code, _, stderr := gymlens(t, "--db", db, "notebook", "run", book, "--out", out+"-strict", "--strict"); code != 1 || !strings.Contains(stderr, ".md:") || !strings.Contains(stderr, "failed: ") {
+				t.Errorf("%s --strict: exit %d: %s", stem, code, stderr)
+			}
+			if _, err := os.Stat(out + "-strict"); err == nil {
+				t.Errorf("%s --strict wrote its folder", stem)
+			}
+		}
 	}
 }

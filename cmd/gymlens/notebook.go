@@ -26,15 +26,16 @@ func notebookCommand(e *env) *cli.Command {
 			Description: "```sql blocks run read-only against the warehouse and show as tables; ```gymlens blocks run one\n" +
 				"gymlens command (" + strings.Join(reports.NotebookCommands, ", ") + ") on the warehouse and show its output:\n" +
 				"a table as a table, a figure as an image, anything else as text. Writes DIR/NAME.md, DIR/NAME.html\n" +
-				"(self-contained) and the figures beside them. The first block that fails stops the run, names the block\n" +
-				"and its line, and writes nothing.",
-			Flags: []cli.Flag{&cli.StringFlag{Name: "out", Required: true, Usage: "output `DIR`"}},
+				"(self-contained) and the figures beside them. A block whose data the warehouse lacks becomes a note (--strict:\n" +
+				"an error); the first block that fails stops the run, names the block and its line, and writes nothing.",
+			Flags: []cli.Flag{&cli.StringFlag{Name: "out", Required: true, Usage: "output `DIR`"},
+				&cli.BoolFlag{Name: "strict", Usage: "fail on a block whose data the warehouse lacks (no human ratings, no effort ablation, no PARE runs) instead of noting it and going on"}},
 			Action: func(ctx context.Context, cmd *cli.Command) error {
 				if cmd.NArg() != 1 {
 					return usagef("notebook run: name one FILE.md")
 				}
 				file := cmd.Args().First()
-				paths, err := runNotebook(ctx, e, cmd.String("db"), file, cmd.String("out"))
+				paths, err := runNotebook(ctx, cmd.String("db"), file, cmd.String("out"), cmd.Bool("strict"))
 				if err != nil {
 					return err
 				}
@@ -49,7 +50,7 @@ func notebookCommand(e *env) *cli.Command {
 
 // runNotebook runs file's blocks against the warehouse db and writes the
 // outputs into dir, all or nothing: every block through the library.
-func runNotebook(ctx context.Context, e *env, db, file, dir string) ([]string, error) {
+func runNotebook(ctx context.Context, db, file, dir string, strict bool) ([]string, error) {
 	src, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
@@ -63,7 +64,7 @@ func runNotebook(ctx context.Context, e *env, db, file, dir string) ([]string, e
 		return nil, err
 	}
 	defer w.Close()
-	files, err := reports.RunNotebookFile(ctx, file, src, reports.NotebookOptions{Store: w, Name: db, ReadRatings: runlog.ReadRatingSets})
+	files, err := reports.RunNotebookFile(ctx, file, src, reports.NotebookOptions{Store: w, Name: db, ReadRatings: runlog.ReadRatingSets, Strict: strict})
 	if err != nil {
 		return nil, err
 	}
