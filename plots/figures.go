@@ -2,8 +2,11 @@ package plots
 
 import (
 	"fmt"
+	"hash/fnv"
 	"image/color"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -71,11 +74,12 @@ func ModelSize(res []analysis.GroupEstimate, metric string) (*Figure, error) {
 		return nil, analysis.NoDataf("model-size: no model of known size")
 	}
 	sort.Strings(fams)
-	p := newPlot(metric+" against model size", "Parameters (B, log scale)", metric)
+	p := newPlot(metric+" against model size", "Parameters (billions, log scale)", metric)
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	var ticks []plot.Tick
+	sizes := map[float64]bool{}
 	marks := 0
-	for i, f := range fams {
+	for _, f := range fams {
 		pts := byFam[f]
 		sort.Slice(pts, func(a, b int) bool { return pts[a][0] < pts[b][0] })
 		var xs, ys, lo, hi []float64
@@ -85,28 +89,65 @@ func ModelSize(res []analysis.GroupEstimate, metric string) (*Figure, error) {
 				continue
 			}
 			xs, ys, lo, hi = append(xs, pt[0]), append(ys, est.Value), append(lo, est.Lo), append(hi, est.Hi)
+			sizes[pt[0]] = true
 		}
 		if len(xs) == 0 {
 			continue
 		}
-		if l := line(xs, ys, colour(i), false); l != nil {
+		col, shape := FamilyStyle(f)
+		iv := &intervals{xs: xs, ys: ys, lo: lo, hi: hi, color: col, shape: shape, radius: vg.Points(2.2)}
+		if l := line(xs, ys, col, false); l != nil {
 			p.Add(l)
-			p.Legend.Add(f, l)
+			p.Legend.Add(f, l, iv)
 		}
-		iv := &intervals{xs: xs, ys: ys, lo: lo, hi: hi, color: colour(i), radius: vg.Points(2)}
 		p.Add(iv)
 		marks += iv.marks()
 	}
+	// A tick at every model size, labelled with it: a log axis over one
+	// decade or two would otherwise label one or two powers of ten.
+	// Labels closer than a factor 1.3 to the last one shown stay blank,
+	// so that neighbours (27 and 31) do not overprint.
+	last := 0.0
+	for _, x := range slices.Sorted(maps.Keys(sizes)) {
+		label := strconv.FormatFloat(x, 'g', -1, 64)
+		if last > 0 && x/last < 1.3 {
+			label = ""
+		} else {
+			last = x
+		}
+		ticks = append(ticks, plot.Tick{Value: x, Label: label})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	padLog(&p.X)
+	pad(&p.Y)
 	return single("model-size", metric+" against model size per family, from the smallest model to the largest, with 95% bootstrap intervals.",
 		ColumnWidth, 2.6*vg.Inch, p, marks), nil
 }
 
-// arrows draws, per row, an arrow from one value to another and the
-// difference beside it.
+// families are the model families gymlens knows, each with its colour and
+// marker in every figure; another family takes the next free pair, in
+// order of its name's hash, so that it too keeps them from figure to
+// figure.
+var families = []string{"Qwen", "Gemma", "GPT", "Claude", "Llama", "DeepSeek", "Mistral", "Kimi"}
+
+// FamilyStyle is a model family's colour and marker.
+func FamilyStyle(family string) (color.Color, draw.GlyphDrawer) {
+	i := slices.Index(families, family)
+	if i < 0 {
+		h := fnv.New32a()
+		h.Write([]byte(family))
+		i = int(h.Sum32() % uint32(len(Palette)))
+	}
+	return colour(i), Glyphs[i%len(Glyphs)]
+}
+
+// arrows draws, per row, an arrow from one value to another, the paired
+// interval of the difference as a bar around the arrow's head (from + lo
+// to from + hi), and the difference with its interval beside it.
 type arrows struct {
-	from, to []float64
-	ys       []float64
-	digits   int
+	from, to, lo, hi []float64 // lo, hi: the difference's interval (NaN: none)
+	ys               []float64
+	digits           int
 }
 
 func (a *arrows) Plot(c draw.Canvas, p *plot.Plot) {
@@ -121,6 +162,18 @@ func (a *arrows) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 		y := trY(a.ys[i])
 		x0, x1 := trX(a.from[i]), trX(a.to[i])
+		right := math.Max(float64(x0), float64(x1))
+		if !math.IsNaN(a.lo[i]) && !math.IsNaN(a.hi[i]) {
+			lo, hi := trX(a.from[i]+a.lo[i]), trX(a.from[i]+a.hi[i])
+			ci := draw.LineStyle{Color: color.Gray{110}, Width: vg.Points(0.8)}
+			cap := vg.Points(2.5)
+			c.StrokeLine2(ci, lo, y, hi, y)
+			c.StrokeLine2(ci, lo, y-cap, lo, y+cap)
+			c.StrokeLine2(ci, hi, y-cap, hi, y+cap)
+			mark(c, vg.Point{X: lo, Y: y})
+			mark(c, vg.Point{X: hi, Y: y})
+			right = math.Max(right, float64(hi))
+		}
 		c.StrokeLine2(draw.LineStyle{Color: col, Width: vg.Points(1.2)}, x0, y, x1, y)
 		dir := vg.Length(1)
 		if x1 < x0 {
@@ -135,65 +188,85 @@ func (a *arrows) Plot(c draw.Canvas, p *plot.Plot) {
 		c.SetColor(col)
 		c.Fill(path)
 		c.DrawGlyph(draw.GlyphStyle{Color: col, Radius: vg.Points(1.5), Shape: draw.CircleGlyph{}}, vg.Point{X: x0, Y: y})
+		mark(c, vg.Point{X: x0, Y: y})
+		mark(c, vg.Point{X: x1, Y: y})
 		sty := text.Style{Color: color.Black, Font: plotter.DefaultFont, Handler: plot.DefaultTextHandler, XAlign: draw.XLeft, YAlign: draw.YCenter}
 		sty.Font.Size = 7
-		lx := math.Max(float64(x0), float64(x1)) + float64(vg.Points(4))
-		c.FillText(sty, vg.Point{X: vg.Length(lx), Y: y}, fmt.Sprintf("%+.*f", a.digits, a.to[i]-a.from[i]))
+		label := fmt.Sprintf("%+.*f", a.digits, a.to[i]-a.from[i])
+		if !math.IsNaN(a.lo[i]) && !math.IsNaN(a.hi[i]) {
+			label += fmt.Sprintf(" [%+.*f, %+.*f]", a.digits, a.lo[i], a.digits, a.hi[i])
+		}
+		at := vg.Point{X: vg.Length(right) + vg.Points(4), Y: y}
+		c.FillText(sty, at, label)
+		mark(c, vg.Point{X: at.X + sty.Width(label), Y: y})
 	}
 }
 
 func (a *arrows) DataRange() (xmin, xmax, ymin, ymax float64) {
 	xmin, xmax = math.Inf(1), math.Inf(-1)
 	for i := range a.ys {
-		for _, v := range []float64{a.from[i], a.to[i]} {
+		for _, v := range []float64{a.from[i], a.to[i], a.from[i] + a.lo[i], a.from[i] + a.hi[i]} {
 			if !math.IsNaN(v) {
 				xmin, xmax = math.Min(xmin, v), math.Max(xmax, v)
 			}
 		}
 	}
-	// Room for the labels on the right.
-	xmax += (xmax - xmin) * 0.15
-	return xmin, xmax, -0.5, float64(len(a.ys)) - 0.5
+	// Room for the labels on the right (about a third of the width).
+	span := xmax - xmin
+	if span == 0 {
+		span = 1
+	}
+	return xmin - 0.05*span, xmax + 0.55*span, -0.6, float64(len(a.ys)) - 0.4
+}
+
+// Switch is one row of the harness-switch figure: a model (of known size)
+// and effort, its metric on both harnesses, and the paired difference's
+// interval (to − from, the same resampled scenarios on both sides).
+type Switch struct {
+	Model, Effort string
+	Size          float64
+	From, To      float64
+	Lo, Hi        float64
 }
 
 // HarnessSwitch draws, for each open model (one of known size), the change
-// of a metric when switching from one harness to another, from results
-// grouped by model, size and harness.
-func HarnessSwitch(res []analysis.GroupEstimate, metric, from, to string) (*Figure, error) {
-	e, keys := index(res, "model", "size", "harness")
-	type model struct{ name, size string }
-	var models []model
-	seen := map[string]bool{}
-	for _, k := range keys {
-		if k[1] == "unknown" || seen[k[0]] {
-			continue
-		}
-		_, ok1 := e.get([]string{k[0], k[1], from}, metric)
-		_, ok2 := e.get([]string{k[0], k[1], to}, metric)
-		if ok1 && ok2 {
-			seen[k[0]] = true
-			models = append(models, model{k[0], k[1]})
+// of a metric when switching from one harness to another, with the paired
+// bootstrap interval of the change; rows in order of model size.
+func HarnessSwitch(rows []Switch, metric, from, to string, digits int) (*Figure, error) {
+	var keep []Switch
+	for _, r := range rows {
+		if r.Size > 0 {
+			keep = append(keep, r)
 		}
 	}
-	if len(models) == 0 {
+	if len(keep) == 0 {
 		return nil, analysis.NoDataf("harness-switch: no open model was run with both %s and %s", from, to)
 	}
-	sort.Slice(models, func(a, b int) bool { return models[a].name > models[b].name })
-	a := &arrows{digits: 1}
+	// The smallest model on top: ys count up from the bottom.
+	sort.SliceStable(keep, func(a, b int) bool {
+		if keep[a].Size != keep[b].Size {
+			return keep[a].Size > keep[b].Size
+		}
+		return keep[a].Model+keep[a].Effort > keep[b].Model+keep[b].Effort
+	})
+	a := &arrows{digits: digits}
 	var names []string
-	for i, m := range models {
-		f, _ := e.get([]string{m.name, m.size, from}, metric)
-		t, _ := e.get([]string{m.name, m.size, to}, metric)
-		a.from, a.to, a.ys = append(a.from, f.Value), append(a.to, t.Value), append(a.ys, float64(i))
-		names = append(names, m.name)
+	for i, r := range keep {
+		a.from, a.to, a.lo, a.hi, a.ys = append(a.from, r.From), append(a.to, r.To), append(a.lo, r.Lo), append(a.hi, r.Hi), append(a.ys, float64(i))
+		name := r.Model
+		if r.Effort != "" && r.Effort != "none" {
+			name += " (" + r.Effort + ")"
+		}
+		names = append(names, name)
 	}
 	p := newPlot(fmt.Sprintf("%s when switching from %s to %s", metric, from, to), metric, "")
 	p.Add(a)
 	p.NominalY(names...)
-	p.Y.Tick.Label.Font.Size = 7
-	h := vg.Length(0.9+0.22*float64(len(models))) * vg.Inch
-	return single("harness-switch", fmt.Sprintf("Change in %s per open model when switching harness from %s to %s (arrow from %s to %s; the number is the difference).",
-		metric, from, to, from, to), ColumnWidth, h, p, len(models)), nil
+	p.Y.Min, p.Y.Max = -0.6, float64(len(keep))-0.4
+	h := vg.Length(0.9+0.22*float64(len(keep))) * vg.Inch
+	return single("harness-switch", fmt.Sprintf("Change in %s per open model when switching harness from %s to %s (arrow from %s to %s; "+
+		"grey bar and brackets: the paired cluster-bootstrap 95%% interval of the change, scenarios resampled), smallest model on top.",
+		metric, from, to, from, to), ColumnWidth, h, p, len(keep)), nil
 }
 
 // matrix draws a symmetric matrix of correlations as coloured cells with
@@ -327,10 +400,12 @@ func metricPanels(name, caption string, e estimates, cats [][]string, labels []s
 			}
 			p.NominalY(names...)
 			p.Y.Min, p.Y.Max = -0.6, n-0.4
-			p.Y.Tick.Label.Font.Size = 6.5
+			p.Y.Tick.Label.Font.Size = 7
+			pad(&p.X)
 		} else {
 			p.NominalX(labels...)
 			p.X.Min, p.X.Max = -0.5, n-0.5
+			pad(&p.Y)
 		}
 		marks += iv.marks()
 		ps = append(ps, p)
@@ -412,6 +487,7 @@ func Effort(res []analysis.GroupEstimate, metrics []string, what string) (*Figur
 		marks += iv.marks()
 		p.NominalX(labels...)
 		p.X.Min, p.X.Max = -0.3, float64(len(keys))-0.7
+		pad(&p.Y)
 		ps = append(ps, p)
 	}
 	return panels("effort", "The metrics against reasoning effort"+what+", with 95% bootstrap bands.", FullWidth, 2.2*vg.Inch, ps, marks), nil
@@ -449,13 +525,16 @@ func HumanTrust(stats []analysis.StudyStat, question string) (*Figure, error) {
 		}
 		if l := line(xs, ys, colour(i), i%2 == 1); l != nil {
 			p.Add(l)
-			p.Legend.Add(c, l)
 		}
-		iv := &intervals{xs: xs, ys: ys, lo: ys, hi: ys, color: colour(i), radius: vg.Points(1.8)}
+		iv := &intervals{xs: xs, ys: ys, lo: ys, hi: ys, color: colour(i), shape: Glyphs[i%len(Glyphs)], radius: vg.Points(1.8)}
+		if l := line(xs, ys, colour(i), i%2 == 1); l != nil {
+			p.Legend.Add(c, l, iv)
+		}
 		p.Add(iv)
 		marks += iv.marks()
 	}
-	p.Legend.Top, p.Legend.Left = true, true
+	pad(&p.X)
+	pad(&p.Y)
 	return single("human-trust", "Human "+question+" at each checkpoint day by condition, with 95% bootstrap bands (participants resampled).",
 		ColumnWidth, 2.6*vg.Inch, p, marks), nil
 }

@@ -109,13 +109,48 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 		a.Tick.Label.Font.Size = 7
 	}
 	p.Legend.TextStyle.Font.Size = 7
-	p.Legend.Top = true
+	p.Legend.ThumbnailWidth = vg.Points(14)
 	return p
 }
 
-// single makes a figure of one plot.
+// single makes a figure of one plot. Its legend, if any, stands to the
+// right of the plot, outside the data.
 func single(name, caption string, w, h vg.Length, p *plot.Plot, marks int) *Figure {
-	return &Figure{Name: name, Caption: caption, Width: w, Height: h, Marks: marks, draw: func(dc draw.Canvas) { p.Draw(dc) }}
+	leg := p.Legend
+	p.Legend = plot.NewLegend()
+	return &Figure{Name: name, Caption: caption, Width: w, Height: h, Marks: marks, draw: func(dc draw.Canvas) {
+		r := leg.Rectangle(dc)
+		lw := r.Max.X - r.Min.X
+		if lw <= 0 {
+			p.Draw(dc)
+			return
+		}
+		gap := vg.Points(4)
+		p.Draw(draw.Crop(dc, 0, -(lw + gap), 0, 0))
+		leg.Top, leg.Left = true, false
+		top := -p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y - vg.Points(6)
+		leg.Draw(draw.Crop(dc, dc.Max.X-dc.Min.X-lw, 0, 0, top))
+	}}
+}
+
+// pad widens a continuous axis by 6% of its range on each side, so that
+// markers and interval caps at the extremes are drawn whole, inside the
+// axes.
+func pad(a *plot.Axis) {
+	span := a.Max - a.Min
+	if span <= 0 || math.IsInf(span, 0) || math.IsNaN(span) {
+		span = math.Max(math.Abs(a.Max), 1)
+	}
+	a.Min, a.Max = a.Min-0.06*span, a.Max+0.06*span
+}
+
+// padLog is pad for a log axis: 8% of the range's logarithm each side.
+func padLog(a *plot.Axis) {
+	if a.Min <= 0 || a.Max <= a.Min {
+		return
+	}
+	f := math.Pow(a.Max/a.Min, 0.08)
+	a.Min, a.Max = a.Min/f, a.Max*f
 }
 
 // panels makes a figure of plots side by side, each on its own scale.
@@ -166,7 +201,7 @@ func (f *Figure) Render(format string) ([]byte, error) {
 		}
 	case "pdf":
 		p := vgpdf.New(f.Width, f.Height)
-		c = p
+		c = straightPDF{p}
 		write = func(b *bytes.Buffer) error { _, err := p.WriteTo(b); return err }
 	default:
 		return nil, fmt.Errorf("format: expected one of %s, found %q", strings.Join(Formats, ", "), format)
@@ -179,11 +214,50 @@ func (f *Figure) Render(format string) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// straightPDF hands vgpdf colours as it reads them: vgpdf takes a colour's
+// RGBA() (premultiplied by alpha) as the colour and then applies the alpha
+// again, so a translucent band came out darkened twice (grey-brown where
+// PNG and SVG show a light tint). Un-premultiplied first, the PDF shows
+// what the other formats show.
+type straightPDF struct{ *vgpdf.Canvas }
+
+func (c straightPDF) SetColor(clr color.Color) {
+	if clr != nil {
+		clr = straight(color.NRGBAModel.Convert(clr).(color.NRGBA))
+	}
+	c.Canvas.SetColor(clr)
+}
+
+// straight is a colour whose RGBA() is not premultiplied.
+type straight color.NRGBA
+
+func (s straight) RGBA() (r, g, b, a uint32) {
+	return uint32(s.R) * 0x101, uint32(s.G) * 0x101, uint32(s.B) * 0x101, uint32(s.A) * 0x101
+}
+
+// markCheck, when set (by the tests), is told of every data mark drawn:
+// whether it lies inside its plot's data area.
+var markCheck func(name string, inside bool)
+
+// mark reports a data mark of radius r at pt on the data area c.
+func mark(c draw.Canvas, pt vg.Point, r ...vg.Length) {
+	if markCheck == nil {
+		return
+	}
+	var rad vg.Length
+	if len(r) > 0 {
+		rad = r[0]
+	}
+	const eps = 0.01
+	markCheck(fmt.Sprintf("(%.1f, %.1f)", pt.X, pt.Y), pt.X-rad >= c.Min.X-eps && pt.X+rad <= c.Max.X+eps && pt.Y-rad >= c.Min.Y-eps && pt.Y+rad <= c.Max.Y+eps)
+}
+
 // intervals draws points with vertical interval bars: the usual way to
 // show an estimate and its bootstrap interval.
 type intervals struct {
 	xs, ys, lo, hi []float64
 	color          color.Color
+	shape          draw.GlyphDrawer // nil: a circle
 	radius         vg.Length
 	horizontal     bool // values along x, categories (xs) along y
 }
@@ -203,8 +277,12 @@ func (iv *intervals) Plot(c draw.Canvas, p *plot.Plot) {
 				c.StrokeLine2(line, lo, y, hi, y)
 				c.StrokeLine2(line, lo, y-cap, lo, y+cap)
 				c.StrokeLine2(line, hi, y-cap, hi, y+cap)
+				mark(c, vg.Point{X: lo, Y: y}, cap)
+				mark(c, vg.Point{X: hi, Y: y}, cap)
 			}
-			c.DrawGlyph(draw.GlyphStyle{Color: iv.color, Radius: iv.radius, Shape: draw.CircleGlyph{}}, vg.Point{X: trX(iv.ys[i]), Y: y})
+			pt := vg.Point{X: trX(iv.ys[i]), Y: y}
+			c.DrawGlyph(draw.GlyphStyle{Color: iv.color, Radius: iv.radius, Shape: iv.glyph()}, pt)
+			mark(c, pt, iv.radius)
 			continue
 		}
 		x := trX(iv.xs[i])
@@ -213,9 +291,31 @@ func (iv *intervals) Plot(c draw.Canvas, p *plot.Plot) {
 			c.StrokeLine2(line, x, lo, x, hi)
 			c.StrokeLine2(line, x-cap, lo, x+cap, lo)
 			c.StrokeLine2(line, x-cap, hi, x+cap, hi)
+			mark(c, vg.Point{X: x, Y: lo}, cap)
+			mark(c, vg.Point{X: x, Y: hi}, cap)
 		}
-		c.DrawGlyph(draw.GlyphStyle{Color: iv.color, Radius: iv.radius, Shape: draw.CircleGlyph{}}, vg.Point{X: x, Y: trY(iv.ys[i])})
+		pt := vg.Point{X: x, Y: trY(iv.ys[i])}
+		c.DrawGlyph(draw.GlyphStyle{Color: iv.color, Radius: iv.radius, Shape: iv.glyph()}, pt)
+		mark(c, pt, iv.radius)
 	}
+}
+
+// Glyphs are the marker shapes, one per series as the colours are, so
+// that a figure reads in grey too.
+var Glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.PyramidGlyph{},
+	draw.RingGlyph{}, draw.BoxGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}}
+
+func (iv *intervals) glyph() draw.GlyphDrawer {
+	if iv.shape != nil {
+		return iv.shape
+	}
+	return draw.CircleGlyph{}
+}
+
+// Thumbnail draws the series' marker in a legend.
+func (iv *intervals) Thumbnail(c *draw.Canvas) {
+	pt := vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: (c.Min.Y + c.Max.Y) / 2}
+	c.DrawGlyph(draw.GlyphStyle{Color: iv.color, Radius: iv.radius, Shape: iv.glyph()}, pt)
 }
 
 func (iv *intervals) DataRange() (xmin, xmax, ymin, ymax float64) {

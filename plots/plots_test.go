@@ -2,11 +2,16 @@ package plots
 
 import (
 	"bytes"
+	"compress/zlib"
+	"fmt"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +32,8 @@ func result(group map[string]string, metric string, v float64) analysis.GroupEst
 // figures builds every figure from small made-up results.
 func figures(t *testing.T) map[string]*Figure {
 	t.Helper()
-	var bySize, bySwitch, byHarness, byEffort, byScen []analysis.GroupEstimate
+	var bySize, byHarness, byEffort, byScen []analysis.GroupEstimate
+	var bySwitch []Switch
 	for _, f := range []struct {
 		fam   string
 		sizes []string
@@ -37,13 +43,15 @@ func figures(t *testing.T) map[string]*Figure {
 		}
 	}
 	bySize = append(bySize, result(map[string]string{"family": "Claude", "size": "unknown"}, "TC", 90))
-	for i, m := range []string{"Qwen 2B", "Qwen 9B", "Gemma 12B"} {
-		for h, v := range map[string]float64{"CC": 50 + float64(i), "OC": 60 - 5*float64(i)} {
-			bySwitch = append(bySwitch, result(map[string]string{"model": m, "size": "9", "harness": h}, "TC", v))
-		}
+	// Sizes out of text order (12 < 2 as text): rows follow the numbers.
+	for i, m := range []struct {
+		name string
+		size float64
+	}{{"Qwen 2B", 2}, {"Qwen 9B", 9}, {"Gemma 12B", 12}} {
+		from, to := 50+float64(i), 60-5*float64(i)
+		bySwitch = append(bySwitch, Switch{Model: m.name, Effort: "none", Size: m.size, From: from, To: to, Lo: to - from - 1.5, Hi: to - from + 2})
 	}
-	bySwitch = append(bySwitch, result(map[string]string{"model": "Closed", "size": "unknown", "harness": "CC"}, "TC", 80),
-		result(map[string]string{"model": "Closed", "size": "unknown", "harness": "OC"}, "TC", 70))
+	bySwitch = append(bySwitch, Switch{Model: "Closed", Effort: "none", From: 80, To: 70, Lo: -12, Hi: -8})
 	for i, h := range []string{"CC", "CD", "OC"} {
 		for j, m := range analysis.MainMetrics {
 			byHarness = append(byHarness, result(map[string]string{"harness": h}, m, float64(10*(i+j))))
@@ -79,7 +87,7 @@ func figures(t *testing.T) map[string]*Figure {
 		out[f.Name] = f
 	}
 	add(ModelSize(bySize, "TC"))
-	add(HarnessSwitch(bySwitch, "TC", "CC", "OC"))
+	add(HarnessSwitch(bySwitch, "TC", "CC", "OC", 1))
 	add(CorrelationMatrix(corr))
 	add(HarnessComparison(byHarness, analysis.MainMetrics))
 	add(Effort(byEffort, analysis.MainMetrics, ""))
@@ -179,7 +187,7 @@ func TestFiguresRefuseEmptyData(t *testing.T) {
 	if _, err := ModelSize(nil, "TC"); err == nil {
 		t.Error("model-size of nothing")
 	}
-	if _, err := HarnessSwitch(nil, "TC", "CC", "OC"); err == nil {
+	if _, err := HarnessSwitch(nil, "TC", "CC", "OC", 1); err == nil {
 		t.Error("harness-switch of nothing")
 	}
 	if _, err := Effort(nil, analysis.MainMetrics, ""); err == nil {
@@ -226,5 +234,113 @@ func TestPDFTextReadsAsWritten(t *testing.T) {
 		if name == "harness-switch" && !strings.Contains(text, "when switching from CC to OC") {
 			t.Errorf("harness-switch.pdf: the title reads %q", text)
 		}
+	}
+}
+
+// PDF shows translucent bands in their own colour, as PNG and SVG do: the
+// band's fill is the palette colour with its alpha, not the colour
+// premultiplied by the alpha (which drew the effort bands grey-brown).
+func TestPDFBandsKeepTheirColour(t *testing.T) {
+	b, err := figures(t)["effort"].Render("pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var content strings.Builder
+	for _, m := range regexp.MustCompile(`(?s)stream\r?\n(.*?)endstream`).FindAllSubmatch(b, -1) {
+		r, err := zlib.NewReader(bytes.NewReader(m[1]))
+		if err != nil {
+			continue // not a compressed stream (fonts are named, not embedded)
+		}
+		d, _ := io.ReadAll(r)
+		content.Write(d)
+	}
+	// Every fill is a palette colour or a grey (text, axes, the matrix's
+	// white); a colour premultiplied by its alpha is neither.
+	allowed := map[string]bool{}
+	for _, c := range Palette {
+		r, g, b, _ := c.RGBA()
+		allowed[fmt.Sprintf("%.3f %.3f %.3f", float64(r>>8)/255, float64(g>>8)/255, float64(b>>8)/255)] = true
+	}
+	fills := regexp.MustCompile(`([0-9.]+) ([0-9.]+) ([0-9.]+) rg`).FindAllStringSubmatch(content.String(), -1)
+	if len(fills) == 0 {
+		t.Fatal("no fill in the PDF")
+	}
+	for _, f := range fills {
+		if c := f[1] + " " + f[2] + " " + f[3]; !allowed[c] && !(f[1] == f[2] && f[2] == f[3]) {
+			t.Errorf("fill %s: neither a palette colour nor a grey", c)
+		}
+	}
+}
+
+// Nothing is drawn outside the axes: every data mark (points with their
+// radius, interval caps, arrow ends and labels) lies inside its plot's
+// data area, in every figure and format.
+func TestMarksInsideThePlotArea(t *testing.T) {
+	var outside []string
+	var n int
+	markCheck = func(at string, inside bool) {
+		n++
+		if !inside {
+			outside = append(outside, at)
+		}
+	}
+	defer func() { markCheck = nil }()
+	for name, f := range figures(t) {
+		for _, format := range Formats {
+			outside, n = nil, 0
+			if _, err := f.Render(format); err != nil {
+				t.Fatal(err)
+			}
+			if name != "correlations" && n == 0 {
+				t.Errorf("%s.%s: no mark checked", name, format)
+			}
+			if len(outside) > 0 {
+				t.Errorf("%s.%s: %d of %d marks outside the plot area, at %v", name, format, len(outside), n, outside)
+			}
+		}
+	}
+}
+
+// svgTexts are the texts of an SVG with their positions.
+func svgTexts(svg string) map[string][2]float64 {
+	out := map[string][2]float64{}
+	re := regexp.MustCompile(`<text x="([-0-9.]+)" y="([-0-9.]+)"[^>]*>([^<]*)</text>`)
+	for _, m := range re.FindAllStringSubmatch(svg, -1) {
+		x, _ := strconv.ParseFloat(m[1], 64)
+		y, _ := strconv.ParseFloat(m[2], 64)
+		out[m[3]] = [2]float64{x, -y} // drawn with scale(1, -1): y counts up
+	}
+	return out
+}
+
+// harness-switch: rows by model size as numbers, the smallest on top,
+// each with its paired interval; model-size: a tick label at each size
+// (neighbours closer than ×1.3 left blank), the legend right of the data.
+func TestFigureLayout(t *testing.T) {
+	figs := figures(t)
+	b, _ := figs["harness-switch"].Render("svg")
+	tx := svgTexts(string(b))
+	if !(tx["Qwen 2B"][1] > tx["Qwen 9B"][1] && tx["Qwen 9B"][1] > tx["Gemma 12B"][1]) {
+		t.Errorf("harness-switch rows: 2B at %v, 9B at %v, 12B at %v: want the sizes in order, smallest on top", tx["Qwen 2B"], tx["Qwen 9B"], tx["Gemma 12B"])
+	}
+	if _, ok := tx["+10.0 [+8.5, +12.0]"]; !ok {
+		t.Errorf("harness-switch: no difference with its interval among %v", tx)
+	}
+	b, _ = figs["model-size"].Render("svg")
+	tx = svgTexts(string(b))
+	for _, l := range []string{"2", "9", "12", "27"} {
+		if _, ok := tx[l]; !ok {
+			t.Errorf("model-size: no tick label %q", l)
+		}
+	}
+	if _, ok := tx["31"]; ok {
+		t.Error("model-size: 31 labelled beside 27")
+	}
+	rightmost := 0.0
+	for _, l := range []string{"2", "9", "12", "27"} {
+		rightmost = math.Max(rightmost, tx[l][0])
+	}
+	if tx["Qwen"][0] <= rightmost || tx["Gemma"][0] <= rightmost {
+		t.Errorf("model-size: the legend (Qwen at %v) stands inside the data (last tick at x = %.1f)", tx["Qwen"], rightmost)
 	}
 }

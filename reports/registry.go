@@ -120,11 +120,7 @@ func Figure(ds *Dataset, name string) (*plots.Figure, error) {
 		if len(sw) != 2 {
 			return nil, analysis.Optionf("--switch: expected FROM,TO, found %q", strings.Join(sw, ","))
 		}
-		res, err := ds.Summarize([]string{"model", "size", "harness"}, []string{metric}, nil)
-		if err != nil {
-			return nil, err
-		}
-		return plots.HarnessSwitch(res, metric, sw[0], sw[1])
+		return harnessSwitch(ds, metric, sw[0], sw[1])
 	case "correlations":
 		values, scen, _, err := ds.SelectedValues()
 		if err != nil {
@@ -254,4 +250,33 @@ func (r *Report) FillManifest(ctx context.Context, s ManifestStore, warehouse, t
 	}
 	r.Manifest.Tool, r.Manifest.Version, r.Manifest.Warehouse = "gymlens", toolVersion, warehouse
 	return nil
+}
+
+// harnessSwitch builds the harness-switch figure from the paired
+// comparisons of every model and effort run on both harnesses.
+func harnessSwitch(ds *Dataset, metric, from, to string) (*plots.Figure, error) {
+	v, err := ds.Values()
+	if err != nil {
+		return nil, err
+	}
+	cs, err := ds.Compare(nil, []string{from, to})
+	if err != nil {
+		return nil, err
+	}
+	type me struct{ model, effort string }
+	size := map[string]float64{}
+	eff := map[string]me{}
+	for _, r := range v.Runs {
+		size[r.ConfigID] = r.SizeB
+		eff[r.ConfigID] = me{r.Model, r.Effort}
+	}
+	var rows []plots.Switch
+	for _, c := range cs {
+		if c.Metric != metric {
+			continue
+		}
+		m := eff[c.A]
+		rows = append(rows, plots.Switch{Model: m.model, Effort: m.effort, Size: size[c.A], From: c.MeanA, To: c.MeanB, Lo: c.Lo, Hi: c.Hi})
+	}
+	return plots.HarnessSwitch(rows, metric, from, to, Decimals(metric))
 }
