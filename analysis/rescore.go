@@ -42,13 +42,21 @@ var ErrNoActiveTasks = errors.New("no active tasks to score")
 // values (keeping examples of each field), and writes the effective
 // scores (the logged values unless preferDerived) back.
 func Rescore(ctx context.Context, w ScoreStore, preferDerived bool, examples int) (*ScoreReport, error) {
-	specs, err := w.LoadScenarioSpecs(ctx)
+	rep, scores, err := rescore(ctx, w, preferDerived, examples)
 	if err != nil {
 		return nil, err
 	}
+	return rep, w.WriteScores(ctx, scores)
+}
+
+func rescore(ctx context.Context, w ScoreStore, preferDerived bool, examples int) (*ScoreReport, []rows.TaskScore, error) {
+	specs, err := w.LoadScenarioSpecs(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	sc, err := NewScorer(specs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rep := &ScoreReport{Counts: map[string]int{}, Prefer: "logged"}
 	if preferDerived {
@@ -73,10 +81,10 @@ func Rescore(ctx context.Context, w ScoreStore, preferDerived bool, examples int
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if rep.Tasks == 0 {
-		return nil, ErrNoActiveTasks
+		return nil, nil, ErrNoActiveTasks
 	}
-	return rep, w.WriteScores(ctx, scores)
+	return rep, scores, nil
 }

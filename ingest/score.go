@@ -125,6 +125,13 @@ func (w *Warehouse) scanScoreTasks(ctx context.Context, from, to string, fn func
 	return nil
 }
 
+// Scored says whether rescoring results are stored.
+func (w *Warehouse) Scored(ctx context.Context) (bool, error) {
+	var n int64
+	err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM task_scores LIMIT 1)`).Scan(&n)
+	return n > 0, err
+}
+
 // WriteScores replaces the rescoring results in one transaction.
 func (w *Warehouse) WriteScores(ctx context.Context, scores []TaskScore) error {
 	if w.ReadOnly {

@@ -26,6 +26,9 @@ func (s *Summary) Line(verb string) string {
 	if len(parts) == 0 {
 		parts = append(parts, "no new records")
 	}
+	if s.Files == 0 { // nothing read but hashes: no speed to speak of
+		return fmt.Sprintf("%s 0 files in %.2f s: %s; %d rejected", verb, secs, strings.Join(parts, ", "), s.Rejected)
+	}
 	return fmt.Sprintf("%s %d files (%.1f MB) in %.2f s, %.1f MB/s: %s; %d rejected",
 		verb, s.Files, float64(s.Bytes)/1e6, secs, mbps, strings.Join(parts, ", "), s.Rejected)
 }

@@ -187,16 +187,24 @@ func sampleFlags() []cli.Flag {
 	}
 }
 
-func writeSample(ctx context.Context, cmd *cli.Command, out string) (*sample.Stats, error) {
+// writeSample writes the sample corpus the flags ask for into out; with
+// reuse, a corpus already there from the same options and untouched is
+// kept (sample.Existing), and reused says so.
+func writeSample(cmd *cli.Command, out string, reuse bool) (st *sample.Stats, reused bool, err error) {
 	if cmd.Int("scale") < 1 {
-		return nil, usagef("--scale: expected a whole number ≥ 1, found %d", cmd.Int("scale"))
+		return nil, false, usagef("--scale: expected a whole number ≥ 1, found %d", cmd.Int("scale"))
 	}
 	switch cmd.String("compress") {
 	case "none", "gz", "zst":
 	default:
-		return nil, usagef("--compress: expected none, gz or zst, found %q", cmd.String("compress"))
+		return nil, false, usagef("--compress: expected none, gz or zst, found %q", cmd.String("compress"))
 	}
-	return sample.Write(out, sample.Options{Seed: cmd.Uint64("seed"), Scale: int(cmd.Int("scale")), Compress: cmd.String("compress")})
+	opt := sample.Options{Seed: cmd.Uint64("seed"), Scale: int(cmd.Int("scale")), Compress: cmd.String("compress")}
+	if st := sample.Existing(out, opt); reuse && st != nil {
+		return st, true, nil
+	}
+	st, err = sample.Write(out, opt)
+	return st, false, err
 }
 
 func sampleCommand(e *env) *cli.Command {
@@ -214,7 +222,7 @@ func sampleCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			st, err := writeSample(ctx, cmd, cmd.String("out"))
+			st, _, err := writeSample(cmd, cmd.String("out"), false)
 			if err != nil {
 				return err
 			}
@@ -244,7 +252,8 @@ func demoCommand(e *env) *cli.Command {
 		Description: "Writes the corpus to DIR/corpus and the warehouse to DIR/gymlens.duckdb (or --db when given),\n" +
 			"then prints the configurations and the main results (the four metrics with cluster-bootstrap\n" +
 			"intervals; --seed seeds both the corpus and the bootstrap), and ends by writing the report folder\n" +
-			"DIR/report (every table and figure, index.html, manifest.json). Running it again loads nothing twice.",
+			"DIR/report (every table and figure, index.html, manifest.json). Run again with the same --seed and --scale, it\n" +
+			"reuses the corpus (unless a file of it changed), loads nothing twice and keeps the scores.",
 		Flags: append(append([]cli.Flag{&cli.StringFlag{Name: "out", Value: "gymlens-demo", Usage: "output `DIR`"},
 			&cli.StringFlag{Name: "by", Value: "config", Hidden: true}, &cli.StringSliceFlag{Name: "where", Hidden: true},
 			&cli.StringFlag{Name: "metrics", Value: strings.Join(analysis.MainMetrics, ","), Hidden: true},
@@ -256,13 +265,17 @@ func demoCommand(e *env) *cli.Command {
 			}
 			out := cmd.String("out")
 			corpus := filepath.Join(out, "corpus")
-			st, err := writeSample(ctx, cmd, corpus)
+			st, reused, err := writeSample(cmd, corpus, true)
 			if err != nil {
 				return err
 			}
 			quiet := cmd.Bool("quiet")
 			if !quiet && format == "table" {
-				fmt.Fprintf(e.stdout, "sample corpus: %s (%d files, %.1f MB)\n", corpus, st.Files, float64(st.RecordBytes)/1e6)
+				how := "written"
+				if reused {
+					how = "reused: written before with the same seed and scale, and unchanged"
+				}
+				fmt.Fprintf(e.stdout, "sample corpus: %s (%d files, %.1f MB; %s)\n", corpus, st.Files, float64(st.RecordBytes)/1e6, how)
 			}
 			db := filepath.Join(out, "gymlens.duckdb")
 			if cmd.IsSet("db") {
@@ -281,16 +294,28 @@ func demoCommand(e *env) *cli.Command {
 			if err := demoSummary(ctx, e, format, w); err != nil {
 				return err
 			}
-			rep, err := analysis.Rescore(ctx, w, false, 0)
+			// Scores are written once: a run that ingested nothing finds
+			// them current and leaves them (and the counting) alone.
+			scored, err := w.Scored(ctx)
 			if err != nil {
 				return err
 			}
-			if format == "table" {
-				fmt.Fprintf(e.stdout, "\nrescored %s active tasks from their trajectories: %d disagree with the logged values "+
-					"(planted by the sample; `gymlens score` lists them)\n", reports.Thousands(int64(rep.Tasks)), rep.Disagreements())
+			if !scored || sum.TotalRecords() > 0 {
+				rep, err := analysis.Rescore(ctx, w, false, 0)
+				if err != nil {
+					return err
+				}
+				if format == "table" {
+					fmt.Fprintf(e.stdout, "\nrescored %s active tasks from their trajectories: %d disagree with the logged values "+
+						"(planted by the sample; `gymlens score` lists them)\n", reports.Thousands(int64(rep.Tasks)), rep.Disagreements())
+				}
+			} else if format == "table" {
+				fmt.Fprintln(e.stdout, "\nscores: kept from the earlier run (nothing new was ingested); `gymlens score` rescores and lists the disagreements")
 			}
 			// The main results: configuration × the four metrics.
-			ds, err := dataset(ctx, cmd, w, reports.KeepValues)
+			// One dataset for the main results and the report: the runs are
+			// read once and the main table's estimates are these.
+			ds, err := dataset(ctx, cmd, w, reports.KeepTasks)
 			if err != nil {
 				return err
 			}
@@ -307,7 +332,7 @@ func demoCommand(e *env) *cli.Command {
 			}
 			// Last, the report folder with every table and figure.
 			t0 := time.Now()
-			page, skipped, err := writeReport(ctx, cmd, w, filepath.Join(out, "report"))
+			page, skipped, err := writeReport(ctx, cmd, w, ds, filepath.Join(out, "report"))
 			if err != nil {
 				return err
 			}

@@ -182,10 +182,30 @@ func TestDemo(t *testing.T) {
 	if _, err := os.Stat(page); err != nil || strings.Contains(stderr, "left out") {
 		t.Errorf("report: %v; %s", err, stderr)
 	}
-	// Again: the same files, nothing loaded twice.
+	// Again: the corpus reused, not rewritten; nothing loaded twice; no
+	// speed for files not read; the scores kept.
+	runs := filepath.Join(out, "corpus", "runs")
+	ents, _ := os.ReadDir(runs)
+	first, _ := os.Stat(filepath.Join(runs, ents[0].Name()))
 	code, stdout, _ = gymlens(t, "demo", "--out", out)
-	if code != 0 || !strings.Contains(stdout, "unchanged since an earlier ingest") || !strings.Contains(stdout, "2,340 runs") {
+	again, _ := os.Stat(filepath.Join(runs, ents[0].Name()))
+	if code != 0 || !strings.Contains(stdout, "unchanged since an earlier ingest") || !strings.Contains(stdout, "2,340 runs") ||
+		!strings.Contains(stdout, "; reused: written before with the same seed and scale") || strings.Contains(stdout, "MB/s") ||
+		!strings.Contains(stdout, "scores: kept from the earlier run") || !again.ModTime().Equal(first.ModTime()) {
 		t.Errorf("second demo: %d\n%s", code, stdout)
+	}
+	// A corpus file changed since: the corpus is written anew (and the
+	// changed file's content ingests as a change, refused without --replace).
+	os.WriteFile(filepath.Join(out, "corpus", "ratings", "human_study.csv"), []byte("rater,question,value,item\n"), 0o644)
+	code, stdout, _ = gymlens(t, "demo", "--out", out)
+	if code != 0 || strings.Contains(stdout, "reused") || !strings.Contains(stdout, "MB; written)") {
+		t.Errorf("demo after a change: %d\n%s", code, stdout)
+	}
+	if st := sample.Existing(filepath.Join(out, "corpus"), sample.Options{Seed: 1, Scale: 1, Compress: "none"}); st == nil || st.Runs != 2340 {
+		t.Errorf("the rewritten corpus is not recognised: %+v", st)
+	}
+	if st := sample.Existing(filepath.Join(out, "corpus"), sample.Options{Seed: 2, Scale: 1, Compress: "none"}); st != nil {
+		t.Error("a corpus of seed 1 recognised as seed 2's")
 	}
 }
 

@@ -31,7 +31,7 @@ func reportCommand(e *env) *cli.Command {
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			return reading(ctx, cmd, func(_ string, w *ingest.Warehouse) error {
 				t0 := time.Now()
-				path, skipped, err := writeReport(ctx, cmd, w, cmd.String("out"))
+				path, skipped, err := writeReport(ctx, cmd, w, nil, cmd.String("out"))
 				if err != nil {
 					return err
 				}
@@ -47,16 +47,18 @@ func reportCommand(e *env) *cli.Command {
 	}
 }
 
-// writeReport computes every table and figure and writes the report folder;
-// it returns the path of its index.html and what was left out.
-func writeReport(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, dir string) (string, []string, error) {
+// writeReport computes every table and figure from ds (nil: the dataset
+// the flags choose) and writes the report folder; it returns the path of
+// its index.html and what was left out.
+func writeReport(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, ds *reports.Dataset, dir string) (string, []string, error) {
 	opt, err := argsOf(cmd).TableOptions()
 	if err != nil {
 		return "", nil, err
 	}
-	ds, err := dataset(ctx, cmd, w, reports.KeepTasks)
-	if err != nil {
-		return "", nil, err
+	if ds == nil {
+		if ds, err = dataset(ctx, cmd, w, reports.KeepTasks); err != nil {
+			return "", nil, err
+		}
 	}
 	r, err := reports.BuildReport(ctx, ds)
 	if err != nil {

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+	"github.com/zeebo/xxh3"
 )
 
 // Options tunes Write.
@@ -299,15 +303,109 @@ func Write(dir string, opt Options) (*Stats, error) {
 	}
 	st.Ratings += n
 	st.Files += 2
-	man := map[string]any{
-		"generator": "gymlens sample", "seed": opt.Seed, "scale": opt.Scale, "configurations": len(grid),
-		"runs": st.Runs, "judges": Judges, "planted_disagreements": planted,
+	man := manifest{Generator: "gymlens sample", Version: GeneratorVersion, Seed: opt.Seed, Scale: opt.Scale, Compress: ext,
+		Configurations: len(grid), Runs: st.Runs, Judges: Judges, Planted: planted, Stats: *st}
+	if man.Files, err = stamps(dir); err != nil {
+		return nil, err
 	}
 	mb, _ := json.MarshalIndent(man, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir, ".sample", "manifest.json"), append(mb, '\n'), 0o644); err != nil {
 		return nil, err
 	}
 	return st, nil
+}
+
+// GeneratorVersion changes whenever the same options write different
+// bytes, so that a corpus written by another version is not reused.
+const GeneratorVersion = 1
+
+// manifest is .sample/manifest.json: what wrote the corpus, with which
+// options, and every file it wrote with its size and time.
+type manifest struct {
+	Generator      string      `json:"generator"`
+	Version        int         `json:"version"`
+	Seed           uint64      `json:"seed"`
+	Scale          int         `json:"scale"`
+	Compress       string      `json:"record_extension"`
+	Configurations int         `json:"configurations"`
+	Runs           int         `json:"runs"`
+	Judges         []string    `json:"judges"`
+	Planted        []Planted   `json:"planted_disagreements"`
+	Stats          Stats       `json:"stats"`
+	Files          []fileStamp `json:"files"`
+}
+
+// fileStamp is a file of the corpus as written: its size and the XXH3
+// hash of its bytes (fast enough to check 117 MB in a blink).
+type fileStamp struct {
+	Path string `json:"path"`
+	Size int64  `json:"size"`
+	XXH3 string `json:"xxh3"`
+}
+
+// stamps lists the corpus's files (not .sample) in path order.
+func stamps(dir string) ([]fileStamp, error) {
+	var out []fileStamp
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".sample" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		h := xxh3.New()
+		n, err := io.Copy(h, f)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out = append(out, fileStamp{Path: filepath.ToSlash(rel), Size: n, XXH3: fmt.Sprintf("%016x", h.Sum64())})
+		return nil
+	})
+	return out, err
+}
+
+// Existing returns the statistics of the corpus in dir when it was
+// written by this generator with the same options and no file of it has
+// changed since (the same files, sizes and hashes): the corpus Write would
+// write, already there. Otherwise it returns nil.
+func Existing(dir string, opt Options) *Stats {
+	b, err := os.ReadFile(filepath.Join(dir, ".sample", "manifest.json"))
+	if err != nil {
+		return nil
+	}
+	var m manifest
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	if opt.Scale < 1 {
+		opt.Scale = 1
+	}
+	ext := ".jsonl"
+	if opt.Compress == "gz" || opt.Compress == "zst" {
+		ext += "." + opt.Compress
+	}
+	grid := len(Grid())
+	if opt.Configs > 0 && opt.Configs < grid {
+		grid = opt.Configs
+	}
+	if m.Version != GeneratorVersion || m.Seed != opt.Seed || m.Scale != opt.Scale || m.Compress != ext || m.Configurations != grid || len(m.Files) == 0 {
+		return nil
+	}
+	now, err := stamps(dir)
+	if err != nil || !slices.Equal(now, m.Files) {
+		return nil
+	}
+	st := m.Stats
+	return &st
 }
 
 // sink is a record stream being written.
