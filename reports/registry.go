@@ -3,6 +3,7 @@ package reports
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/gymlens/gymlens/analysis"
@@ -248,8 +249,42 @@ func (r *Report) FillManifest(ctx context.Context, s ManifestStore, warehouse, t
 	if r.Manifest.SchemaVersion, err = s.Version(ctx); err != nil {
 		return err
 	}
-	r.Manifest.Tool, r.Manifest.Version, r.Manifest.Warehouse = "gymlens", toolVersion, warehouse
+	r.Manifest.Tool, r.Manifest.Version, r.Manifest.Warehouse = "gymlens", toolVersion, filepath.Base(warehouse)
+	r.Manifest.InputRoot = relativeInputs(r.Manifest.Inputs)
 	return nil
+}
+
+// relativeInputs rewrites the inputs' paths relative to the deepest
+// folder they share and returns that folder's name, so that a report
+// names no local path (a reader sees corpus/runs/… , not /home/…).
+func relativeInputs(in []rows.InputFile) string {
+	if len(in) == 0 {
+		return ""
+	}
+	split := func(p string) []string { return strings.Split(filepath.ToSlash(filepath.Dir(filepath.Clean(p))), "/") }
+	root := split(in[0].Path)
+	for _, f := range in[1:] {
+		d := split(f.Path)
+		n := 0
+		for n < len(root) && n < len(d) && root[n] == d[n] {
+			n++
+		}
+		root = root[:n]
+	}
+	dir := filepath.FromSlash(strings.Join(root, "/"))
+	if len(root) == 1 && root[0] == "" {
+		dir = string(filepath.Separator)
+	}
+	for i, f := range in {
+		if rel, err := filepath.Rel(dir, f.Path); err == nil {
+			in[i].Path = filepath.ToSlash(rel)
+		}
+	}
+	name := filepath.Base(dir)
+	if name == "." || name == string(filepath.Separator) {
+		return ""
+	}
+	return name
 }
 
 // harnessSwitch builds the harness-switch figure from the paired

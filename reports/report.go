@@ -32,7 +32,8 @@ type Report struct {
 type Manifest struct {
 	Tool          string              `json:"tool"`
 	Version       string              `json:"version"`
-	Warehouse     string              `json:"warehouse"`
+	Warehouse     string              `json:"warehouse"`  // its file name
+	InputRoot     string              `json:"input_root"` // the name of the folder the inputs share
 	SchemaVersion int                 `json:"schema_version"`
 	Inputs        []rows.InputFile    `json:"inputs"`
 	Judges        []rows.JudgeVersion `json:"judges"`
@@ -178,6 +179,9 @@ figcaption{font-size:.85rem;color:var(--muted)}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;font-size:.9rem}
 dt{font-weight:600}
 code{font-size:.85em;word-break:break-all}
+table.gl-table th[aria-sort]{cursor:pointer}
+table.gl-table th[aria-sort="ascending"]::after{content:" \25B2"}
+table.gl-table th[aria-sort="descending"]::after{content:" \25BC"}
 @media print{body{max-width:none;font-size:10pt}nav{display:none}.table-wrap{overflow:visible}
  section,figure,.table-wrap{break-inside:avoid}a{color:inherit;text-decoration:none}}
 `
@@ -236,6 +240,9 @@ func indexHTML(r *Report, m *Manifest, pngs map[string][]byte) []byte {
 	st := m.Study
 	fmt.Fprintf(&b, "<dt>Human study</dt><dd>%g%% cluster bootstrap (%s), %d resamples of %s, seed %d</dd>\n", 100*st.Level, e(st.Method), st.Resamples, e(st.Unit), st.Seed)
 	fmt.Fprintf(&b, "<dt>Warehouse</dt><dd><code>%s</code> (schema %d)</dd>\n", e(m.Warehouse), m.SchemaVersion)
+	if m.InputRoot != "" {
+		fmt.Fprintf(&b, "<dt>Inputs under</dt><dd><code>%s</code></dd>\n", e(m.InputRoot))
+	}
 	fmt.Fprintf(&b, "<dt>Tool</dt><dd>%s %s</dd>\n", e(m.Tool), e(m.Version))
 	b.WriteString("</dl>\n<h3>Judges and prompt versions</h3>\n<div class=\"table-wrap\"><table><thead><tr><th>Judge</th><th>Metric</th><th>Prompt</th><th class=\"num\">Judgments</th></tr></thead><tbody>\n")
 	for _, j := range m.Judges {
@@ -249,9 +256,54 @@ func indexHTML(r *Report, m *Manifest, pngs map[string][]byte) []byte {
 	for _, f := range m.Inputs {
 		fmt.Fprintf(&b, "<tr><td><code>%s</code></td><td><code>%s</code></td><td class=\"num\">%d</td></tr>\n", e(f.Path), e(f.SHA256), f.Size)
 	}
-	b.WriteString("</tbody></table></div>\n</section>\n</body>\n</html>\n")
+	b.WriteString("</tbody></table></div>\n</section>\n<script>" + sortScript + "</script>\n</body>\n</html>\n")
 	return b.Bytes()
 }
+
+// sortScript lets a reader sort every table by any column (click or Enter
+// on its header; again to reverse): numbers by their value (a cell's first
+// number, so "87.03 [83.08, 89.65]" sorts as 87.03; "–" last), text by
+// its letters. Rows written under their group's key show the key once
+// sorted. Without scripts the page reads the same, unsorted. It is the
+// report's only script, fixed text that no input reaches.
+const sortScript = `
+(function () {
+  function value(td) {
+    var s = td.hasAttribute("data-key") ? td.getAttribute("data-key") : td.textContent;
+    var m = /^\s*[+-]?\d+(\.\d+)?/.exec(s.replace("\u2212", "-"));
+    return m ? {n: parseFloat(m[0]), s: s} : {n: NaN, s: s};
+  }
+  document.querySelectorAll("table.gl-table").forEach(function (t) {
+    if (!t.tHead || !t.tBodies.length) { return; }
+    Array.prototype.forEach.call(t.tHead.rows[0].cells, function (th, col) {
+      th.setAttribute("aria-sort", "none");
+      th.tabIndex = 0;
+      th.title = "Sort by " + th.textContent;
+      function sort() {
+        var dir = th.getAttribute("aria-sort") === "ascending" ? -1 : 1;
+        Array.prototype.forEach.call(t.tHead.rows[0].cells, function (h) { h.setAttribute("aria-sort", "none"); });
+        th.setAttribute("aria-sort", dir === 1 ? "ascending" : "descending");
+        var rows = Array.prototype.slice.call(t.tBodies[0].rows);
+        rows.forEach(function (r, i) {
+          var k = r.cells[0];
+          if (k && k.hasAttribute("data-key")) { k.textContent = k.getAttribute("data-key"); k.removeAttribute("data-key"); }
+          r.classList.remove("group");
+          r.dataset.order = r.dataset.order || String(i);
+        });
+        rows.sort(function (a, b) {
+          var x = value(a.cells[col]), y = value(b.cells[col]);
+          if (isNaN(x.n) !== isNaN(y.n)) { return isNaN(x.n) ? 1 : -1; }
+          var c = !isNaN(x.n) ? x.n - y.n : x.s.localeCompare(y.s);
+          return c !== 0 ? dir * c : a.dataset.order - b.dataset.order;
+        });
+        rows.forEach(function (r) { t.tBodies[0].appendChild(r); });
+      }
+      th.addEventListener("click", sort);
+      th.addEventListener("keydown", function (ev) { if (ev.key === "Enter") { sort(); } });
+    });
+  });
+})();
+`
 
 // figureTitle is a caption's first clause, for the contents.
 func figureTitle(f *plots.Figure) string {

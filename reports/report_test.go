@@ -51,7 +51,11 @@ func TestWriteReport(t *testing.T) {
 		}
 	}
 	page, _ := os.ReadFile(filepath.Join(dir, "index.html"))
-	p := string(page)
+	// The one script is the sorting one, fixed text; no input reaches it.
+	if strings.Count(string(page), "<script") != 1 || !strings.Contains(string(page), "<script>"+sortScript+"</script>") {
+		t.Error("index.html: not exactly the sorting script")
+	}
+	p := strings.Replace(string(page), "<script>"+sortScript+"</script>", "", 1)
 	for _, bad := range []string{"<script", "<b>x", "<a>.jsonl", "<rating>", "http://", "https://"} {
 		if strings.Contains(p, bad) {
 			t.Errorf("index.html contains %q", bad)
@@ -80,7 +84,7 @@ func TestWriteReport(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "stale.txt")); err == nil {
 		t.Error("a file of the old report survived")
 	}
-	for f, first := range map[string]string{"index.html": p, "manifest.json": string(b)} {
+	for f, first := range map[string]string{"index.html": string(page), "manifest.json": string(b)} {
 		again, _ := os.ReadFile(filepath.Join(dir, f))
 		if first != string(again) {
 			t.Errorf("%s differs between two writes", f)
@@ -107,5 +111,29 @@ func TestWriteReportFailureKeepsOld(t *testing.T) {
 	after, err := os.ReadFile(filepath.Join(dir, "index.html"))
 	if err != nil || string(after) != string(before) {
 		t.Errorf("the old report changed: %v", err)
+	}
+}
+
+// A report names no local path: inputs relative to the folder they share,
+// the warehouse by its file name.
+func TestManifestPathsAreRelative(t *testing.T) {
+	in := []rows.InputFile{{Path: "/home/ana/exp/corpus/runs/a.jsonl"}, {Path: "/home/ana/exp/corpus/scenarios/s.yaml"}, {Path: "/home/ana/exp/corpus/ratings.csv"}}
+	if root := relativeInputs(in); root != "corpus" {
+		t.Errorf("root %q", root)
+	}
+	var got []string
+	for _, f := range in {
+		got = append(got, f.Path)
+	}
+	if strings.Join(got, " ") != "runs/a.jsonl scenarios/s.yaml ratings.csv" {
+		t.Errorf("paths %v", got)
+	}
+	one := []rows.InputFile{{Path: "/data/x/run.jsonl"}}
+	if root := relativeInputs(one); root != "x" || one[0].Path != "run.jsonl" {
+		t.Errorf("one input: %q %q", root, one[0].Path)
+	}
+	apart := []rows.InputFile{{Path: "/a/r.jsonl"}, {Path: "/b/s.yaml"}}
+	if root := relativeInputs(apart); root != "" || apart[0].Path != "a/r.jsonl" || apart[1].Path != "b/s.yaml" {
+		t.Errorf("apart: %q %v", root, apart)
 	}
 }

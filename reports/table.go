@@ -334,8 +334,13 @@ func writeHTML(b *bytes.Buffer, t *Table, opt TableOptions) {
 		}
 		fmt.Fprintf(b, "<tr%s>", cls)
 		keys, nums := t.cells(i, marks, opt, htmlStyle)
-		for _, k := range keys {
-			fmt.Fprintf(b, "<td>%s</td>", k)
+		for k, key := range keys {
+			if k == 0 && key == "" && len(t.Rows[i].Keys) > 0 && t.Rows[i].Keys[0] != "" {
+				// The group's key, written once, kept for a page that sorts.
+				fmt.Fprintf(b, "<td data-key=\"%s\"></td>", e(t.Rows[i].Keys[0]))
+				continue
+			}
+			fmt.Fprintf(b, "<td>%s</td>", key)
 		}
 		for _, n := range nums {
 			fmt.Fprintf(b, "<td class=\"num\">%s</td>", n)

@@ -222,6 +222,16 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 			m.Bootstrap.Resamples != 200 || len(m.Inputs[0].SHA256) != 64 {
 			t.Errorf("manifest: %d tables, %d figures, %d inputs, skipped %v, %+v", len(m.Tables), len(m.Figures), len(m.Inputs), m.Skipped, m.Bootstrap)
 		}
+		// No local path in the report: inputs relative to their folder.
+		for _, in := range m.Inputs {
+			if filepath.IsAbs(in.Path) || strings.Contains(in.Path, dir) {
+				t.Errorf("manifest names a local path: %s", in.Path)
+				break
+			}
+		}
+		if page, _ := os.ReadFile(filepath.Join(out, "index.html")); strings.Contains(string(page), dir) || strings.Contains(string(b), dir) {
+			t.Errorf("the report names the local folder %s", dir)
+		}
 		for _, o := range append(m.Tables, m.Figures...) {
 			for _, f := range o.Files {
 				if _, err := os.Stat(filepath.Join(out, f)); err != nil {

@@ -87,6 +87,23 @@ func checkInBrowser(t *testing.T, page string, tables, figures int) {
 	if err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
+	// Tables sort by a column: TC of the main table ascending on the
+	// first click, descending on the second, every row kept.
+	sorted, err := chromedp.Run(ctx, chromedp.Evaluate[[]bool](`(() => {
+			const t = document.querySelector("#table-main"), th = t.tHead.rows[0].cells[3], n = t.tBodies[0].rows.length;
+			const col = () => Array.from(t.tBodies[0].rows).map(r => parseFloat(r.cells[3].textContent));
+			th.click(); const up = col(); th.click(); const down = col();
+			return [up.every((x, i) => i == 0 || up[i-1] <= x), down.every((x, i) => i == 0 || down[i-1] >= x),
+				t.tBodies[0].rows.length == n, t.tBodies[0].rows[0].cells[0].textContent != "", th.getAttribute("aria-sort") == "descending"];
+		})()`))
+	if err != nil {
+		t.Fatalf("chromium: sorting: %v", err)
+	}
+	for i, ok := range sorted {
+		if !ok {
+			t.Errorf("sorting the main table by TC: check %d of %v failed", i, sorted)
+		}
+	}
 	time.Sleep(200 * time.Millisecond) // let late messages arrive
 	stopListening()
 	<-done

@@ -17,7 +17,7 @@ func reportCommand(e *env) *cli.Command {
 		Name:  "report",
 		Usage: "every table and figure, an index.html and a manifest.json in one folder",
 		Description: "Writes DIR/tables (LaTeX for one column, NAME.tex, and across the page, NAME.page.tex; Markdown,\n" +
-			"CSV, HTML), DIR/figures (PNG, SVG, PDF), DIR/index.html (self-contained: figures embedded, no script,\n" +
+			"CSV, HTML), DIR/figures (PNG, SVG, PDF), DIR/index.html (self-contained: figures embedded, tables sortable,\n" +
 			"nothing fetched; readable on a phone, printable) and DIR/manifest.json (input files and their SHA-256,\n" +
 			"tool version, judges and prompt versions, seeds).\n" +
 			"A table or figure the warehouse has no data for is left out and listed, with the reason, in both.\n" +
