@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gymlens/gymlens/ingest/rows"
+
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
@@ -123,6 +125,26 @@ func (w *Warehouse) scanScoreTasks(ctx context.Context, from, to string, fn func
 		return fn(cur)
 	}
 	return nil
+}
+
+// Personas reads every scenario's personas (name, group, label), in
+// scenario and name order.
+func (w *Warehouse) Personas(ctx context.Context) ([]rows.Persona, error) {
+	rs, err := w.db.QueryContext(ctx, `SELECT s.scenario, p.key, coalesce(p.value->>'group', ''), coalesce(p.value->>'label', '')
+		FROM scenarios s, json_each(s.spec->'personas') p ORDER BY 1, 2`)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []rows.Persona
+	for rs.Next() {
+		var p rows.Persona
+		if err := rs.Scan(&p.Scenario, &p.Name, &p.Group, &p.Label); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rs.Err()
 }
 
 // Scored says whether rescoring results are stored.

@@ -22,6 +22,8 @@ type Report struct {
 	Figures  []*plots.Figure
 	Skipped  []string // "judge-human: no human rating …"
 	Manifest Manifest
+	// Glossary explains the codes the tables and figures use (AddGlossary).
+	Glossary []GlossaryEntry
 	// Options are how the tables are written (Intervals is always on;
 	// LaTeX is written at both layouts, NAME.tex in a column and
 	// NAME.page.tex across the page).
@@ -128,6 +130,14 @@ func WriteReport(dir string, r *Report) error {
 	if err != nil {
 		return err
 	}
+	if len(r.Glossary) > 0 {
+		var g bytes.Buffer
+		g.WriteString("# Glossary\n\nThe codes the tables and figures of this report use.\n\n")
+		WriteGlossary(&g, "md", r.Glossary)
+		if err := os.WriteFile(filepath.Join(tmp, "glossary.md"), g.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
 	if err := os.WriteFile(filepath.Join(tmp, "manifest.json"), append(mj, '\n'), 0o644); err != nil {
 		return err
 	}
@@ -177,6 +187,7 @@ figure{margin:1.2rem 0}
 figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.85rem;color:var(--muted)}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;font-size:.9rem}
+dl.glossary{grid-template-columns:minmax(6rem,max-content) 1fr}
 dt{font-weight:600}
 code{font-size:.85em;word-break:break-all}
 table.gl-table th[aria-sort]{cursor:pointer}
@@ -206,7 +217,15 @@ func indexHTML(r *Report, m *Manifest, pngs map[string][]byte) []byte {
 	for _, f := range r.Figures {
 		fmt.Fprintf(&b, "<li><a href=\"#figure-%s\">%s</a></li>\n", e(f.Name), e(figureTitle(f)))
 	}
+	if len(r.Glossary) > 0 {
+		b.WriteString("<li><a href=\"#glossary\">Glossary</a></li>\n")
+	}
 	b.WriteString("<li><a href=\"#provenance\">Provenance</a></li>\n</ul></nav>\n")
+	if len(r.Glossary) > 0 {
+		b.WriteString("<section id=\"glossary\"><h2>Glossary</h2>\n")
+		WriteGlossary(&b, "html", r.Glossary)
+		b.WriteString("</section>\n")
+	}
 
 	b.WriteString("<section id=\"tables\"><h2>Tables</h2>\n")
 	for i, t := range r.Tables {

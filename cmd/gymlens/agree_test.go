@@ -222,6 +222,14 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 			m.Bootstrap.Resamples != 200 || len(m.Inputs[0].SHA256) != 64 {
 			t.Errorf("manifest: %d tables, %d figures, %d inputs, skipped %v, %+v", len(m.Tables), len(m.Figures), len(m.Inputs), m.Skipped, m.Bootstrap)
 		}
+		// The glossary explains the codes, from the specs' labels.
+		page, _ := os.ReadFile(filepath.Join(out, "index.html"))
+		gl, _ := os.ReadFile(filepath.Join(out, "glossary.md"))
+		for _, want := range []string{"persona group of reviewer", "appropriate, misaligned, appropriate", "models run on it:", "continuation quality"} {
+			if !strings.Contains(string(page), want) || !strings.Contains(string(gl), want) {
+				t.Errorf("the report's glossary lacks %q", want)
+			}
+		}
 		// No local path in the report: inputs relative to their folder.
 		for _, in := range m.Inputs {
 			if filepath.IsAbs(in.Path) || strings.Contains(in.Path, dir) {
@@ -229,7 +237,7 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 				break
 			}
 		}
-		if page, _ := os.ReadFile(filepath.Join(out, "index.html")); strings.Contains(string(page), dir) || strings.Contains(string(b), dir) {
+		if strings.Contains(string(page), dir) || strings.Contains(string(b), dir) {
 			t.Errorf("the report names the local folder %s", dir)
 		}
 		for _, o := range append(m.Tables, m.Figures...) {

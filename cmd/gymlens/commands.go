@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -329,6 +330,15 @@ func demoCommand(e *env) *cli.Command {
 			}
 			if err := writer(e, cmd, format).Result(reports.MetricsOutput(format, by, res)); err != nil {
 				return err
+			}
+			if format == "table" && !quiet {
+				g, err := reports.DatasetGlossary(ctx, w, ds)
+				if err != nil {
+					return err
+				}
+				var b bytes.Buffer
+				reports.WriteGlossary(&b, "table", g)
+				fmt.Fprint(e.stdout, "\ncodes:\n"+b.String())
 			}
 			// Last, the report folder with every table and figure.
 			t0 := time.Now()

@@ -169,7 +169,8 @@ func TestDemo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo: %d %s", code, stderr)
 	}
-	for _, want := range []string{"26 configurations", "2,340 runs", "GPT 5.6 Sol | CD | xhigh", "Qwen 3.5 2B | OC | none"} {
+	for _, want := range []string{"26 configurations", "2,340 runs", "GPT 5.6 Sol | CD | xhigh", "Qwen 3.5 2B | OC | none",
+		"\ncodes:\n", "S       persona group of reviewer", "TA      Temporal Allocation"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout)
 		}

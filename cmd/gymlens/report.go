@@ -65,6 +65,9 @@ func writeReport(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, ds 
 		return "", nil, err
 	}
 	r.Options = opt
+	if err := r.AddGlossary(ctx, w, ds); err != nil {
+		return "", nil, err
+	}
 	abs, _ := filepath.Abs(w.Path)
 	if err := r.FillManifest(ctx, w, abs, ingest.Version); err != nil {
 		return "", nil, err

@@ -341,3 +341,8 @@ type RatingSet struct {
 
 // PAREDecisions are the decisions PARE's user and annotators make.
 var PAREDecisions = []string{"accept", "reject", "gather_context"}
+
+// Persona is one persona of a scenario spec: its name, group and label.
+type Persona struct {
+	Scenario, Name, Group, Label string
+}
