@@ -2,8 +2,8 @@
 // gonum/plot, as PNG, SVG or PDF. It computes nothing statistical: every
 // value and interval comes from package analysis.
 //
-// Figures are sized for a two-column paper (7 in wide across both columns,
-// 3.4 in for one), use the Okabe–Ito colours (distinguishable with every
+// Figures are sized for a two-column paper (6.9 in wide across both
+// columns, 3.3 in for one; Figure.Resize), use the Okabe–Ito colours (distinguishable with every
 // common colour-vision deficiency) and one sans-serif font at 8 pt.
 package plots
 
@@ -54,11 +54,35 @@ func init() {
 // Formats are the image formats a figure is written in.
 var Formats = []string{"png", "svg", "pdf"}
 
-// Widths for a two-column paper.
+// Widths for a two-column paper: across the page, and one column.
 const (
-	FullWidth   = 7 * vg.Inch
-	ColumnWidth = 3.4 * vg.Inch
+	FullWidth   = 6.9 * vg.Inch
+	ColumnWidth = 3.3 * vg.Inch
 )
+
+// Sizes are the paper sizes a figure can be asked for (Figure.Resize).
+var Sizes = []string{"column", "page"}
+
+// Resize sets the figure's width to one column ("column") or the page
+// ("page"), its height in proportion; "" keeps its own size (one column
+// for a single plot, the page for panels). Texts keep their sizes in
+// points, so that a figure placed at its width in a paper prints them at
+// 7 pt or more.
+func (f *Figure) Resize(size string) error {
+	var w vg.Length
+	switch size {
+	case "":
+		return nil
+	case "column":
+		w = ColumnWidth
+	case "page":
+		w = FullWidth
+	default:
+		return fmt.Errorf("size: expected column or page, found %q", size)
+	}
+	f.Height, f.Width = f.Height*w/f.Width, w
+	return nil
+}
 
 // Palette is the Okabe–Ito palette, black last.
 var Palette = []color.Color{

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/gymlens/gymlens/analysis"
@@ -342,5 +343,29 @@ func TestFigureLayout(t *testing.T) {
 	}
 	if tx["Qwen"][0] <= rightmost || tx["Gemma"][0] <= rightmost {
 		t.Errorf("model-size: the legend (Qwen at %v) stands inside the data (last tick at x = %.1f)", tx["Qwen"], rightmost)
+	}
+}
+
+// --size makes a figure one column (3.3 in) or the page (6.9 in) wide,
+// its height in proportion, its texts at their sizes in points.
+func TestResize(t *testing.T) {
+	for name, f := range figures(t) {
+		ratio := f.Height / f.Width
+		for size, w := range map[string]vg.Length{"column": 3.3 * vg.Inch, "page": 6.9 * vg.Inch} {
+			if err := f.Resize(size); err != nil {
+				t.Fatal(err)
+			}
+			if f.Width != w || math.Abs(float64(f.Height/f.Width-ratio)) > 1e-9 {
+				t.Errorf("%s at %s: %v × %v", name, size, f.Width, f.Height)
+			}
+			b, _ := f.Render("png")
+			img, _ := png.Decode(bytes.NewReader(b))
+			if got := img.Bounds().Dx(); got != int(math.Round(w.Points()/72*300)) {
+				t.Errorf("%s at %s: %d px wide at 300 dpi", name, size, got)
+			}
+		}
+	}
+	if err := figures(t)["effort"].Resize("poster"); err == nil {
+		t.Error("size poster accepted")
 	}
 }

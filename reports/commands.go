@@ -36,6 +36,7 @@ var Commands = []*Command{
 		Params: params([]Param{
 			{Name: "out", Default: "", Required: true, Usage: "write NAME.png, NAME.svg and NAME.pdf into `DIR`"},
 			{Name: "formats", Default: strings.Join(plots.Formats, ","), Usage: "image `FORMATS`"},
+			{Name: "size", Default: "", Usage: "`SIZE` for a paper: column (3.3 in wide) or page (6.9 in); default: the figure's own (a single plot one column, panels the page)"},
 			{Name: "metric", Default: "TC", Usage: "model-size, harness-switch: the `METRIC`"},
 			{Name: "switch", Default: "CC,OC", Usage: "harness-switch: from and to `HARNESS,HARNESS`"},
 			{Name: "question", Default: "trust", Usage: "human-trust: the study `QUESTION`"},
@@ -223,8 +224,14 @@ func runPlot(ctx context.Context, x *Exec) error {
 			}
 		}
 	}
+	if sz := x.String("size"); sz != "" && !slices.Contains(plots.Sizes, sz) {
+		return analysis.Optionf("--size: expected column or page, found %q", sz)
+	}
 	fig, err := x.figure(ctx)
 	if err != nil {
+		return err
+	}
+	if err := fig.Resize(x.String("size")); err != nil {
 		return err
 	}
 	paths, err := WriteFigure(fig, x.String("out"), x.Split("formats"))

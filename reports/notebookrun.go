@@ -115,6 +115,9 @@ func (nb *notebookRun) gymlens(b Block) (BlockOutput, error) {
 		if err != nil {
 			return BlockOutput{}, err
 		}
+		if err := fig.Resize(x.String("size")); err != nil {
+			return BlockOutput{}, &analysis.OptionError{Err: err}
+		}
 		png, err := fig.Render("png")
 		if err != nil {
 			return BlockOutput{}, err

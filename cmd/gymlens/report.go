@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/plots"
 	"github.com/gymlens/gymlens/reports"
 )
 
@@ -27,6 +29,7 @@ func reportCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "where", Usage: "keep runs with `DIM=VALUE` (repeat)"},
 			&cli.StringFlag{Name: "judge", Usage: "use one `JUDGE`'s judgments instead of the average"},
 			&cli.StringFlag{Name: "judges", Usage: "judge agreement between `A,B` (default: the only two judges)"},
+			&cli.StringFlag{Name: "size", Usage: "figure `SIZE` for a paper: column (3.3 in wide) or page (6.9 in); default: each figure's own"},
 		}, append(cliFlags(reports.TableParams()[1]), bootstrapFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			return reading(ctx, cmd, func(_ string, w *ingest.Warehouse) error {
@@ -55,6 +58,10 @@ func writeReport(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, ds 
 	if err != nil {
 		return "", nil, err
 	}
+	size := cmd.String("size")
+	if size != "" && !slices.Contains(plots.Sizes, size) {
+		return "", nil, usagef("--size: expected column or page, found %q", size)
+	}
 	if ds == nil {
 		if ds, err = dataset(ctx, cmd, w, reports.KeepTasks); err != nil {
 			return "", nil, err
@@ -65,6 +72,9 @@ func writeReport(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, ds 
 		return "", nil, err
 	}
 	r.Options = opt
+	for _, f := range r.Figures {
+		f.Resize(size) // checked above
+	}
 	if err := r.AddGlossary(ctx, w, ds); err != nil {
 		return "", nil, err
 	}
