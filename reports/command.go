@@ -202,7 +202,10 @@ func (a *Args) Where(dims []string) (map[string][]string, error) {
 // has into the options of a Dataset over the warehouse name.
 func (a *Args) Options(name string, keep Keep) (Options, error) {
 	opt := Options{Name: name, Keep: keep, Judge: a.String("judge"), Metrics: a.Split("metrics"), Judges: a.Split("judges"),
-		FigureMetric: a.String("metric"), Question: a.String("question"), Switch: a.Split("switch")}
+		FigureMetric: a.String("metric"), Question: a.String("question"), Switch: a.Split("switch"), Mark: a.String("mark")}
+	if opt.Mark != "" && opt.Mark != "rank" && opt.Mark != "significance" {
+		return opt, analysis.Optionf("--mark: expected rank or significance, found %q", opt.Mark)
+	}
 	var err error
 	if opt.Bootstrap, err = a.Bootstrap(); err != nil {
 		return opt, err

@@ -168,6 +168,7 @@ func TableParams() []Param {
 	return []Param{
 		{Name: "layout", Default: "column", Usage: "LaTeX `LAYOUT`: column (one column of a two-column paper) or page (table* across both)"},
 		{Name: "digits", Default: -1, Usage: "`N` decimals for every value (default: the paper's, two for TC, TA, TR-D and TR-J)"},
+		{Name: "mark", Default: "rank", Usage: "`HOW` tables of configurations mark values: rank (best bold, second underlined) or significance (bold: the best and every configuration the paired cluster bootstrap, Holm-adjusted, cannot tell from it)"},
 	}
 }
 

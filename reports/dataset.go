@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -60,6 +61,11 @@ type Options struct {
 	// harness-switch (empty: CC,OC).
 	FigureMetric, Question string
 	Switch                 []string
+	// Mark is how tables with a row per configuration mark values: ""
+	// or "rank" (best bold, second underlined), "significance" (bold: the
+	// best and every configuration not distinguishable from it,
+	// TiesWithBest) or "none".
+	Mark string
 }
 
 // Values are the runs with their metric values (every metric of
@@ -351,6 +357,57 @@ func (s *Dataset) Compare(configs, harnessSwitch []string) ([]analysis.Compariso
 		}
 	}
 	return analysis.Compare(pairs, v.Values, v.Scenario, v.Metrics, s.opt.Bootstrap), nil
+}
+
+// TiesWithBest finds, for each metric, the configuration with the highest
+// estimate and every configuration the paired cluster bootstrap cannot
+// tell from it: the difference to the best, on the same resampled
+// scenarios, has a two-sided p-value, Holm-adjusted over the comparisons
+// with the best, of at least 1 − level. It returns metric → configuration
+// → tied (the best is tied with itself).
+func (s *Dataset) TiesWithBest(metrics []string) (map[string]map[string]bool, error) {
+	v, err := s.Values()
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.Summarize([]string{"config"}, metrics, nil)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := analysis.GroupRuns(v.Runs, []string{"config"}, s.opt.Where)
+	if err != nil {
+		return nil, err
+	}
+	runsOf := map[string][]int{}
+	for _, g := range groups {
+		runsOf[g.Key["config"]] = g.Runs
+	}
+	alpha := 1 - s.opt.Bootstrap.Level
+	out := map[string]map[string]bool{}
+	for _, m := range metrics {
+		best, bestV := "", math.Inf(-1)
+		for _, r := range res {
+			if r.Metric == m && !math.IsNaN(r.Value) && r.Value > bestV {
+				best, bestV = r.Group["config"], r.Value
+			}
+		}
+		out[m] = map[string]bool{}
+		if best == "" {
+			continue
+		}
+		out[m][best] = true
+		var pairs []analysis.Pair
+		for _, r := range res {
+			if c := r.Group["config"]; r.Metric == m && c != best && !math.IsNaN(r.Value) {
+				pairs = append(pairs, analysis.Pair{A: best, B: c, RunsA: runsOf[best], RunsB: runsOf[c]})
+			}
+		}
+		idx := analysis.MetricIndex(m)
+		for _, c := range analysis.Compare(pairs, v.Values, v.Scenario, []int{idx}, s.opt.Bootstrap) {
+			out[m][c.B] = c.PHolm >= alpha
+		}
+	}
+	return out, nil
 }
 
 // Metrics estimates Options.Metrics per group of the dimensions by, among

@@ -13,8 +13,9 @@ import (
 // labels, the efforts in their order, the study conditions letter by
 // letter; and it escapes what it writes as HTML.
 func TestGlossary(t *testing.T) {
-	ps := []rows.Persona{{"s1", "reviewer", "S", "Reviewer: wants options"}, {"s2", "reviewer", "S", "Reviewer: wants options"},
-		{"s1", "operator", "E", "<b>Operator</b>"}}
+	ps := []rows.Persona{{Scenario: "s1", Name: "reviewer", Group: "S", Label: "Reviewer: wants options"},
+		{Scenario: "s2", Name: "reviewer", Group: "S", Label: "Reviewer: wants options"},
+		{Scenario: "s1", Name: "operator", Group: "E", Label: "<b>Operator</b>"}}
 	runs := []rows.RunRow{{Model: "M1", Harness: "CC", Effort: "xhigh"}, {Model: "M2", Harness: "CC", Effort: "low"}, {Model: "M1", Harness: "OC", Effort: "none"}}
 	ratings := []rows.RatingRow{{Condition: "AMA"}, {Condition: "AMA"}, {Condition: ""}}
 	g := Glossary(ps, runs, ratings)

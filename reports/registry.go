@@ -3,7 +3,9 @@ package reports
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gymlens/gymlens/analysis"
@@ -70,7 +72,44 @@ func Tables(ds *Dataset, name string) ([]*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []*Table{MetricTable(name, mt.caption, res, mt.dims, mt.metrics)}, nil
+	t := MetricTable(name, mt.caption, res, mt.dims, mt.metrics)
+	if ds.opt.Mark == "significance" && slices.Equal(mt.dims, []string{"model", "harness", "effort"}) {
+		if err := markTies(ds, t, mt.metrics); err != nil {
+			return nil, err
+		}
+	}
+	return []*Table{t}, nil
+}
+
+// markTies marks, in a table with a row per configuration, the best
+// configuration of each metric and every configuration the paired
+// cluster bootstrap cannot tell from it (TiesWithBest), and says so in
+// the table's notes.
+func markTies(ds *Dataset, t *Table, metrics []string) error {
+	ties, err := ds.TiesWithBest(metrics)
+	if err != nil {
+		return err
+	}
+	t.Ties = make([][]bool, len(t.Rows))
+	key := ""
+	for i, r := range t.Rows {
+		if r.Keys[0] != "" {
+			key = r.Keys[0]
+		}
+		id := rows.ConfigID(key, r.Keys[1], r.Keys[2])
+		t.Ties[i] = make([]bool, len(t.Columns))
+		for j, m := range metrics {
+			t.Ties[i][j] = ties[m][id]
+		}
+	}
+	a := math.Round((1-ds.Bootstrap().Level)*1e9) / 1e9
+	for i, n := range t.Notes {
+		t.Notes[i] = strings.Replace(n, " Best value per column in bold, second underlined.", "", 1)
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf("Bold: the best configuration of each column and every configuration not distinguishable from it: "+
+		"paired cluster bootstrap of the difference (the same resampled scenarios on both sides), p-values Holm-adjusted over the comparisons "+
+		"with the best, not below %g.", a))
+	return nil
 }
 
 // JudgeLabel names the judge compared ("" for the judges' average).

@@ -24,6 +24,10 @@ type Table struct {
 	// NoGroups shows every key of every row (query results), instead of
 	// writing a repeated first key once per group.
 	NoGroups bool
+	// Ties, when not nil, marks by significance instead of rank: a cell
+	// is bold when its row is the column's best or not distinguishable
+	// from it (Ties[row][column]); nothing is underlined.
+	Ties [][]bool
 }
 
 // Column is a numeric column.
@@ -107,6 +111,16 @@ func (t *Table) marks() [][]int {
 	m := make([][]int, len(t.Rows))
 	for i := range m {
 		m[i] = make([]int, len(t.Columns))
+	}
+	if t.Ties != nil {
+		for i := range m {
+			for j := range m[i] {
+				if i < len(t.Ties) && j < len(t.Ties[i]) && t.Ties[i][j] {
+					m[i][j] = 1
+				}
+			}
+		}
+		return m
 	}
 	for j, c := range t.Columns {
 		if !c.Higher {
