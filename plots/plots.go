@@ -225,8 +225,25 @@ func (f *Figure) Render(format string) ([]byte, error) {
 		}
 	case "pdf":
 		p := vgpdf.New(f.Width, f.Height)
-		c = straightPDF{p}
-		write = func(b *bytes.Buffer) error { _, err := p.WriteTo(b); return err }
+		sp := straightPDF{p, new(bool)}
+		c = sp
+		write = func(b *bytes.Buffer) error {
+			var raw bytes.Buffer
+			if _, err := p.WriteTo(&raw); err != nil {
+				return err
+			}
+			out := raw.Bytes()
+			if !*sp.translucent {
+				// The PDF library marks every page a transparency group
+				// once any alpha is set, even an opaque one; a figure
+				// with nothing translucent needs none, and two such
+				// groups on one page of a paper make pdfTeX warn. Blanked
+				// in place (same length), so the offsets stay right.
+				out = bytes.Replace(out, pageGroup, bytes.Repeat([]byte(" "), len(pageGroup)), 1)
+			}
+			b.Write(out)
+			return nil
+		}
 	default:
 		return nil, fmt.Errorf("format: expected one of %s, found %q", strings.Join(Formats, ", "), format)
 	}
@@ -243,14 +260,22 @@ func (f *Figure) Render(format string) ([]byte, error) {
 // again, so a translucent band came out darkened twice (grey-brown where
 // PNG and SVG show a light tint). Un-premultiplied first, the PDF shows
 // what the other formats show.
-type straightPDF struct{ *vgpdf.Canvas }
+type straightPDF struct {
+	*vgpdf.Canvas
+	translucent *bool // a colour with alpha < 1 was set
+}
 
 func (c straightPDF) SetColor(clr color.Color) {
 	if clr != nil {
-		clr = straight(color.NRGBAModel.Convert(clr).(color.NRGBA))
+		n := color.NRGBAModel.Convert(clr).(color.NRGBA)
+		*c.translucent = *c.translucent || n.A < 255
+		clr = straight(n)
 	}
 	c.Canvas.SetColor(clr)
 }
+
+// pageGroup is the transparency group the PDF library gives every page.
+var pageGroup = []byte("/Group <</Type /Group /S /Transparency /CS /DeviceRGB>>")
 
 // straight is a colour whose RGBA() is not premultiplied.
 type straight color.NRGBA

@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -115,8 +116,9 @@ const (
 	columnWidth = 229.5
 	pageWidth   = 469.0
 	// minScale is the least a part of a table is shrunk: a table that
-	// would need more is split into parts, each with the key columns.
-	minScale = 0.8
+	// would need more is split into parts, each with the key columns
+	// (unless the parts would not fit a page's height).
+	minScale = 0.75
 )
 
 // latexFont is the font size (pt) and column gap of a layout.
@@ -183,8 +185,36 @@ func (t *Table) widths(opt TableOptions) []float64 {
 	return w
 }
 
+// textHeight is the height a table may take (pt): nine tenths of the
+// 9 in of text of a letter page.
+const textHeight = 0.9 * 9 * 72
+
+// height estimates a part's height (pt) at a layout: a header and a line
+// per row, two where the row shows intervals (the interval under its
+// value), and a rule between groups.
+func (t *Table) height(opt TableOptions) float64 {
+	size, _, _ := latexFont(opt.Layout)
+	h := 3 * size
+	for i, r := range t.Rows {
+		line := 1.35 * size
+		for _, c := range r.Cells {
+			if opt.Intervals && c.CI {
+				line = 2.6 * size
+				break
+			}
+		}
+		h += line
+		if i > 0 && t.groupStart(i) {
+			h += 0.5 * size
+		}
+	}
+	return h
+}
+
 // parts splits the value columns into runs that each fit the layout's
-// width (with the key columns) when shrunk by no less than minScale.
+// width (with the key columns) when shrunk by no less than minScale, as
+// evenly as it can; a table whose parts, stacked, would be taller than a
+// page is split into as many as fit (or none), and shrunk more instead.
 func (t *Table) parts(opt TableOptions) [][2]int {
 	budget := columnWidth
 	if opt.Layout == "page" {
@@ -192,21 +222,63 @@ func (t *Table) parts(opt TableOptions) [][2]int {
 	}
 	budget /= minScale
 	w := t.widths(opt)
-	keys := 0.0
+	keys, total := 0.0, 0.0
 	for _, x := range w[:len(t.Keys)] {
 		keys += x
 	}
-	var out [][2]int
-	start, used := 0, keys
-	for j := range t.Columns {
-		x := w[len(t.Keys)+j]
-		if j > start && used+x > budget {
-			out = append(out, [2]int{start, j})
-			start, used = j, keys
-		}
-		used += x
+	for _, x := range w[len(t.Keys):] {
+		total += x
 	}
-	return append(out, [2]int{start, len(t.Columns)})
+	n := len(t.Columns)
+	k := 1
+	if keys+total > budget && budget > keys {
+		k = int(math.Ceil(total / (budget - keys)))
+	}
+	k = min(k, n, max(1, int(textHeight/t.height(opt))))
+	for ; k > 1; k-- {
+		if p := t.balanced(w[len(t.Keys):], k, budget-keys); p != nil {
+			return p
+		}
+	}
+	return [][2]int{{0, n}}
+}
+
+// balanced cuts the columns of widths w into k consecutive runs, each no
+// wider than room, the widest run as narrow as it can be; nil when no cut
+// into k fits.
+func (t *Table) balanced(w []float64, k int, room float64) [][2]int {
+	// Try the narrowest limit that admits k runs: search on the limit.
+	lo, hi := 0.0, room
+	for _, x := range w {
+		lo = max(lo, x)
+	}
+	if lo > room {
+		return nil
+	}
+	cut := func(limit float64) [][2]int {
+		var out [][2]int
+		start, used := 0, 0.0
+		for j, x := range w {
+			if j > start && used+x > limit {
+				out = append(out, [2]int{start, j})
+				start, used = j, 0
+			}
+			used += x
+		}
+		return append(out, [2]int{start, len(w)})
+	}
+	if len(cut(hi)) > k {
+		return nil
+	}
+	for i := 0; i < 40; i++ {
+		mid := (lo + hi) / 2
+		if len(cut(mid)) > k {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return cut(hi)
 }
 
 // writeLaTeX writes a booktabs table in a float of the layout's width
@@ -226,10 +298,14 @@ func writeLaTeX(b *bytes.Buffer, t *Table, opt TableOptions) {
 		fmt.Fprintf(b, "\\caption{%s}\n", latex(t.Caption))
 	}
 	fmt.Fprintf(b, "\\label{tab:%s}\n", latex(t.Name))
-	for p, part := range t.parts(opt) {
+	parts := t.parts(opt)
+	for p, part := range parts {
 		if p > 0 {
 			b.WriteString("\\par\\medskip\n")
 		}
+		// Shrunk to the line's width, and to the page's height (shared
+		// by the parts), never enlarged.
+		fmt.Fprintf(b, "\\resizebox*{!}{\\ifdim\\totalheight>%.2f\\textheight %.2f\\textheight\\else\\totalheight\\fi}{%%\n", 0.9/float64(len(parts)), 0.9/float64(len(parts)))
 		b.WriteString("\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n")
 		fmt.Fprintf(b, "\\begin{tabular}{@{}%s%s@{}}\n\\toprule\n", strings.Repeat("l", len(t.Keys)), strings.Repeat("r", part[1]-part[0]))
 		var head []string
@@ -247,7 +323,7 @@ func writeLaTeX(b *bytes.Buffer, t *Table, opt TableOptions) {
 			keys, nums := t.cells(i, marks, opt, latexStyle)
 			b.WriteString(strings.Join(append(keys, nums[part[0]:part[1]]...), " & ") + " \\\\\n")
 		}
-		b.WriteString("\\bottomrule\n\\end{tabular}}\n")
+		b.WriteString("\\bottomrule\n\\end{tabular}}}\n")
 	}
 	for _, n := range t.Notes {
 		fmt.Fprintf(b, "\\par\\smallskip{\\footnotesize %s\\par}\n", latex(n))

@@ -249,6 +249,7 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 		}
 		checkInBrowser(t, filepath.Join(out, "index.html"), len(m.Tables), len(m.Figures))
 		checkTeX(t, filepath.Join(out, "tables"))
+		checkPaper(t, out)
 		csvs, _ := filepath.Glob(filepath.Join(out, "tables", "*.csv"))
 		checkCSVReadsBack(t, csvs)
 	})

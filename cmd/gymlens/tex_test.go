@@ -100,3 +100,48 @@ func tail(s string, n int) string {
 	}
 	return s
 }
+
+// checkPaper builds docs/paper/paper.tex — a two-column paper of the
+// report's tables and figures, unedited — with each engine, two passes
+// (so that references settle), and fails on any warning, overfull or
+// underfull box, or error. Without TeX it skips, except in CI.
+func checkPaper(t *testing.T, report string) {
+	for _, e := range texEngines {
+		if _, err := exec.LookPath(e); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is not installed: .ci/run installs TeX Live", e)
+			}
+			t.Skipf("no %s on this machine: the paper is not built", e)
+		}
+	}
+	src, err := os.ReadFile(filepath.Join("..", "..", "docs", "paper", "paper.tex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(report)
+	warn := regexp.MustCompile(`(?i)warning|overfull|underfull`)
+	var wg sync.WaitGroup
+	for _, engine := range texEngines {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "paper.tex"), src, 0o644)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for pass := 1; pass <= 2; pass++ {
+				cmd := exec.Command(engine, "-interaction=nonstopmode", "-halt-on-error", `\def\reportdir{`+filepath.ToSlash(abs)+`}\input{paper.tex}`)
+				cmd.Dir = dir
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Errorf("%s, pass %d: %v\n%s", engine, pass, err, tail(string(out), 1500))
+					return
+				}
+			}
+			log, _ := os.ReadFile(filepath.Join(dir, "paper.log"))
+			for _, line := range strings.Split(string(log), "\n") {
+				if warn.MatchString(line) {
+					t.Errorf("%s: the paper: %s", engine, line)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
