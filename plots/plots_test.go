@@ -232,8 +232,17 @@ func TestPDFTextReadsAsWritten(t *testing.T) {
 		if strings.ContainsAny(text, "âÃ€") {
 			t.Errorf("%s.pdf reads %q: mojibake", name, text)
 		}
-		if name == "harness-switch" && !strings.Contains(text, "when switching from CC to OC") {
-			t.Errorf("harness-switch.pdf: the title reads %q", text)
+		// The titles and axis labels are what they should be.
+		for _, want := range map[string][]string{
+			"harness-switch": {"TC when switching from CC to OC", "Qwen 2B", "+10.0 [+8.5, +12.0]"},
+			"model-size":     {"TC against model size", "Parameters (billions, log scale)", "Qwen", "Gemma"},
+			"human-trust":    {"Human trust over the study", "Checkpoint day", "AAA", "MMM"},
+			"effort":         {"TC", "TA", "TR-D", "TR-J", "none", "xhigh"},
+			"correlations":   {"0.71", "TR-J"},
+		}[name] {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s.pdf: no %q in its text %q", name, want, text)
+			}
 		}
 	}
 }
