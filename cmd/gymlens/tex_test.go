@@ -25,14 +25,7 @@ var overfull = regexp.MustCompile(`Overfull \\hbox \(([0-9.]+)pt too wide\)`)
 // missing from the font, and any byte beyond ASCII in a table. Without TeX
 // it skips, except in CI (.ci/run installs Debian's TeX Live).
 func checkTeX(t *testing.T, tables string) {
-	for _, e := range texEngines {
-		if _, err := exec.LookPath(e); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is not installed: .ci/run installs TeX Live", e)
-			}
-			t.Skipf("no %s on this machine (apt-get install texlive-latex-recommended texlive-luatex texlive-xetex): the TeX check is skipped", e)
-		}
-	}
+	needTeX(t)
 	all, _ := filepath.Glob(filepath.Join(tables, "*.tex"))
 	layouts := map[string][]string{}
 	for _, f := range all {
@@ -94,6 +87,20 @@ func checkTeX(t *testing.T, tables string) {
 	wg.Wait()
 }
 
+// needTeX skips the test when a TeX engine is missing, or fails it in CI
+// (.ci/run installs TeX Live).
+func needTeX(t *testing.T) {
+	t.Helper()
+	for _, e := range texEngines {
+		if _, err := exec.LookPath(e); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is not installed: .ci/run installs TeX Live", e)
+			}
+			t.Skipf("no %s on this machine (apt-get install texlive-latex-recommended texlive-luatex texlive-xetex): the TeX checks are skipped", e)
+		}
+	}
+}
+
 func tail(s string, n int) string {
 	if len(s) > n {
 		return s[len(s)-n:]
@@ -106,14 +113,7 @@ func tail(s string, n int) string {
 // (so that references settle), and fails on any warning, overfull or
 // underfull box, or error. Without TeX it skips, except in CI.
 func checkPaper(t *testing.T, report string) {
-	for _, e := range texEngines {
-		if _, err := exec.LookPath(e); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is not installed: .ci/run installs TeX Live", e)
-			}
-			t.Skipf("no %s on this machine: the paper is not built", e)
-		}
-	}
+	needTeX(t)
 	src, err := os.ReadFile(filepath.Join("..", "..", "docs", "paper", "paper.tex"))
 	if err != nil {
 		t.Fatal(err)
