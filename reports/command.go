@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -235,10 +236,19 @@ func (x *Exec) Dataset(ctx context.Context, keep Keep) (*Dataset, error) {
 		return ds, nil
 	}
 	ds, err := NewDataset(ctx, w, opt)
-	if err == nil && x.Datasets != nil {
+	if err != nil {
+		return nil, err
+	}
+	if x.Datasets != nil {
+		// Another block's dataset may hold the same runs: share them.
+		for _, k := range slices.Sorted(maps.Keys(x.Datasets)) {
+			if ds.ShareFrom(x.Datasets[k]) {
+				break
+			}
+		}
 		x.Datasets[key] = ds
 	}
-	return ds, err
+	return ds, nil
 }
 
 // footnotes prints the notes and returns the footnote that says how the

@@ -148,15 +148,15 @@ func runTable(ctx context.Context, x *Exec) error {
 	if err != nil {
 		return err
 	}
+	opt, err := x.TableOptions()
+	if err != nil {
+		return err
+	}
 	ds, err := x.Dataset(ctx, KeepTasks)
 	if err != nil {
 		return err
 	}
 	tables, err := Tables(ds, name)
-	if err != nil {
-		return err
-	}
-	opt, err := x.TableOptions()
 	if err != nil {
 		return err
 	}

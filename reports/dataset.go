@@ -117,6 +117,29 @@ func NewDataset(ctx context.Context, store Store, opt Options) (*Dataset, error)
 // Options are the dataset's options.
 func (s *Dataset) Options() Options { return s.opt }
 
+// ShareFrom makes s use the runs, metric values and ratings that o has
+// already read, when o read what s would (the same judge, and at least the
+// tasks s keeps): datasets that differ only in their selection, bootstrap
+// or marks then hold the warehouse's runs once (a notebook's blocks). It
+// says whether it shared anything.
+func (s *Dataset) ShareFrom(o *Dataset) bool {
+	if o.store != s.store || o.opt.Judge != s.opt.Judge || o.opt.Keep < s.opt.Keep || (o.values == nil && !o.loaded) {
+		return false
+	}
+	if o.values != nil && s.values == nil {
+		v := *o.values
+		v.Metrics = nil
+		for _, n := range s.opt.Metrics {
+			v.Metrics = append(v.Metrics, analysis.MetricIndex(n))
+		}
+		s.values = &v
+	}
+	if o.loaded && !s.loaded {
+		s.ratings, s.loaded = o.ratings, true
+	}
+	return true
+}
+
 // Bootstrap are the bootstrap options of the estimates.
 func (s *Dataset) Bootstrap() analysis.BootstrapOptions { return s.opt.Bootstrap }
 

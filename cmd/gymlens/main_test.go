@@ -76,9 +76,16 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"export", "--format", "csv", "--out", "x"},
 		{"sample", "--out", "x", "--scale", "0"},
 		{"ingest", "--max-errors", "0", "x"},
+		// Checked before the warehouse is opened (there is none here).
+		{"--db", "none.duckdb", "table", "main", "--layout", "poster"},
+		{"--db", "none.duckdb", "table", "main", "--digits", "9"},
+		{"--db", "none.duckdb", "table", "main", "--mark", "stars"},
+		{"--db", "none.duckdb", "plot", "effort", "--out", "x", "--size", "poster"},
+		{"--db", "none.duckdb", "report", "--out", "x", "--size", "poster"},
+		{"--db", "none.duckdb", "report", "--out", "x", "--digits", "-2"},
 	} {
 		code, _, stderr := gymlens(t, args...)
-		if code != 2 || stderr == "" {
+		if code != 2 || stderr == "" || strings.Contains(stderr, "no warehouse") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
 	}

@@ -32,6 +32,9 @@ func reportCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "size", Usage: "figure `SIZE` for a paper: column (3.3 in wide) or page (6.9 in); default: each figure's own"},
 		}, append(cliFlags(reports.TableParams()[1:]...), bootstrapFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if _, _, err := reportOptions(cmd); err != nil { // before opening anything
+				return err
+			}
 			return reading(ctx, cmd, func(_ string, w *ingest.Warehouse) error {
 				t0 := time.Now()
 				path, skipped, err := writeReport(ctx, cmd, w, nil, cmd.String("out"))
@@ -54,13 +57,9 @@ func reportCommand(e *env) *cli.Command {
 // the flags choose) and writes the report folder; it returns the path of
 // its index.html and what was left out.
 func writeReport(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, ds *reports.Dataset, dir string) (string, []string, error) {
-	opt, err := argsOf(cmd).TableOptions()
+	opt, size, err := reportOptions(cmd)
 	if err != nil {
 		return "", nil, err
-	}
-	size := cmd.String("size")
-	if size != "" && !slices.Contains(plots.Sizes, size) {
-		return "", nil, usagef("--size: expected column or page, found %q", size)
 	}
 	if ds == nil {
 		if ds, err = dataset(ctx, cmd, w, reports.KeepTasks); err != nil {
@@ -86,4 +85,21 @@ func writeReport(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, ds 
 		return "", nil, err
 	}
 	return filepath.Join(dir, "index.html"), r.Skipped, nil
+}
+
+// reportOptions reads how the report's tables and figures are written.
+func reportOptions(cmd *cli.Command) (reports.TableOptions, string, error) {
+	a := argsOf(cmd)
+	opt, err := a.TableOptions()
+	if err != nil {
+		return opt, "", err
+	}
+	if _, err := a.Options("", reports.KeepTasks); err != nil { // --mark, --where, the bootstrap
+		return opt, "", err
+	}
+	size := cmd.String("size")
+	if size != "" && !slices.Contains(plots.Sizes, size) {
+		return opt, "", usagef("--size: expected column or page, found %q", size)
+	}
+	return opt, size, nil
 }

@@ -1,0 +1,59 @@
+package reports
+
+import (
+	"context"
+	"testing"
+
+	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest/rows"
+)
+
+// countingStore serves two runs and counts how often it is read.
+type countingStore struct{ runs, ratings int }
+
+func (c *countingStore) LoadRunsWith(_ context.Context, visit func(int, *rows.RunRow), _ bool) ([]rows.RunRow, error) {
+	c.runs++
+	rs := []rows.RunRow{{RunID: "a", ConfigID: "m | CC | none", Model: "m", Harness: "CC", Effort: "none", Scenario: "s1"},
+		{RunID: "b", ConfigID: "m | CC | none", Model: "m", Harness: "CC", Effort: "none", Scenario: "s2"}}
+	for i := range rs {
+		visit(i, &rs[i])
+	}
+	return rs, nil
+}
+
+func (c *countingStore) LoadRatings(context.Context) ([]rows.RatingRow, error) {
+	c.ratings++
+	return nil, nil
+}
+
+// Datasets that read the same runs (same judge, enough tasks kept) share
+// them instead of reading the store again; another judge or more tasks
+// than the first kept is read anew.
+func TestDatasetsShareWhatTheyRead(t *testing.T) {
+	ctx := context.Background()
+	st := &countingStore{}
+	a, _ := NewDataset(ctx, st, Options{Keep: KeepTasks, Bootstrap: analysis.DefaultBootstrap})
+	if _, err := a.Values(); err != nil {
+		t.Fatal(err)
+	}
+	a.Ratings()
+	other := analysis.DefaultBootstrap
+	other.Resamples = 100
+	b, _ := NewDataset(ctx, st, Options{Keep: KeepValues, Bootstrap: other, Metrics: []string{"TC"}, Mark: "significance"})
+	if !b.ShareFrom(a) {
+		t.Fatal("b did not share a's runs")
+	}
+	v, _ := b.Values()
+	b.Ratings()
+	if st.runs != 1 || st.ratings != 1 || len(v.Runs) != 2 || len(v.Metrics) != 1 || v.Metrics[0] != analysis.MetricIndex("TC") {
+		t.Errorf("reads %d runs, %d ratings; %d runs with metrics %v", st.runs, st.ratings, len(v.Runs), v.Metrics)
+	}
+	if av, _ := a.Values(); len(av.Metrics) != len(analysis.MainMetrics) {
+		t.Errorf("sharing changed a's metrics: %v", av.Metrics)
+	}
+	c, _ := NewDataset(ctx, st, Options{Keep: KeepTasks, Judge: "j"})
+	d, _ := NewDataset(ctx, st, Options{Keep: KeepTasks})
+	if c.ShareFrom(a) || d.ShareFrom(b) {
+		t.Error("shared across judges, or from a dataset that kept fewer tasks")
+	}
+}
