@@ -354,3 +354,11 @@ func harnessSwitch(ds *Dataset, metric, from, to string) (*plots.Figure, error) 
 	}
 	return plots.HarnessSwitch(rows, metric, from, to, Decimals(metric))
 }
+
+// MetricTableSpec is how the metric table name groups its rows (dims) and
+// which metrics its columns are, in order; ok is false for a table of
+// another kind.
+func MetricTableSpec(name string) (dims, metrics []string, ok bool) {
+	mt, ok := metricTables[name]
+	return mt.dims, mt.metrics, ok
+}

@@ -27,6 +27,7 @@
 //	plot       a paper figure as PNG, SVG and PDF
 //	report     every table and figure, an index.html and a manifest.json in one folder
 //	notebook   run a literate analysis: Markdown whose sql and gymlens blocks are run
+//	serve      a viewer in the browser: tables linked to their runs, the runs, each trajectory
 //	decisions  PARE's decision points of the ingested PARE traces
 //	reconcile  compare what PARE and Meta-ARE stored with what gymlens recomputes
 //	export     write every table as Parquet or Arrow IPC

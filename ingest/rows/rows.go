@@ -346,3 +346,17 @@ var PAREDecisions = []string{"accept", "reject", "gather_context"}
 type Persona struct {
 	Scenario, Name, Group, Label string
 }
+
+// EventRow is one event of a run's trajectory, as the viewer shows it:
+// args and result as their JSON text.
+type EventRow struct {
+	Seq               int64
+	T                 time.Time
+	Actor, Kind, Task string
+	Text, Tool, Depth string
+	Args, Result      string
+	OK                *bool
+	Decision, Phase   string
+	Ref               int64 // the event it answers (0: none)
+	Visible           bool
+}

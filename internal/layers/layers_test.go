@@ -23,7 +23,7 @@ func deps(t *testing.T, pkg string) []string {
 // plots → analysis → typed rows, the judge beside them on the typed rows,
 // and ingest (the one door to the warehouse) below none of them.
 func TestLayers(t *testing.T) {
-	noDuckDB := []string{"analysis", "analysis/stat", "plots", "reports", "judge", "ingest/rows", "ingest/runlog", "ingest/pare", "internal/mutate", "internal/sample"}
+	noDuckDB := []string{"analysis", "analysis/stat", "plots", "reports", "serve", "judge", "ingest/rows", "ingest/runlog", "ingest/pare", "internal/mutate", "internal/sample"}
 	for _, p := range noDuckDB {
 		for _, d := range deps(t, p) {
 			if strings.Contains(d, "duckdb") {
@@ -46,10 +46,11 @@ func TestLayers(t *testing.T) {
 	upward := map[string][]string{
 		"ingest/rows": {"ingest", "analysis", "judge", "plots", "reports", "cmd"},
 		"analysis":    {"judge", "plots", "reports", "cmd", "ingest"},
-		"reports":     {"cmd", "judge", "ingest"},
+		"reports":     {"cmd", "judge", "ingest", "serve"},
 		"judge":       {"ingest", "analysis", "plots", "reports", "cmd"},
 		"plots":       {"reports", "judge", "cmd", "ingest"},
-		"ingest":      {"analysis", "judge", "plots", "reports", "cmd"},
+		"ingest":      {"analysis", "judge", "plots", "reports", "serve", "cmd"},
+		"serve":       {"cmd", "judge", "ingest"}, // the warehouse through an interface
 	}
 	for p, forbidden := range upward {
 		for _, d := range deps(t, p) {

@@ -1,0 +1,174 @@
+// Package serve is gymlens's viewer: a web server over the warehouse that
+// shows the paper tables with every cell linked to the runs behind it, the
+// runs (filtered, searched, sorted), and each run's trajectory with its
+// tasks and judgments, as HTML pages and as JSON under /api/. It calls the
+// library (reports, analysis) through a Store, never the CLI.
+//
+// Everything from the warehouse is data: pages are html/template (every
+// value escaped), served with a Content-Security-Policy that allows no
+// script and no inline style, and only GET requests are answered. It binds
+// loopback unless given a token (CheckAddr); with a token, every request
+// must carry it.
+package serve
+
+import (
+	"context"
+	"crypto/subtle"
+	"embed"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest/rows"
+	"github.com/gymlens/gymlens/reports"
+)
+
+// Store is what the viewer reads: the reading commands' warehouse, a
+// run's events, and a search of the trajectories' text. ingest.Warehouse
+// is one.
+type Store interface {
+	reports.Warehouse
+	RunEvents(ctx context.Context, runID string) ([]rows.EventRow, bool, error)
+	SearchRuns(ctx context.Context, q string) (map[string]bool, error)
+}
+
+// Options configure the viewer.
+type Options struct {
+	Name      string // the warehouse, in titles and messages
+	Token     string // when set, every request must carry it
+	Bootstrap analysis.BootstrapOptions
+}
+
+// DefaultAddr is where the viewer listens unless told otherwise.
+const DefaultAddr = "127.0.0.1:8077"
+
+// CheckAddr refuses a listening address other than loopback unless a
+// token guards the server.
+func CheckAddr(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: expected HOST:PORT (%v)", addr, err)
+	}
+	if token != "" || host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("--addr %s is not a loopback address: give --token (or $GYMLENS_TOKEN) so that only those who have it read the warehouse", addr)
+}
+
+//go:embed assets
+var assets embed.FS
+
+// Server serves the viewer's pages.
+type Server struct {
+	store Store
+	opt   Options
+	mux   *http.ServeMux
+
+	mu sync.Mutex // guards ds
+	ds *reports.Dataset
+}
+
+// New makes the viewer over store; the runs are read on the first page
+// that needs them and kept.
+func New(ctx context.Context, store Store, opt Options) (*Server, error) {
+	if opt.Bootstrap.Resamples == 0 {
+		opt.Bootstrap = analysis.DefaultBootstrap
+	}
+	if err := opt.Bootstrap.Check("level"); err != nil {
+		return nil, err
+	}
+	s := &Server{store: store, opt: opt, mux: http.NewServeMux()}
+	s.mux.Handle("GET /assets/", http.FileServerFS(assets))
+	s.mux.HandleFunc("GET /{$}", s.overview)
+	s.mux.HandleFunc("GET /runs", s.runs)
+	s.mux.HandleFunc("GET /runs/{id...}", s.run)
+	s.mux.HandleFunc("GET /api/runs", s.apiRuns)
+	s.mux.HandleFunc("GET /api/runs/{id...}", s.apiRun)
+	s.mux.HandleFunc("GET /api/metrics", s.apiMetrics)
+	ds, err := reports.NewDataset(ctx, store, reports.Options{Name: opt.Name, Keep: reports.KeepTasks, Bootstrap: opt.Bootstrap})
+	if err != nil {
+		return nil, err
+	}
+	s.ds = ds
+	return s, nil
+}
+
+// csp allows the page's own stylesheet and nothing else: no script, no
+// inline style, no frame, no form posting elsewhere.
+const csp = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// ServeHTTP answers a request: security headers on every answer, the
+// token checked, GET and HEAD only.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		http.Error(w, "the viewer only reads: GET", http.StatusMethodNotAllowed)
+		return
+	}
+	if s.opt.Token != "" && !s.authorised(w, r) {
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// tokenCookie carries the token once a link with ?token= was followed.
+const tokenCookie = "gymlens_token"
+
+// authorised checks the token: an Authorization: Bearer header, the
+// cookie, or ?token= (which sets the cookie and redirects to the same page
+// without it, so that the token does not stay in the address bar).
+func (s *Server) authorised(w http.ResponseWriter, r *http.Request) bool {
+	same := func(t string) bool { return subtle.ConstantTimeCompare([]byte(t), []byte(s.opt.Token)) == 1 }
+	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") && same(strings.TrimPrefix(a, "Bearer ")) {
+		return true
+	}
+	if c, err := r.Cookie(tokenCookie); err == nil && same(c.Value) {
+		return true
+	}
+	if t := r.URL.Query().Get("token"); t != "" && same(t) {
+		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: t, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		q := r.URL.Query()
+		q.Del("token")
+		u := *r.URL
+		u.RawQuery = q.Encode()
+		http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+		return false
+	}
+	http.Error(w, "this viewer needs its token: open the link gymlens serve printed", http.StatusUnauthorized)
+	return false
+}
+
+// dataset is the viewer's dataset (runs read once).
+func (s *Server) dataset() (*reports.Dataset, *reports.Values, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, err := s.ds.Values()
+	return s.ds, v, err
+}
+
+// fail answers an error: 400 for what the request asked wrongly, 404 for
+// what is not there, 500 otherwise (the message is text, escaped).
+func fail(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	var oe *analysis.OptionError
+	switch {
+	case errors.As(err, &oe):
+		code = http.StatusBadRequest
+	case errors.Is(err, errNotFound), errors.Is(err, analysis.ErrNoData):
+		code = http.StatusNotFound
+	}
+	http.Error(w, err.Error(), code)
+}
+
+var errNotFound = errors.New("not found")

@@ -1,0 +1,212 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"html"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest/rows"
+)
+
+// payload is trajectory text, a scenario and a model name that would run
+// as script if a page rendered them as HTML.
+const payload = `<script>alert("x")</script><img src=x onerror=alert(1)>`
+
+// fake is a warehouse of four runs: two configurations × two scenarios,
+// one persona; its model, scenario and event text carry the payload.
+type fake struct{ searched []string }
+
+func (f *fake) LoadRunsWith(_ context.Context, visit func(int, *rows.RunRow), _ bool) ([]rows.RunRow, error) {
+	var out []rows.RunRow
+	for i, m := range []string{"Model A", "Model " + payload} {
+		for j, sc := range []string{"s1", "s2 " + payload} {
+			tc := 0.4 + 0.2*float64(i) + 0.1*float64(j)
+			r := rows.RunRow{RunID: m + "/" + sc + "/p/1", ConfigID: rows.ConfigID(m, "CC", "none"), Model: m, Family: "F", Harness: "CC", Effort: "none",
+				Scenario: sc, Persona: "p", PersonaGroup: "S", Rep: 1, HasTAWindow: true,
+				Tasks: []rows.TaskRow{{Task: "t1", Weight: 1, Rules: [3]float64{tc, 1, 0}, RuleSet: [3]bool{true, true, false}, Expected: "prepare", Chosen: "execute",
+					TC:  []rows.TCJudgment{{Judge: "j", Correctness: tc, Grounding: tc, Completeness: tc, ArtifactQ: tc}},
+					TRJ: []rows.TRJJudgment{{Judge: "j", Scores: [5]float64{3, 4, 4, 3, 4}}}}},
+				TA: []rows.TAJudgment{{Judge: "j", Now: 1, Later: float64(j)}}}
+			out = append(out, r)
+		}
+	}
+	for i := range out {
+		visit(i, &out[i])
+	}
+	return out, nil
+}
+func (f *fake) LoadRatings(context.Context) ([]rows.RatingRow, error)         { return nil, nil }
+func (f *fake) LoadPARERuns(context.Context) ([]rows.PARERun, error)          { return nil, nil }
+func (f *fake) LoadPAREResults(context.Context) ([]rows.PAREResultRow, error) { return nil, nil }
+func (f *fake) LoadPAREReports(context.Context) ([]rows.PAREReportRow, error) { return nil, nil }
+func (f *fake) LoadPARESamples(context.Context) ([]rows.PARESampleRow, int, error) {
+	return nil, 0, nil
+}
+func (f *fake) DecisionTable(context.Context) ([]string, [][]any, error) { return nil, nil, nil }
+func (f *fake) Query(context.Context, string, ...any) ([]string, [][]any, error) {
+	return nil, nil, nil
+}
+func (f *fake) QueryFunc(context.Context, string, func([]string) error, func([]any) error, ...any) error {
+	return nil
+}
+func (f *fake) RunEvents(_ context.Context, id string) ([]rows.EventRow, bool, error) {
+	t := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	return []rows.EventRow{
+		{Seq: 1, T: t, Actor: "env", Kind: "notification", Task: "t1", Text: "Hello " + payload, Visible: true},
+		{Seq: 2, T: t.Add(time.Minute), Actor: "agent", Kind: "tool_call", Task: "t1", Tool: "search", Depth: "read", Args: `{"q":"` + payload + `"}`},
+		{Seq: 3, T: t.Add(26 * time.Hour), Actor: "user", Kind: "message", Text: "next day", Visible: true},
+	}, true, nil
+}
+func (f *fake) SearchRuns(_ context.Context, q string) (map[string]bool, error) {
+	f.searched = append(f.searched, q)
+	return map[string]bool{"Model A/s1/p/1": true}, nil
+}
+
+func newServer(t *testing.T, token string) (*Server, *fake) {
+	t.Helper()
+	f := &fake{}
+	opt := analysis.DefaultBootstrap
+	opt.Resamples = 100
+	s, err := New(context.Background(), f, Options{Name: "test.duckdb", Token: token, Bootstrap: opt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, f
+}
+
+func get(t *testing.T, h http.Handler, target string, header ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest("GET", target, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// Every page escapes what comes from the warehouse, carries a CSP that
+// allows no script, and links overview cells to their runs.
+func TestPagesEscapeAndLink(t *testing.T) {
+	s, f := newServer(t, "")
+	runID := "Model " + payload + "/s2 " + payload + "/p/1"
+	for _, target := range []string{"/", "/runs", "/runs?sort=TC&desc=1", runPath(runID), "/runs?q=" + url.QueryEscape(payload)} {
+		rec := get(t, s, target)
+		body := rec.Body.String()
+		if rec.Code != 200 {
+			t.Fatalf("%s: %d %s", target, rec.Code, body)
+		}
+		if strings.Contains(body, "<script") || strings.Contains(body, "<img") || strings.Contains(body, "onerror=alert") && !strings.Contains(body, "&lt;img") {
+			t.Errorf("%s: the payload is rendered as HTML", target)
+		}
+		if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "script-src") {
+			t.Errorf("%s: CSP %q", target, csp)
+		}
+		if rec.Header().Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: no nosniff", target)
+		}
+	}
+	if len(f.searched) != 1 || f.searched[0] != payload {
+		t.Errorf("searches %q", f.searched)
+	}
+	// The overview's first TC cell leads to the runs of its configuration,
+	// highest TC first.
+	body := get(t, s, "/").Body.String()
+	i := strings.Index(body, `<a href="/runs?`)
+	if i < 0 {
+		t.Fatalf("no link in the overview:\n%s", body)
+	}
+	href := html.UnescapeString(body[i+9 : i+9+strings.Index(body[i+9:], `"`)])
+	u, _ := url.Parse(href)
+	if u.Query().Get("sort") != "TC" || u.Query().Get("desc") != "1" || len(u.Query()["where"]) != 3 {
+		t.Errorf("first cell links to %s", href)
+	}
+	var list RunList
+	json.Unmarshal(get(t, s, "/api/runs?"+u.RawQuery).Body.Bytes(), &list)
+	model := strings.TrimPrefix(u.Query()["where"][0], "model=")
+	if list.Total != 2 || len(list.Runs) != 2 || *list.Runs[0].Metrics["TC"] < *list.Runs[1].Metrics["TC"] ||
+		list.Runs[0].Model != model || list.Runs[1].Model != model {
+		t.Errorf("the cell's runs: %+v", list)
+	}
+}
+
+// The run page shows the trajectory by day, the tasks with a depth
+// disagreement flagged, and the same as JSON; a run not there is 404.
+func TestRunPage(t *testing.T) {
+	s, _ := newServer(t, "")
+	id := "Model A/s1/p/1"
+	body := get(t, s, runPath(id)).Body.String()
+	for _, want := range []string{"Monday 2 March 2026", "Tuesday 3 March 2026", "tool_call", "depth read", `<span class="flag">execute</span>`,
+		"j: correctness 0.40", "now 1, later 0"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("run page lacks %q", want)
+		}
+	}
+	var d RunDetail
+	if err := json.Unmarshal(get(t, s, "/api/runs/"+url.PathEscape(id)).Body.Bytes(), &d); err != nil || d.Run.RunID != id || len(d.Events) != 3 || len(d.Tasks) != 1 {
+		t.Errorf("api run: %v %+v", err, d)
+	}
+	if rec := get(t, s, runPath("nope")); rec.Code != 404 {
+		t.Errorf("missing run: %d", rec.Code)
+	}
+}
+
+// Bad queries are 400 with the reason; writes are refused.
+func TestBadRequests(t *testing.T) {
+	s, _ := newServer(t, "")
+	for _, target := range []string{"/runs?sort=bogus", "/runs?limit=-1", "/runs?where=colour=red", "/api/metrics?by=colour"} {
+		if rec := get(t, s, target); rec.Code != 400 {
+			t.Errorf("%s: %d %s", target, rec.Code, rec.Body.String())
+		}
+	}
+	req := httptest.NewRequest("POST", "/runs", strings.NewReader("x"))
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != 405 {
+		t.Errorf("POST: %d", rec.Code)
+	}
+}
+
+// With a token every request needs it: a link with ?token= sets a cookie
+// and drops the token from the address; a Bearer header works too.
+func TestToken(t *testing.T) {
+	s, _ := newServer(t, "s3cret")
+	if rec := get(t, s, "/runs"); rec.Code != 401 {
+		t.Errorf("no token: %d", rec.Code)
+	}
+	if rec := get(t, s, "/runs?token=wrong"); rec.Code != 401 {
+		t.Errorf("wrong token: %d", rec.Code)
+	}
+	rec := get(t, s, "/runs?token=s3cret&sort=TC")
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/runs?sort=TC" {
+		t.Fatalf("token link: %d %q", rec.Code, rec.Header().Get("Location"))
+	}
+	c := rec.Result().Cookies()
+	if len(c) != 1 || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode {
+		t.Fatalf("cookie %+v", c)
+	}
+	if rec := get(t, s, "/runs?sort=TC", "Cookie", c[0].Name+"="+c[0].Value); rec.Code != 200 {
+		t.Errorf("with the cookie: %d", rec.Code)
+	}
+	if rec := get(t, s, "/api/runs", "Authorization", "Bearer s3cret"); rec.Code != 200 {
+		t.Errorf("with the header: %d", rec.Code)
+	}
+}
+
+func TestCheckAddr(t *testing.T) {
+	for addr, ok := range map[string]bool{"127.0.0.1:8077": true, "[::1]:80": true, "localhost:1": true, "0.0.0.0:8077": false, "192.168.1.5:80": false, ":8077": false, "nonsense": false} {
+		if err := CheckAddr(addr, ""); (err == nil) != ok {
+			t.Errorf("%s without a token: %v", addr, err)
+		}
+	}
+	if err := CheckAddr("0.0.0.0:8077", "t"); err != nil {
+		t.Errorf("with a token: %v", err)
+	}
+}
