@@ -63,6 +63,34 @@ type Missing struct {
 	NoActiveTasks     bool
 }
 
+// TaskTC is a task's TC in [0, 1]: the mean of its applicable components,
+// the rule scores that apply, then semantics = mean(correctness,
+// grounding) and completion = mean(completeness, artifact quality), each
+// averaged over the judges (judge alone when not empty). NaN when the task
+// has no component.
+func TaskTC(t *rows.TaskRow, judge string) float64 {
+	var comps []float64
+	for i := 0; i < 3; i++ {
+		if t.RuleSet[i] {
+			comps = append(comps, t.Rules[i])
+		}
+	}
+	var c, g, cm, aq, nj float64
+	for _, j := range t.TC {
+		if judge == "" || j.Judge == judge {
+			c, g, cm, aq, nj = c+j.Correctness, g+j.Grounding, cm+j.Completeness, aq+j.ArtifactQ, nj+1
+		}
+	}
+	if nj > 0 {
+		c, g, cm, aq = c/nj, g/nj, cm/nj, aq/nj
+		comps = append(comps, (c+g)/2, (cm+aq)/2)
+	}
+	if len(comps) == 0 {
+		return math.NaN()
+	}
+	return stat.Mean(comps)
+}
+
 // RunValues computes every metric of one run, as design.md defines them:
 //
 //	TC_{r,t} = mean of the applicable components (the rule scores that
@@ -124,8 +152,8 @@ func RunValues(r *rows.RunRow, judge string) ([]float64, Missing) {
 		} else {
 			miss.TasksWithoutTC++
 		}
-		if len(comps) > 0 {
-			tcSum += t.Weight * stat.Mean(comps)
+		if x := TaskTC(t, judge); !math.IsNaN(x) {
+			tcSum += t.Weight * x
 			tcW += t.Weight
 		}
 		if t.Expected != "" && t.Chosen != "" {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 
 	"github.com/gymlens/gymlens/analysis"
@@ -151,21 +152,34 @@ func (s *Server) runList(r *http.Request) (RunQuery, RunList, error) {
 
 // RunDetail is a run with its tasks, judgments and trajectory.
 type RunDetail struct {
-	Run    RunSummary        `json:"run"`
-	Tasks  []rows.TaskRow    `json:"tasks"`
-	TA     []rows.TAJudgment `json:"ta"`
-	Events []rows.EventRow   `json:"events"`
-	Capped bool              `json:"events_capped"`
+	Run          RunSummary        `json:"run"`
+	Counterparts []RunSummary      `json:"counterparts"` // the same scenario, persona and repetition, other configurations
+	Tasks        []rows.TaskRow    `json:"tasks"`
+	TA           []rows.TAJudgment `json:"ta"`
+	Events       []rows.EventRow   `json:"events"`
+	Capped       bool              `json:"events_capped"`
 }
 
 func (s *Server) runDetail(r *http.Request) (*RunDetail, error) {
-	id := r.PathValue("id")
+	return s.detail(r, r.PathValue("id"))
+}
+
+// detail reads the run id with its tasks and events; its counterparts are
+// the runs of the same scenario, persona and repetition in other
+// configurations.
+func (s *Server) detail(r *http.Request, id string) (*RunDetail, error) {
 	s.mu.Lock()
 	v, err := s.ds.Values()
 	var d *RunDetail
 	if err == nil {
 		if run, vals, ok := findRun(v, id); ok {
 			d = &RunDetail{Run: summary(run, vals), Tasks: run.Tasks, TA: run.TA}
+			for i := range v.Runs {
+				o := &v.Runs[i]
+				if o.Scenario == run.Scenario && o.Persona == run.Persona && o.Rep == run.Rep && o.ConfigID != run.ConfigID {
+					d.Counterparts = append(d.Counterparts, summary(o, v.Values[i]))
+				}
+			}
 		}
 	}
 	s.mu.Unlock()
@@ -205,6 +219,126 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		days[len(days)-1].Events = append(days[len(days)-1].Events, e)
 	}
 	s.page(w, "run", map[string]any{"Title": "Run " + d.Run.RunID, "D": d, "Days": days, "Metrics": analysis.MainMetrics})
+}
+
+// sideBySide is one day, or one task, of a comparison: A's and B's.
+type sideBySide struct {
+	Key  string
+	A, B []rows.EventRow
+}
+
+// taskPair is a task of either run, with both runs' scores.
+type taskPair struct {
+	Task             string
+	A, B             *rows.TaskRow
+	TCA, TCB, TCDiff string
+}
+
+func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if q.Get("a") == "" || q.Get("b") == "" {
+		fail(w, analysis.Optionf("compare: give two runs, ?a=RUN_ID&b=RUN_ID"))
+		return
+	}
+	a, err := s.detail(r, q.Get("a"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	b, err := s.detail(r, q.Get("b"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	type metricRow struct{ Metric, A, B, Diff string }
+	var ms []metricRow
+	for _, m := range analysis.MainMetrics {
+		x, y, d := a.Run.Metrics[m], b.Run.Metrics[m], reports.Decimals(m)
+		row := metricRow{Metric: m, A: formatValue(x, d), B: formatValue(y, d), Diff: "–"}
+		if x != nil && y != nil {
+			row.Diff = fmt.Sprintf("%+.*f", d, *y-*x)
+		}
+		ms = append(ms, row)
+	}
+	// Tasks by id, in A's order then B's own.
+	var tasks []taskPair
+	at := map[string]int{}
+	add := func(t *rows.TaskRow, side int) {
+		i, ok := at[t.Task]
+		if !ok {
+			i = len(tasks)
+			at[t.Task] = i
+			tasks = append(tasks, taskPair{Task: t.Task})
+		}
+		if side == 0 {
+			tasks[i].A = t
+		} else {
+			tasks[i].B = t
+		}
+	}
+	for i := range a.Tasks {
+		add(&a.Tasks[i], 0)
+	}
+	for i := range b.Tasks {
+		add(&b.Tasks[i], 1)
+	}
+	for i := range tasks {
+		ta, tb := taskTC(tasks[i].A), taskTC(tasks[i].B)
+		tasks[i].TCA, tasks[i].TCB, tasks[i].TCDiff = formatValue(ta, 2), formatValue(tb, 2), "–"
+		if ta != nil && tb != nil {
+			tasks[i].TCDiff = fmt.Sprintf("%+.2f", *tb-*ta)
+		}
+	}
+	// Trajectories by day, side by side.
+	var days []sideBySide
+	idx := map[string]int{}
+	for side, d := range []*RunDetail{a, b} {
+		for _, e := range d.Events {
+			k := e.T.Format("Monday 2 January 2006")
+			i, ok := idx[k]
+			if !ok {
+				i = len(days)
+				idx[k] = i
+				days = append(days, sideBySide{Key: k})
+			}
+			if side == 0 {
+				days[i].A = append(days[i].A, e)
+			} else {
+				days[i].B = append(days[i].B, e)
+			}
+		}
+	}
+	sort.SliceStable(days, func(i, j int) bool { return dayOf(days[i]) < dayOf(days[j]) })
+	s.page(w, "compare", map[string]any{"Title": "Compare", "A": a, "B": b, "Metrics": ms, "Tasks": tasks, "Days": days})
+}
+
+// dayOf is the first event's time of a day's comparison, for ordering.
+func dayOf(d sideBySide) int64 {
+	if len(d.A) > 0 {
+		return d.A[0].T.Unix()
+	}
+	if len(d.B) > 0 {
+		return d.B[0].T.Unix()
+	}
+	return 0
+}
+
+// taskTC is a task's TC as the run's value is made of (the mean of its
+// rule components and its judged semantics and completion), nil without
+// any.
+func taskTC(t *rows.TaskRow) *float64 {
+	if t == nil {
+		return nil
+	}
+	v := analysis.TaskTC(t, "")
+	return value(v)
+}
+
+func formatValue(p *float64, digits int) string {
+	if p == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.*f", digits, *p)
 }
 
 func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
@@ -342,6 +476,9 @@ const pageTemplates = `
 {{$d := .D}}<h1>{{$d.Run.RunID}}</h1>
 <p>{{$d.Run.Config}} · scenario {{$d.Run.Scenario}} · persona {{$d.Run.Persona}} ({{$d.Run.PersonaGroup}}) · repetition {{$d.Run.Rep}}</p>
 <p>{{range .Metrics}}{{.}} <strong>{{num (metric $d.Run.Metrics .) (digits .)}}</strong> · {{end}}</p>
+{{if $d.Counterparts}}<h2>The same scenario, persona and repetition in other configurations</h2><ul>
+{{range $d.Counterparts}}<li><a href="{{runPath .RunID}}">{{.Config}}</a> · <a href="/compare?a={{$d.Run.RunID}}&amp;b={{.RunID}}">compare side by side</a></li>
+{{end}}</ul>{{end}}
 <h2>Tasks (active)</h2>
 <div class="wrap"><table><thead><tr><th>task</th><th class="num">weight</th><th>expected depth</th><th>chosen depth</th><th>rules</th><th>TC judgments</th><th>trust (five constructs)</th></tr></thead><tbody>
 {{range $d.Tasks}}<tr><td>{{.Task}}</td><td class="num">{{printf "%.2f" .Weight}}</td><td>{{.Expected}}</td><td>{{if ne .Expected .Chosen}}<span class="flag">{{.Chosen}}</span>{{else}}{{.Chosen}}{{end}}</td><td>{{rules .}}</td><td>{{judged .}}</td><td>{{trust .}}</td></tr>
@@ -355,5 +492,29 @@ const pageTemplates = `
 {{if .Args}}<details><summary>arguments</summary><pre>{{.Args}}</pre></details>{{end}}
 {{if .Result}}<details><summary>result</summary><pre>{{.Result}}</pre></details>{{end}}</div>
 {{end}}{{end}}
+{{template "foot" .}}{{end}}
+
+{{define "events"}}{{range .}}<div class="event {{.Actor}}"><div class="meta">{{clock .}} · #{{.Seq}} · {{.Actor}} · {{.Kind}}{{if .Task}} · task {{.Task}}{{end}}{{if .Tool}} · {{.Tool}}{{end}}{{if .Depth}} · depth {{.Depth}}{{end}}{{if .Decision}} · {{.Decision}}{{end}}</div>
+{{if .Text}}<div class="text">{{.Text}}</div>{{end}}{{if .Args}}<details><summary>arguments</summary><pre>{{.Args}}</pre></details>{{end}}{{if .Result}}<details><summary>result</summary><pre>{{.Result}}</pre></details>{{end}}</div>
+{{end}}{{end}}
+
+{{define "compare"}}{{template "head" .}}
+<h1>Two runs side by side</h1>
+<div class="wrap"><table><thead><tr><th></th><th>A</th><th>B</th><th class="num">B − A</th></tr></thead><tbody>
+<tr><td>run</td><td><a href="{{runPath .A.Run.RunID}}">{{.A.Run.RunID}}</a></td><td><a href="{{runPath .B.Run.RunID}}">{{.B.Run.RunID}}</a></td><td></td></tr>
+<tr><td>configuration</td><td>{{.A.Run.Config}}</td><td>{{.B.Run.Config}}</td><td></td></tr>
+<tr><td>scenario · persona · rep</td><td>{{.A.Run.Scenario}} · {{.A.Run.Persona}} · {{.A.Run.Rep}}</td><td>{{.B.Run.Scenario}} · {{.B.Run.Persona}} · {{.B.Run.Rep}}</td><td></td></tr>
+{{range .Metrics}}<tr><td>{{.Metric}}</td><td class="num">{{.A}}</td><td class="num">{{.B}}</td><td class="num">{{.Diff}}</td></tr>{{end}}
+</tbody></table></div>
+<h2>Tasks</h2>
+<div class="wrap"><table><thead><tr><th>task</th><th>A: expected → chosen</th><th>B: expected → chosen</th><th class="num">TC A</th><th class="num">TC B</th><th class="num">B − A</th></tr></thead><tbody>
+{{range .Tasks}}<tr><td>{{.Task}}</td><td>{{with .A}}{{.Expected}} → {{if ne .Expected .Chosen}}<span class="flag">{{.Chosen}}</span>{{else}}{{.Chosen}}{{end}}{{else}}not active{{end}}</td>
+<td>{{with .B}}{{.Expected}} → {{if ne .Expected .Chosen}}<span class="flag">{{.Chosen}}</span>{{else}}{{.Chosen}}{{end}}{{else}}not active{{end}}</td>
+<td class="num">{{.TCA}}</td><td class="num">{{.TCB}}</td><td class="num">{{.TCDiff}}</td></tr>
+{{end}}</tbody></table></div>
+<h2>Trajectories by day</h2>
+{{range .Days}}<div class="day">{{.Key}}</div>
+<div class="wrap"><table class="side"><thead><tr><th>A</th><th>B</th></tr></thead><tbody><tr><td>{{template "events" .A}}</td><td>{{template "events" .B}}</td></tr></tbody></table></div>
+{{end}}
 {{template "foot" .}}{{end}}
 `

@@ -86,9 +86,11 @@ func New(ctx context.Context, store Store, opt Options) (*Server, error) {
 	}
 	s := &Server{store: store, opt: opt, mux: http.NewServeMux()}
 	s.mux.Handle("GET /assets/", http.FileServerFS(assets))
+	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	s.mux.HandleFunc("GET /{$}", s.overview)
 	s.mux.HandleFunc("GET /runs", s.runs)
 	s.mux.HandleFunc("GET /runs/{id...}", s.run)
+	s.mux.HandleFunc("GET /compare", s.compare)
 	s.mux.HandleFunc("GET /api/runs", s.apiRuns)
 	s.mux.HandleFunc("GET /api/runs/{id...}", s.apiRun)
 	s.mux.HandleFunc("GET /api/metrics", s.apiMetrics)

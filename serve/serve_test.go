@@ -210,3 +210,38 @@ func TestCheckAddr(t *testing.T) {
 		t.Errorf("with a token: %v", err)
 	}
 }
+
+// From a run, one click compares it with the same scenario, persona and
+// repetition in another configuration: metrics with B − A, tasks aligned,
+// trajectories by day; the payload stays text.
+func TestCompare(t *testing.T) {
+	s, _ := newServer(t, "")
+	body := get(t, s, runPath("Model A/s1/p/1")).Body.String()
+	i := strings.Index(body, `<a href="/compare?`)
+	if i < 0 {
+		t.Fatalf("no compare link on the run page:\n%s", body)
+	}
+	href := html.UnescapeString(body[i+9 : i+9+strings.Index(body[i+9:], `"`)])
+	u, _ := url.Parse(href)
+	if u.Query().Get("a") != "Model A/s1/p/1" || u.Query().Get("b") != "Model "+payload+"/s1/p/1" {
+		t.Fatalf("compare link %s", href)
+	}
+	rec := get(t, s, href)
+	page := rec.Body.String()
+	if rec.Code != 200 || strings.Contains(page, "<script") {
+		t.Fatalf("compare: %d", rec.Code)
+	}
+	// TC: A's task has evidence 0.4, outputs 1 and judged 0.4 and 0.4, so
+	// 100 × 0.55; B's 0.6, 1, 0.6, 0.6: 70.00; B − A = +15.00.
+	page = html.UnescapeString(page)
+	for _, want := range []string{"Two runs side by side", "B − A", "55.00", "70.00", "+15.00", "Monday 2 March 2026", "Tuesday 3 March 2026", "t1", "prepare → "} {
+		if !strings.Contains(page, want) {
+			t.Errorf("compare lacks %q", want)
+		}
+	}
+	for target, code := range map[string]int{"/compare?a=Model+A%2Fs1%2Fp%2F1": 400, "/compare?a=nope&b=Model+A%2Fs1%2Fp%2F1": 404} {
+		if rec := get(t, s, target); rec.Code != code {
+			t.Errorf("%s: %d, want %d", target, rec.Code, code)
+		}
+	}
+}

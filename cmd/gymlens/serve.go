@@ -20,7 +20,8 @@ func serveCommand(e *env) *cli.Command {
 		Usage: "a viewer in the browser: the paper tables with each cell linked to its runs, the runs, each run's trajectory",
 		Description: "Serves the warehouse (read-only) on --addr: / the main, persona and scenario tables, every value a link to\n" +
 			"the runs behind it; /runs filtered (where=DIM=VALUE), searched (q=) and sorted (sort=METRIC); /runs/RUN_ID a\n" +
-			"run's tasks, judgments and trajectory by day; the same as JSON under /api/ (docs/serve.md). It binds\n" +
+			"run's tasks, judgments and trajectory by day; /compare?a=RUN&b=RUN two runs side by side; the same as JSON\n" +
+			"under /api/ (docs/serve.md). It binds\n" +
 			"loopback unless --token is given; with a token every request must carry it (the printed link sets it).",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: serve.DefaultAddr, Usage: "listen on `HOST:PORT`"},

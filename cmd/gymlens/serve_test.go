@@ -3,13 +3,22 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
+	neturl "net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/chromedp"
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest"
@@ -73,7 +82,7 @@ func TestServeOnTheSample(t *testing.T) {
 		t.Errorf("the run page shows no trajectory:\n%.2000s", run)
 	}
 	// The runs of the cell are those of its configuration, by TC.
-	u, _ := url.Parse(runsPage)
+	u, _ := neturl.Parse(runsPage)
 	var list serve.RunList
 	if err := json.Unmarshal([]byte(fetch("/api/runs?"+u.RawQuery)), &list); err != nil {
 		t.Fatal(err)
@@ -89,5 +98,123 @@ func TestServeOnTheSample(t *testing.T) {
 	}
 	if code, _, stderr := gymlens(t, "--db", db, "serve", "--addr", "0.0.0.0:0"); code != 2 || !strings.Contains(stderr, "--token") {
 		t.Errorf("public address without a token: exit %d %s", code, stderr)
+	}
+}
+
+// In real Chromium: the overview, a click on a cell, the runs behind it,
+// a click on a run, a click to compare it with another configuration —
+// and a script in the search box that does not run. With
+// $GYMLENS_SCREENSHOTS set, each page is saved there as PNG (how
+// docs/serve/ was made). Without Chromium it skips.
+func TestServeInBrowser(t *testing.T) {
+	exe := chromium()
+	if exe == "" {
+		t.Skip("no Chromium on this machine (apt-get install chromium): the viewer's browser test is skipped")
+	}
+	_, db := sampleWarehouse(t, 6, 4, true)
+	w, err := ingest.Open(context.Background(), db, ingest.OpenOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	opt := analysis.DefaultBootstrap
+	opt.Resamples = 200
+	s, err := serve.New(context.Background(), w, serve.Options{Name: "gymlens.duckdb", Bootstrap: opt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1280, 900))...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	if _, err := chromedp.Call(ctx, log.Enable, cdp.Empty{}); err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	var mu sync.Mutex
+	var problems []string
+	lctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		for m, err := range chromedp.Console(lctx) {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleWarning || m.IsException() {
+				mu.Lock()
+				problems = append(problems, m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+	shots := os.Getenv("GYMLENS_SCREENSHOTS")
+	shot := func(name string) {
+		if shots == "" {
+			return
+		}
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()) // the window, not the whole page
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(shots, 0o755)
+		os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644)
+	}
+	var heading, url string
+	// step follows the first link matching sel, as a click does, and
+	// waits for the page it leads to.
+	step := func(name, sel string) {
+		t.Helper()
+		href, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q).href`, sel)))
+		if err != nil {
+			t.Fatalf("%s: no link %s: %v", name, sel, err)
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate(href), chromedp.WaitReady("h1")); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if heading, err = chromedp.Run(ctx, chromedp.Text("h1")); err != nil {
+			t.Fatal(err)
+		}
+		url, _ = chromedp.Run(ctx, chromedp.Location())
+		shot(name)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitReady("table.overview")); err != nil {
+		t.Fatal(err)
+	}
+	shot("overview")
+	step("runs", "table.overview td.num a")
+	if heading != "Runs" || !strings.Contains(url, "sort=TC") {
+		t.Errorf("the cell led to %q at %s", heading, url)
+	}
+	step("run", "tbody td a")
+	if !strings.Contains(url, "/runs/") || !strings.Contains(heading, "/") {
+		t.Errorf("the run link led to %q at %s", heading, url)
+	}
+	step("compare", `a[href^="/compare"]`)
+	if heading != "Two runs side by side" {
+		t.Errorf("compare: %q at %s", heading, url)
+	}
+	// A script in the search box is shown, not run (and CSP has nothing
+	// to block: no console error).
+	payload := `"><img src=x onerror="document.title='pwned'"><script>document.title='pwned'</script>`
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/runs?q="+neturl.QueryEscape(payload)), chromedp.WaitReady("h1"),
+		chromedp.Sleep(200*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	title, err := chromedp.Run(ctx, chromedp.Title())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if title == "pwned" {
+		t.Error("the search box's script ran")
+	}
+	time.Sleep(200 * time.Millisecond)
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Error("console:", p)
 	}
 }
