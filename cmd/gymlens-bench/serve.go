@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	neturl "net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// benchServe measures the viewer as a user meets it: `gymlens serve` as a
+// process on the sample corpus at each scale, pages fetched over loopback
+// — a run page, /runs with a selection and a sort, 100 page loads at once
+// — and the server's peak resident memory (docs/benchmarks.md).
+func benchServe(args []string) error {
+	fl := flag.NewFlagSet("serve", flag.ExitOnError)
+	scales := fl.String("scales", "1,10", "sample corpus scales, comma-separated")
+	fl.Parse(args)
+	work, err := os.MkdirTemp("", "gymlens-bench-serve-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	bin := filepath.Join(work, "gymlens")
+	if err := buildGymlens(bin); err != nil {
+		return err
+	}
+	fmt.Println("| scale | runs | first page (runs read, tables computed) | run page, median | run page, p95 | /runs, median | /runs, p95 | 100 at once: p95 | server peak RSS |")
+	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, s := range strings.Split(*scales, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || k < 1 {
+			return fmt.Errorf("--scales: %q", s)
+		}
+		if err := serveScale(bin, work, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func serveScale(bin, work string, k int) error {
+	d := filepath.Join(work, fmt.Sprintf("scale%d", k))
+	db := filepath.Join(d, "w.duckdb")
+	if out, err := exec.Command(bin, "sample", "--out", filepath.Join(d, "corpus"), "--scale", strconv.Itoa(k)).CombinedOutput(); err != nil {
+		return fmt.Errorf("sample: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "--db", db, "-q", "ingest", filepath.Join(d, "corpus")).CombinedOutput(); err != nil {
+		return fmt.Errorf("ingest: %v\n%s", err, out)
+	}
+	os.RemoveAll(filepath.Join(d, "corpus"))
+	srv := exec.Command(bin, "--db", db, "serve", "--addr", "127.0.0.1:0")
+	stdout, _ := srv.StdoutPipe()
+	srv.Stderr = os.Stderr
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	defer func() { srv.Process.Signal(os.Interrupt); srv.Wait() }()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("serve: %v", err)
+	}
+	base := strings.TrimSuffix(strings.Fields(strings.TrimPrefix(line, "gymlens serve: "))[0], "/")
+	fetch := func(path string) (time.Duration, []byte, error) {
+		t0 := time.Now()
+		res, err := http.Get(base + path)
+		if err != nil {
+			return 0, nil, err
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			return 0, nil, fmt.Errorf("%s: %d %s", path, res.StatusCode, b)
+		}
+		return time.Since(t0), b, nil
+	}
+	first, _, err := fetch("/")
+	if err != nil {
+		return err
+	}
+	_, b, err := fetch("/api/runs?limit=500")
+	if err != nil {
+		return err
+	}
+	var list struct {
+		Total int
+		Runs  []struct {
+			RunID  string `json:"run_id"`
+			Config string
+		}
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		return err
+	}
+	var runPages, runsPages []string
+	for i := 0; i < 50; i++ {
+		r := list.Runs[(i*37)%len(list.Runs)]
+		runPages = append(runPages, "/runs/"+neturl.PathEscape(r.RunID))
+		runsPages = append(runsPages, "/runs?where="+neturl.QueryEscape("config="+r.Config)+"&sort=TC&desc=1&q=")
+	}
+	runsPages[0] = "/runs?q=seminar&sort=TR-J"
+	times := func(paths []string) ([]time.Duration, error) {
+		var out []time.Duration
+		for _, p := range paths {
+			t, _, err := fetch(p)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t)
+		}
+		slices.Sort(out)
+		return out, nil
+	}
+	rt, err := times(runPages)
+	if err != nil {
+		return err
+	}
+	lt, err := times(runsPages)
+	if err != nil {
+		return err
+	}
+	// 100 page loads at once: runs pages and run pages alternately.
+	var mu sync.Mutex
+	var burst []time.Duration
+	var wg sync.WaitGroup
+	var ferr error
+	for i := 0; i < 100; i++ {
+		p := runPages[i%len(runPages)]
+		if i%2 == 1 {
+			p = runsPages[i%len(runsPages)]
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t, _, err := fetch(p)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				ferr = err
+			}
+			burst = append(burst, t)
+		}()
+	}
+	wg.Wait()
+	if ferr != nil {
+		return ferr
+	}
+	slices.Sort(burst)
+	st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", srv.Process.Pid))
+	hwm := "?"
+	for _, l := range strings.Split(string(st), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			kb, _ := strconv.ParseFloat(strings.Fields(l)[1], 64)
+			hwm = fmt.Sprintf("%.0f MB", kb*1024/1e6)
+		}
+	}
+	ms := func(t time.Duration) string { return fmt.Sprintf("%.1f ms", float64(t.Microseconds())/1000) }
+	p95 := func(ts []time.Duration) time.Duration { return ts[(len(ts)*95+99)/100-1] }
+	fmt.Printf("| %d | %d | %s | %s | %s | %s | %s | %s | %s |\n", k, list.Total, ms(first), ms(rt[len(rt)/2]), ms(p95(rt)),
+		ms(lt[len(lt)/2]), ms(p95(lt)), ms(p95(burst)), hwm)
+	return nil
+}
