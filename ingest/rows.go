@@ -69,6 +69,18 @@ func (w *Warehouse) LoadRunsWith(ctx context.Context, visit func(i int, r *RunRo
 	return runs, nil
 }
 
+// LoadRunTasks reads one run's active tasks and judgments into r, as
+// LoadRuns gives them: for a viewer that keeps the runs without their
+// tasks and reads a run's when its page is asked.
+func (w *Warehouse) LoadRunTasks(ctx context.Context, r *RunRow) error {
+	runs := []RunRow{{RunID: r.RunID}}
+	if err := w.loadTasksAndJudgments(ctx, runs, map[string]int{r.RunID: 0}, r.RunID, r.RunID, interner{}); err != nil {
+		return err
+	}
+	r.Tasks, r.TA = runs[0].Tasks, runs[0].TA
+	return nil
+}
+
 // loadBatch is how many runs' tasks and judgments LoadRuns reads at once.
 const loadBatch = 2000
 

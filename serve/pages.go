@@ -168,12 +168,36 @@ func (s *Server) runDetail(r *http.Request) (*RunDetail, error) {
 // the runs of the same scenario, persona and repetition in other
 // configurations.
 func (s *Server) detail(r *http.Request, id string) (*RunDetail, error) {
+	s.cmu.Lock()
+	for _, d := range s.recent {
+		if d.Run.RunID == id {
+			s.cmu.Unlock()
+			return d, nil
+		}
+	}
+	s.cmu.Unlock()
+	d, err := s.readDetail(r, id)
+	if err == nil {
+		s.cmu.Lock()
+		s.recent = append(s.recent, d)
+		if len(s.recent) > maxRecent {
+			s.recent = s.recent[1:]
+		}
+		s.cmu.Unlock()
+	}
+	return d, err
+}
+
+// readDetail reads a run's detail from the dataset and the store.
+func (s *Server) readDetail(r *http.Request, id string) (*RunDetail, error) {
 	s.mu.Lock()
 	v, err := s.ds.Values()
 	var d *RunDetail
+	var run rows.RunRow
 	if err == nil {
-		if run, vals, ok := findRun(v, id); ok {
-			d = &RunDetail{Run: summary(run, vals), Tasks: run.Tasks, TA: run.TA}
+		if r, vals, ok := findRun(v, id); ok {
+			run = *r
+			d = &RunDetail{Run: summary(r, vals)}
 			for i := range v.Runs {
 				o := &v.Runs[i]
 				if o.Scenario == run.Scenario && o.Persona == run.Persona && o.Rep == run.Rep && o.ConfigID != run.ConfigID {
@@ -189,6 +213,10 @@ func (s *Server) detail(r *http.Request, id string) (*RunDetail, error) {
 	if d == nil {
 		return nil, fmt.Errorf("no run %q in %s: %w", id, s.opt.Name, errNotFound)
 	}
+	if err := s.store.LoadRunTasks(r.Context(), &run); err != nil {
+		return nil, err
+	}
+	d.Tasks, d.TA = run.Tasks, run.TA
 	events, _, err := s.store.RunEvents(r.Context(), id)
 	if err != nil {
 		return nil, err

@@ -33,6 +33,9 @@ import (
 type Store interface {
 	reports.Warehouse
 	RunEvents(ctx context.Context, runID string) ([]rows.EventRow, bool, error)
+	// LoadRunTasks reads a run's active tasks and judgments into it (the
+	// viewer keeps the runs' values only).
+	LoadRunTasks(ctx context.Context, r *rows.RunRow) error
 	SearchRuns(ctx context.Context, q string) (map[string]bool, error)
 }
 
@@ -73,7 +76,14 @@ type Server struct {
 
 	mu sync.Mutex // guards ds
 	ds *reports.Dataset
+
+	cmu    sync.Mutex   // guards recent
+	recent []*RunDetail // the last run pages read, newest last (maxRecent)
 }
+
+// maxRecent is how many runs' details (tasks, judgments, events) the
+// server keeps after reading them, for the next request of the same run.
+const maxRecent = 64
 
 // New makes the viewer over store; the runs are read on the first page
 // that needs them and kept.
@@ -94,7 +104,8 @@ func New(ctx context.Context, store Store, opt Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/runs", s.apiRuns)
 	s.mux.HandleFunc("GET /api/runs/{id...}", s.apiRun)
 	s.mux.HandleFunc("GET /api/metrics", s.apiMetrics)
-	ds, err := reports.NewDataset(ctx, store, reports.Options{Name: opt.Name, Keep: reports.KeepTasks, Bootstrap: opt.Bootstrap})
+	// The runs' values only: a run's tasks are read when its page is asked.
+	ds, err := reports.NewDataset(ctx, store, reports.Options{Name: opt.Name, Keep: reports.KeepValues, Bootstrap: opt.Bootstrap})
 	if err != nil {
 		return nil, err
 	}

@@ -64,6 +64,15 @@ func (f *fake) RunEvents(_ context.Context, id string) ([]rows.EventRow, bool, e
 		{Seq: 3, T: t.Add(26 * time.Hour), Actor: "user", Kind: "message", Text: "next day", Visible: true},
 	}, true, nil
 }
+func (f *fake) LoadRunTasks(ctx context.Context, r *rows.RunRow) error {
+	runs, _ := f.LoadRunsWith(ctx, func(int, *rows.RunRow) {}, false)
+	for _, x := range runs {
+		if x.RunID == r.RunID {
+			r.Tasks, r.TA = x.Tasks, x.TA
+		}
+	}
+	return nil
+}
 func (f *fake) SearchRuns(_ context.Context, q string) (map[string]bool, error) {
 	f.searched = append(f.searched, q)
 	return map[string]bool{"Model A/s1/p/1": true}, nil

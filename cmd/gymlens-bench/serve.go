@@ -35,8 +35,8 @@ func benchServe(args []string) error {
 	if err := buildGymlens(bin); err != nil {
 		return err
 	}
-	fmt.Println("| scale | runs | first page (runs read, tables computed) | run page, median | run page, p95 | /runs, median | /runs, p95 | 100 at once: p95 | server peak RSS |")
-	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Println("| scale | runs | first page (runs read, tables computed) | run page, median | run page, p95 | /runs, median | /runs, p95 | 100 at once, pages seen: p95 | 100 at once, pages not seen: p95 | server peak RSS |")
+	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, s := range strings.Split(*scales, ",") {
 		k, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || k < 1 {
@@ -102,11 +102,13 @@ func serveScale(bin, work string, k int) error {
 	if err := json.Unmarshal(b, &list); err != nil {
 		return err
 	}
-	var runPages, runsPages []string
+	var runPages, runsPages, unseen []string
 	for i := 0; i < 50; i++ {
 		r := list.Runs[(i*37)%len(list.Runs)]
 		runPages = append(runPages, "/runs/"+neturl.PathEscape(r.RunID))
 		runsPages = append(runsPages, "/runs?where="+neturl.QueryEscape("config="+r.Config)+"&sort=TC&desc=1&q=")
+		u := list.Runs[(i*37+11)%len(list.Runs)] // not among the run pages above
+		unseen = append(unseen, "/runs/"+neturl.PathEscape(u.RunID), "/runs?where="+neturl.QueryEscape("persona_group=S")+"&sort=TR-D&offset="+strconv.Itoa(i))
 	}
 	runsPages[0] = "/runs?q=seminar&sort=TR-J"
 	times := func(paths []string) ([]time.Duration, error) {
@@ -129,33 +131,46 @@ func serveScale(bin, work string, k int) error {
 	if err != nil {
 		return err
 	}
-	// 100 page loads at once: runs pages and run pages alternately.
-	var mu sync.Mutex
-	var burst []time.Duration
-	var wg sync.WaitGroup
-	var ferr error
-	for i := 0; i < 100; i++ {
-		p := runPages[i%len(runPages)]
-		if i%2 == 1 {
-			p = runsPages[i%len(runsPages)]
+	// 100 page loads at once: runs pages and run pages alternately, first
+	// of pages just seen, then of pages not seen before.
+	burstOf := func(paths []string) ([]time.Duration, error) {
+		var mu sync.Mutex
+		var out []time.Duration
+		var wg sync.WaitGroup
+		var ferr error
+		for _, p := range paths {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t, _, err := fetch(p)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					ferr = err
+				}
+				out = append(out, t)
+			}()
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t, _, err := fetch(p)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				ferr = err
-			}
-			burst = append(burst, t)
-		}()
+		wg.Wait()
+		slices.Sort(out)
+		return out, ferr
 	}
-	wg.Wait()
-	if ferr != nil {
-		return ferr
+	var seen []string
+	for i := 0; i < 100; i++ {
+		if i%2 == 0 {
+			seen = append(seen, runPages[i/2])
+		} else {
+			seen = append(seen, runsPages[i/2])
+		}
 	}
-	slices.Sort(burst)
+	burst, err := burstOf(seen)
+	if err != nil {
+		return err
+	}
+	cold, err := burstOf(unseen)
+	if err != nil {
+		return err
+	}
 	st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", srv.Process.Pid))
 	hwm := "?"
 	for _, l := range strings.Split(string(st), "\n") {
@@ -166,7 +181,7 @@ func serveScale(bin, work string, k int) error {
 	}
 	ms := func(t time.Duration) string { return fmt.Sprintf("%.1f ms", float64(t.Microseconds())/1000) }
 	p95 := func(ts []time.Duration) time.Duration { return ts[(len(ts)*95+99)/100-1] }
-	fmt.Printf("| %d | %d | %s | %s | %s | %s | %s | %s | %s |\n", k, list.Total, ms(first), ms(rt[len(rt)/2]), ms(p95(rt)),
-		ms(lt[len(lt)/2]), ms(p95(lt)), ms(p95(burst)), hwm)
+	fmt.Printf("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", k, list.Total, ms(first), ms(rt[len(rt)/2]), ms(p95(rt)),
+		ms(lt[len(lt)/2]), ms(p95(lt)), ms(p95(burst)), ms(p95(cold)), hwm)
 	return nil
 }
