@@ -15,21 +15,15 @@ import (
 const MaxRunEvents = 20000
 
 // RunEvents reads a run's trajectory in order, at most MaxRunEvents
-// events; ok says whether the run exists.
-func (w *Warehouse) RunEvents(ctx context.Context, runID string) (events []rows.EventRow, ok bool, err error) {
-	var n int
-	if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE run_id = ?`, runID).Scan(&n); err != nil {
-		return nil, false, err
-	}
-	if n == 0 {
-		return nil, false, nil
-	}
+// events (none for a run not in the warehouse).
+func (w *Warehouse) RunEvents(ctx context.Context, runID string) ([]rows.EventRow, error) {
+	var events []rows.EventRow
 	rs, err := w.db.QueryContext(ctx, `SELECT seq, t, actor, kind, coalesce(task, ''), coalesce(text, ''), coalesce(tool, ''),
 		coalesce(depth, ''), coalesce(CAST(args AS VARCHAR), ''), coalesce(CAST(result AS VARCHAR), ''), ok,
 		coalesce(decision, ''), coalesce(phase, ''), coalesce(ref, 0), visible
 		FROM events WHERE run_id = ? ORDER BY seq LIMIT ?`, runID, MaxRunEvents)
 	if err != nil {
-		return nil, true, err
+		return nil, err
 	}
 	defer rs.Close()
 	for rs.Next() {
@@ -38,7 +32,7 @@ func (w *Warehouse) RunEvents(ctx context.Context, runID string) (events []rows.
 		var ok sql.NullBool
 		if err := rs.Scan(&e.Seq, &t, &e.Actor, &e.Kind, &e.Task, &e.Text, &e.Tool, &e.Depth, &e.Args, &e.Result, &ok,
 			&e.Decision, &e.Phase, &e.Ref, &e.Visible); err != nil {
-			return nil, true, err
+			return nil, err
 		}
 		e.T = t.UTC()
 		if ok.Valid {
@@ -47,7 +41,7 @@ func (w *Warehouse) RunEvents(ctx context.Context, runID string) (events []rows.
 		}
 		events = append(events, e)
 	}
-	return events, true, rs.Err()
+	return events, rs.Err()
 }
 
 // SearchRuns returns the runs whose trajectory's text, tool calls or

@@ -217,7 +217,7 @@ func (s *Server) readDetail(r *http.Request, id string) (*RunDetail, error) {
 		return nil, err
 	}
 	d.Tasks, d.TA = run.Tasks, run.TA
-	events, _, err := s.store.RunEvents(r.Context(), id)
+	events, err := s.store.RunEvents(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}

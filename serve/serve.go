@@ -32,7 +32,7 @@ import (
 // is one.
 type Store interface {
 	reports.Warehouse
-	RunEvents(ctx context.Context, runID string) ([]rows.EventRow, bool, error)
+	RunEvents(ctx context.Context, runID string) ([]rows.EventRow, error)
 	// LoadRunTasks reads a run's active tasks and judgments into it (the
 	// viewer keeps the runs' values only).
 	LoadRunTasks(ctx context.Context, r *rows.RunRow) error

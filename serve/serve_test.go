@@ -56,13 +56,13 @@ func (f *fake) Query(context.Context, string, ...any) ([]string, [][]any, error)
 func (f *fake) QueryFunc(context.Context, string, func([]string) error, func([]any) error, ...any) error {
 	return nil
 }
-func (f *fake) RunEvents(_ context.Context, id string) ([]rows.EventRow, bool, error) {
+func (f *fake) RunEvents(_ context.Context, id string) ([]rows.EventRow, error) {
 	t := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	return []rows.EventRow{
 		{Seq: 1, T: t, Actor: "env", Kind: "notification", Task: "t1", Text: "Hello " + payload, Visible: true},
 		{Seq: 2, T: t.Add(time.Minute), Actor: "agent", Kind: "tool_call", Task: "t1", Tool: "search", Depth: "read", Args: `{"q":"` + payload + `"}`},
 		{Seq: 3, T: t.Add(26 * time.Hour), Actor: "user", Kind: "message", Text: "next day", Visible: true},
-	}, true, nil
+	}, nil
 }
 func (f *fake) LoadRunTasks(ctx context.Context, r *rows.RunRow) error {
 	runs, _ := f.LoadRunsWith(ctx, func(int, *rows.RunRow) {}, false)
