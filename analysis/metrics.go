@@ -75,20 +75,28 @@ func TaskTC(t *rows.TaskRow, judge string) float64 {
 			comps = append(comps, t.Rules[i])
 		}
 	}
-	var c, g, cm, aq, nj float64
-	for _, j := range t.TC {
-		if judge == "" || j.Judge == judge {
-			c, g, cm, aq, nj = c+j.Correctness, g+j.Grounding, cm+j.Completeness, aq+j.ArtifactQ, nj+1
-		}
-	}
-	if nj > 0 {
-		c, g, cm, aq = c/nj, g/nj, cm/nj, aq/nj
+	if c, g, cm, aq, ok := judgedTC(t, judge); ok {
 		comps = append(comps, (c+g)/2, (cm+aq)/2)
 	}
 	if len(comps) == 0 {
 		return math.NaN()
 	}
 	return stat.Mean(comps)
+}
+
+// judgedTC is a task's four judged TC diagnostics averaged over the
+// judges (judge alone when not empty); ok is false without a judgment.
+func judgedTC(t *rows.TaskRow, judge string) (c, g, cm, aq float64, ok bool) {
+	var nj float64
+	for _, j := range t.TC {
+		if judge == "" || j.Judge == judge {
+			c, g, cm, aq, nj = c+j.Correctness, g+j.Grounding, cm+j.Completeness, aq+j.ArtifactQ, nj+1
+		}
+	}
+	if nj == 0 {
+		return 0, 0, 0, 0, false
+	}
+	return c / nj, g / nj, cm / nj, aq / nj, true
 }
 
 // RunValues computes every metric of one run, as design.md defines them:
@@ -126,23 +134,13 @@ func RunValues(r *rows.RunRow, judge string) ([]float64, Missing) {
 	var trdSum, trdN, trjSum, trjN float64
 	for ti := range r.Tasks {
 		t := &r.Tasks[ti]
-		var comps []float64
 		for i := 0; i < 3; i++ {
 			if t.RuleSet[i] {
-				comps = append(comps, t.Rules[i])
 				add(mEvidence+i, t.Rules[i], t.Weight)
 			}
 		}
-		var c, g, cm, aq, nj float64
-		for _, j := range t.TC {
-			if judge == "" || j.Judge == judge {
-				c, g, cm, aq, nj = c+j.Correctness, g+j.Grounding, cm+j.Completeness, aq+j.ArtifactQ, nj+1
-			}
-		}
-		if nj > 0 {
-			c, g, cm, aq = c/nj, g/nj, cm/nj, aq/nj
+		if c, g, cm, aq, ok := judgedTC(t, judge); ok {
 			sem, compl := (c+g)/2, (cm+aq)/2
-			comps = append(comps, sem, compl)
 			add(mSemantics, sem, t.Weight)
 			add(mCompletion, compl, t.Weight)
 			add(mCorrectness, c, t.Weight)

@@ -25,24 +25,32 @@ import (
 	"github.com/gymlens/gymlens/serve"
 )
 
-// On the sample warehouse a reader goes from a cell of the main table to
-// the runs behind it, and from them to a run's trajectory, in two clicks;
-// the JSON says the same; a public address without a token is refused.
-func TestServeOnTheSample(t *testing.T) {
+// sampleServer serves a sample warehouse of four configurations (200
+// resamples) on a test server; it returns the server and the warehouse.
+func sampleServer(t *testing.T) (*httptest.Server, string) {
+	t.Helper()
 	_, db := sampleWarehouse(t, 6, 4, true)
 	w, err := ingest.Open(context.Background(), db, ingest.OpenOptions{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	t.Cleanup(func() { w.Close() })
 	opt := analysis.DefaultBootstrap
 	opt.Resamples = 200
-	s, err := serve.New(context.Background(), w, serve.Options{Name: db, Bootstrap: opt})
+	s, err := serve.New(context.Background(), w, serve.Options{Name: "gymlens.duckdb", Bootstrap: opt})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(s)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return srv, db
+}
+
+// On the sample warehouse a reader goes from a cell of the main table to
+// the runs behind it, and from them to a run's trajectory, in two clicks;
+// the JSON says the same; a public address without a token is refused.
+func TestServeOnTheSample(t *testing.T) {
+	srv, db := sampleServer(t)
 	fetch := func(path string) string {
 		t.Helper()
 		res, err := http.Get(srv.URL + path)
@@ -111,20 +119,7 @@ func TestServeInBrowser(t *testing.T) {
 	if exe == "" {
 		t.Skip("no Chromium on this machine (apt-get install chromium): the viewer's browser test is skipped")
 	}
-	_, db := sampleWarehouse(t, 6, 4, true)
-	w, err := ingest.Open(context.Background(), db, ingest.OpenOptions{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	opt := analysis.DefaultBootstrap
-	opt.Resamples = 200
-	s, err := serve.New(context.Background(), w, serve.Options{Name: "gymlens.duckdb", Bootstrap: opt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(s)
-	defer srv.Close()
+	srv, _ := sampleServer(t)
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1280, 900))...)
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx)
