@@ -63,6 +63,10 @@ type OpenOptions struct {
 	// SchemaVersion, when > 0, migrates only up to that version (for tests
 	// of the upgrade path).
 	SchemaVersion int
+	// Threads, when > 0, is DuckDB's threads per query (default: the
+	// cores): a server answering many small queries at once does better
+	// with one each.
+	Threads int
 }
 
 type migration struct {
@@ -114,14 +118,18 @@ func Open(ctx context.Context, path string, opt OpenOptions) (*Warehouse, error)
 	if mem == "" {
 		mem = DefaultMemoryLimit
 	}
+	settings := []string{
+		"SET memory_limit='" + strings.ReplaceAll(mem, "'", "") + "'",
+		// Rows carry their own keys (run_id, seq): their physical order
+		// need not follow the input, and not keeping it lets bulk loads
+		// stream within the memory limit.
+		"SET preserve_insertion_order = false",
+	}
+	if opt.Threads > 0 {
+		settings = append(settings, fmt.Sprintf("SET threads = %d", opt.Threads))
+	}
 	connector, err := duckdb.NewConnector(dsn, func(execer driver.ExecerContext) error {
-		for _, q := range []string{
-			"SET memory_limit='" + strings.ReplaceAll(mem, "'", "") + "'",
-			// Rows carry their own keys (run_id, seq): their physical order
-			// need not follow the input, and not keeping it lets bulk
-			// loads stream within the memory limit.
-			"SET preserve_insertion_order = false",
-		} {
+		for _, q := range settings {
 			if _, err := execer.ExecContext(ctx, q, nil); err != nil {
 				return err
 			}

@@ -36,7 +36,9 @@ func serveCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ""))
+			oo := openOptions(cmd, true, "")
+			oo.Threads = 1 // many small queries at once: one thread each
+			w, err := ingest.Open(ctx, cmd.String("db"), oo)
 			if err != nil {
 				return err
 			}
