@@ -34,13 +34,9 @@ func benchRSS(args []string) error {
 	if err := buildGymlens(bin); err != nil {
 		return err
 	}
-	var ks []int
-	for _, s := range strings.Split(*scales, ",") {
-		k, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || k < 1 {
-			return fmt.Errorf("--scales: %q", s)
-		}
-		ks = append(ks, k)
+	ks, err := parseScales(*scales)
+	if err != nil {
+		return err
 	}
 	type result struct {
 		wall time.Duration
@@ -145,4 +141,17 @@ func buildGymlens(bin string) error {
 		return fmt.Errorf("go build ./cmd/gymlens (run from the repository's root): %w\n%s", err, out)
 	}
 	return nil
+}
+
+// parseScales reads --scales: whole numbers ≥ 1, comma-separated.
+func parseScales(list string) ([]int, error) {
+	var ks []int
+	for _, s := range strings.Split(list, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || k < 1 {
+			return nil, fmt.Errorf("--scales: %q", s)
+		}
+		ks = append(ks, k)
+	}
+	return ks, nil
 }

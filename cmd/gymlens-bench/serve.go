@@ -37,11 +37,11 @@ func benchServe(args []string) error {
 	}
 	fmt.Println("| scale | runs | first page (runs read, tables computed) | run page, median | run page, p95 | /runs, median | /runs, p95 | 100 at once, pages seen: p95 | 100 at once, pages not seen: p95 | server peak RSS |")
 	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-	for _, s := range strings.Split(*scales, ",") {
-		k, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || k < 1 {
-			return fmt.Errorf("--scales: %q", s)
-		}
+	ks, err := parseScales(*scales)
+	if err != nil {
+		return err
+	}
+	for _, k := range ks {
 		if err := serveScale(bin, work, k); err != nil {
 			return err
 		}

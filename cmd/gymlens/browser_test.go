@@ -27,33 +27,31 @@ func chromium() string {
 // every figure decoded, every table has rows, the counts are as expected,
 // and the console had no error and no exception. Without Chromium it says
 // so and skips.
-func checkInBrowser(t *testing.T, page string, tables, figures int) {
+// openBrowser starts headless Chromium (skipping the test, with why, when
+// there is none) and listens to its console from before the first page:
+// consoleProblems stops listening and returns every error, warning and
+// exception it heard. The browser closes when the test ends.
+func openBrowser(t *testing.T, why string, flags ...chromedp.ExecAllocatorOption) (ctx context.Context, consoleProblems func() []string) {
 	t.Helper()
 	exe := chromium()
 	if exe == "" {
-		t.Skip("no Chromium on this machine (apt-get install chromium): the browser check is skipped")
+		t.Skipf("no Chromium on this machine (apt-get install chromium): %s is skipped", why)
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.Flag("allow-file-access-from-files", true))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	// Start the browser and the log domain, then listen to the console
-	// before the page loads.
+	opts := append(append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox), flags...)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
 	if _, err := chromedp.Call(ctx, log.Enable, cdp.Empty{}); err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
-	lctx, stopListening := context.WithCancel(ctx)
-	messages := chromedp.Console(lctx)
+	lctx, stop := context.WithCancel(ctx)
 	var mu sync.Mutex
 	var problems []string
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for m, err := range messages {
+		for m, err := range chromedp.Console(lctx) {
 			if err != nil {
 				return
 			}
@@ -64,6 +62,19 @@ func checkInBrowser(t *testing.T, page string, tables, figures int) {
 			}
 		}
 	}()
+	return ctx, func() []string {
+		time.Sleep(200 * time.Millisecond) // let late messages arrive
+		stop()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return problems
+	}
+}
+
+func checkInBrowser(t *testing.T, page string, tables, figures int) {
+	t.Helper()
+	ctx, consoleProblems := openBrowser(t, "the browser check", chromedp.Flag("allow-file-access-from-files", true))
 	type counts struct {
 		Tables, Rows, Images, Decoded, Figures int
 	}
@@ -104,17 +115,13 @@ func checkInBrowser(t *testing.T, page string, tables, figures int) {
 			t.Errorf("sorting the main table by TC: check %d of %v failed", i, sorted)
 		}
 	}
-	time.Sleep(200 * time.Millisecond) // let late messages arrive
-	stopListening()
-	<-done
+	problems := consoleProblems()
 	if got.Tables != tables || got.Rows != tables {
 		t.Errorf("%d tables rendered (%d with rows), want %d", got.Tables, got.Rows, tables)
 	}
 	if got.Figures != figures || got.Images != figures || got.Decoded != figures {
 		t.Errorf("%d figures, %d images, %d decoded and shown; want %d", got.Figures, got.Images, got.Decoded, figures)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	for _, p := range problems {
 		t.Error(p)
 	}

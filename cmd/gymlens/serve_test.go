@@ -12,12 +12,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/chromedp"
 
 	"github.com/gymlens/gymlens/analysis"
@@ -115,36 +112,8 @@ func TestServeOnTheSample(t *testing.T) {
 // $GYMLENS_SCREENSHOTS set, each page is saved there as PNG (how
 // docs/serve/ was made). Without Chromium it skips.
 func TestServeInBrowser(t *testing.T) {
-	exe := chromium()
-	if exe == "" {
-		t.Skip("no Chromium on this machine (apt-get install chromium): the viewer's browser test is skipped")
-	}
+	ctx, consoleProblems := openBrowser(t, "the viewer's browser test", chromedp.WindowSize(1280, 900))
 	srv, _ := sampleServer(t)
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1280, 900))...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	if _, err := chromedp.Call(ctx, log.Enable, cdp.Empty{}); err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
-	var mu sync.Mutex
-	var problems []string
-	lctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go func() {
-		for m, err := range chromedp.Console(lctx) {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleWarning || m.IsException() {
-				mu.Lock()
-				problems = append(problems, m.String())
-				mu.Unlock()
-			}
-		}
-	}()
 	shots := os.Getenv("GYMLENS_SCREENSHOTS")
 	shot := func(name string) {
 		if shots == "" {
@@ -205,11 +174,7 @@ func TestServeInBrowser(t *testing.T) {
 	if title == "pwned" {
 		t.Error("the search box's script ran")
 	}
-	time.Sleep(200 * time.Millisecond)
-	stop()
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range problems {
-		t.Error("console:", p)
+	for _, p := range consoleProblems() {
+		t.Error(p)
 	}
 }
