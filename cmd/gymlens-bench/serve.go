@@ -26,6 +26,10 @@ func benchServe(args []string) error {
 	fl := flag.NewFlagSet("serve", flag.ExitOnError)
 	scales := fl.String("scales", "1,10", "sample corpus scales, comma-separated")
 	fl.Parse(args)
+	ks, err := parseScales(*scales)
+	if err != nil {
+		return err
+	}
 	work, err := os.MkdirTemp("", "gymlens-bench-serve-")
 	if err != nil {
 		return err
@@ -37,10 +41,6 @@ func benchServe(args []string) error {
 	}
 	fmt.Println("| scale | runs | first page (runs read, tables computed) | run page, median | run page, p95 | /runs, median | /runs, p95 | 100 at once, pages seen: p95 | 100 at once, pages not seen: p95 | server peak RSS |")
 	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-	ks, err := parseScales(*scales)
-	if err != nil {
-		return err
-	}
 	for _, k := range ks {
 		if err := serveScale(bin, work, k); err != nil {
 			return err
