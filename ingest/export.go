@@ -43,6 +43,9 @@ var exportTables = []exportTable{
 	{"pare_annotations", "file_id, src_line", false},
 	{"pare_results", "result_id", false},
 	{"pare_reports", "file_id, src_line, section", false},
+	{"annotation_queues", "queue", false},
+	{"annotation_items", "queue, position", false},
+	{"annotation_answers", "queue, item, annotator, question", false},
 }
 
 // ExportResult says what Export wrote.

@@ -190,7 +190,8 @@ func ConfigID(model, harness, effort string) string { return runlog.ConfigID(mod
 // ConfigKey names a configuration as a path-safe slug.
 func ConfigKey(model, harness, effort string) string { return runlog.ConfigKey(model, harness, effort) }
 
-// LoadRatings reads every human rating, in file and line order.
+// LoadRatings reads every human rating, in file and line order, then the
+// answers of the annotation queues (not their tutorial items).
 func (w *Warehouse) LoadRatings(ctx context.Context) ([]RatingRow, error) {
 	var out []RatingRow
 	err := w.scan(ctx, `SELECT g.rater, g.question, g.value, coalesce(g.run_id, ''), coalesce(g.task, ''), coalesce(g.item, ''),
@@ -206,7 +207,12 @@ func (w *Warehouse) LoadRatings(ctx context.Context) ([]RatingRow, error) {
 		out = append(out, g)
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	// The answers given in gymlens serve's annotation queues.
+	q, err := w.queueRatings(ctx)
+	return append(out, q...), err
 }
 
 // Inputs lists the files ingested, in the order they were loaded.
@@ -322,6 +328,22 @@ func (w *Warehouse) LoadPARESamples(ctx context.Context) ([]PARESampleRow, int, 
 			out[i].Humans[who] = d
 		} else {
 			orphans++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	// The decisions given in gymlens serve's PARE queues.
+	err = w.scan(ctx, `SELECT i.sample_id, a.annotator, a.choice FROM annotation_answers a
+		JOIN annotation_items i ON i.queue = a.queue AND i.item = a.item JOIN annotation_queues q ON q.queue = a.queue
+		WHERE q.kind = 'pare' AND NOT i.tutorial AND a.choice IS NOT NULL ORDER BY a.queue, i.position, a.annotator`, func(rows *sql.Rows) error {
+		var id, who, d string
+		if err := rows.Scan(&id, &who, &d); err != nil {
+			return err
+		}
+		if i, ok := idx[id]; ok {
+			out[i].Humans[who] = d
 		}
 		return nil
 	})

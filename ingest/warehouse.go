@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -54,6 +55,7 @@ type Warehouse struct {
 	ReadOnly    bool
 	connector   *duckdb.Connector
 	db          *sql.DB
+	writeMu     sync.Mutex // one annotation write at a time
 }
 
 // OpenOptions tunes Open.
@@ -222,7 +224,7 @@ func openError(path string, err error) error {
 		if m != nil {
 			holder = strings.TrimSpace(m[1])
 		}
-		return fmt.Errorf("warehouse %s is in use by another process (%s): wait for it to finish, or use another --db", path, holder)
+		return fmt.Errorf("warehouse %s is in use by another process (%s): wait for it to finish (a running `gymlens serve` holds it until stopped, unless started with --read-only), or use another --db", path, holder)
 	}
 	return fmt.Errorf("cannot open warehouse %s: %w", path, err)
 }

@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest/rows"
 	"github.com/gymlens/gymlens/plots"
 )
 
@@ -81,4 +83,47 @@ func WriteAnnotationSheet(path string, items []analysis.SampleItem, questions []
 		return fmt.Errorf("--out: %w", err)
 	}
 	return nil
+}
+
+// WriteQueueExport writes a queue's answers (not those to its tutorial
+// items) as a CSV: a PARE queue in PARE's annotation columns
+// (annotation_id, sample_id, annotator_id, human_decision, timestamp),
+// which `gymlens ingest` and PARE read back; a ratings queue in the
+// ratings columns (rater, question, value, run_id, task, answered_at).
+// Rows come by item, annotator and question. It returns the rows written.
+func WriteQueueExport(path string, st *analysis.QueueState, answers []rows.Answer) (int, error) {
+	tutorial := map[string]bool{}
+	items := map[string]rows.QueueItem{}
+	for _, it := range st.Items {
+		tutorial[it.Item] = it.Tutorial
+		items[it.Item] = it
+	}
+	n := 0
+	err := WriteFileAtomic(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		if st.Queue.Kind == rows.QueuePARE {
+			cw.Write([]string{"annotation_id", "sample_id", "annotator_id", "human_decision", "timestamp"})
+		} else {
+			cw.Write([]string{"rater", "question", "value", "run_id", "task", "answered_at"})
+		}
+		for _, a := range answers {
+			if tutorial[a.Item] {
+				continue
+			}
+			it := items[a.Item]
+			at := a.At.UTC().Format(time.RFC3339Nano)
+			if st.Queue.Kind == rows.QueuePARE {
+				cw.Write(SpreadsheetSafe([]string{st.Queue.Name + ":" + a.Item + ":" + a.Annotator, it.Sample, a.Annotator, a.Choice, at}))
+			} else {
+				cw.Write(SpreadsheetSafe([]string{a.Annotator, a.Question, analysis.AnswerText(a), it.RunID, it.Task, at}))
+			}
+			n++
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+	if err != nil {
+		return 0, fmt.Errorf("--out: %w", err)
+	}
+	return n, nil
 }

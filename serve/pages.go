@@ -465,13 +465,20 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 		return strings.Join(parts, ", ")
 	},
 	"clock": func(e rows.EventRow) string { return e.T.Format("15:04") },
-}).Parse(pageTemplates))
+	"fig": func(p *float64) string {
+		if p == nil {
+			return "–"
+		}
+		return fmt.Sprintf("%.3f", *p)
+	},
+	"checked": func(given, value string) bool { return given != "" && (given == value || sameText("", given, value)) },
+}).Parse(pageTemplates + annotateTemplates))
 
 const pageTemplates = `
 {{define "head"}}<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title><link rel="stylesheet" href="/assets/style.css"></head>
-<body><header><nav><a href="/">Overview</a><a href="/runs">Runs</a><span class="muted">{{.Warehouse}}</span></nav></header>
+<body><header><nav><a href="/">Overview</a><a href="/runs">Runs</a><a href="/annotate">Annotate</a><span class="muted">{{.Warehouse}}</span></nav></header>
 {{end}}
 {{define "foot"}}</body></html>{{end}}
 

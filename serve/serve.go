@@ -42,8 +42,14 @@ type Store interface {
 // Options configure the viewer.
 type Options struct {
 	Name      string // the warehouse, in titles and messages
-	Token     string // when set, every request must carry it
+	Token     string // when set, every request must carry it (or an annotator's own link)
 	Bootstrap analysis.BootstrapOptions
+	// ReadOnly: the store is open read-only, and the viewer stores no
+	// answers.
+	ReadOnly bool
+	// Sampler draws the samples of queues made in the page (nil: the
+	// page makes PARE queues only).
+	Sampler Sampler
 }
 
 // DefaultAddr is where the viewer listens unless told otherwise.
@@ -71,8 +77,10 @@ var assets embed.FS
 // Server serves the viewer's pages.
 type Server struct {
 	store Store
+	notes Annotations // nil when the store holds none
 	opt   Options
 	mux   *http.ServeMux
+	cop   *http.CrossOriginProtection
 
 	mu sync.Mutex // guards ds
 	ds *reports.Dataset
@@ -94,7 +102,11 @@ func New(ctx context.Context, store Store, opt Options) (*Server, error) {
 	if err := opt.Bootstrap.Check("level"); err != nil {
 		return nil, err
 	}
-	s := &Server{store: store, opt: opt, mux: http.NewServeMux()}
+	s := &Server{store: store, opt: opt, mux: http.NewServeMux(), cop: http.NewCrossOriginProtection()}
+	s.notes, _ = store.(Annotations)
+	s.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "a request from another site is refused: open the viewer's own page", http.StatusForbidden)
+	}))
 	s.mux.Handle("GET /assets/", http.FileServerFS(assets))
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	s.mux.HandleFunc("GET /{$}", s.overview)
@@ -104,6 +116,15 @@ func New(ctx context.Context, store Store, opt Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/runs", s.apiRuns)
 	s.mux.HandleFunc("GET /api/runs/{id...}", s.apiRun)
 	s.mux.HandleFunc("GET /api/metrics", s.apiMetrics)
+	s.mux.HandleFunc("GET /annotate", s.annotateIndex)
+	s.mux.HandleFunc("POST /annotate", s.makeQueue)
+	s.mux.HandleFunc("GET /annotate/{queue}", s.queueHome)
+	s.mux.HandleFunc("GET /annotate/{queue}/status", s.statusPage)
+	s.mux.HandleFunc("GET /annotate/{queue}/items/{n}", s.item)
+	s.mux.HandleFunc("POST /annotate/{queue}/items/{n}", s.answerForm)
+	s.mux.HandleFunc("GET /api/annotate/{queue}/status", s.apiStatus)
+	s.mux.HandleFunc("GET /api/annotate/{queue}/items", s.apiItems)
+	s.mux.HandleFunc("POST /api/annotate/{queue}/answers", s.apiAnswers)
 	// The runs' values only: a run's tasks are read when its page is asked.
 	ds, err := reports.NewDataset(ctx, store, reports.Options{Name: opt.Name, Keep: reports.KeepValues, Bootstrap: opt.Bootstrap})
 	if err != nil {
@@ -117,20 +138,37 @@ func New(ctx context.Context, store Store, opt Options) (*Server, error) {
 // inline style, no frame, no form posting elsewhere.
 const csp = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
-// ServeHTTP answers a request: security headers on every answer, the
-// token checked, GET and HEAD only.
+// ServeHTTP answers a request: security headers on every answer; GET,
+// HEAD and (annotation answers, new queues) POST only; a POST from another
+// site refused; the token checked, or an annotator's own link (which opens
+// its queue alone).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		http.Error(w, "the viewer only reads: GET", http.StatusMethodNotAllowed)
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+	case http.MethodPost:
+		if err := s.cop.Check(r); err != nil {
+			http.Error(w, "a request from another site is refused: open the viewer's own page", http.StatusForbidden)
+			return
+		}
+	default:
+		http.Error(w, "the viewer answers GET, and POST of annotations", http.StatusMethodNotAllowed)
 		return
 	}
-	if s.opt.Token != "" && !s.authorised(w, r) {
-		return
+	if s.opt.Token != "" && !strings.HasPrefix(r.URL.Path, "/assets/") && r.URL.Path != "/favicon.ico" {
+		r2, answered, ok := s.annotatorAccess(w, r)
+		if answered {
+			return
+		}
+		if ok {
+			r = r2
+		} else if !s.authorised(w, r) {
+			return
+		}
 	}
 	s.mux.ServeHTTP(w, r)
 }
@@ -178,7 +216,7 @@ func fail(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &oe):
 		code = http.StatusBadRequest
-	case errors.Is(err, errNotFound), errors.Is(err, analysis.ErrNoData):
+	case errors.Is(err, errNotFound), errors.Is(err, analysis.ErrNoData), errors.Is(err, rows.ErrNoQueue):
 		code = http.StatusNotFound
 	}
 	http.Error(w, err.Error(), code)

@@ -3,85 +3,266 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/ingest/rows"
+	"github.com/gymlens/gymlens/ingest/runlog"
 	"github.com/gymlens/gymlens/judge"
 	"github.com/gymlens/gymlens/reports"
+	"github.com/gymlens/gymlens/serve"
 )
 
 func annotateCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "annotate",
-		Usage: "prepare human annotation",
+		Usage: "human annotation: samples to rate, queues for gymlens serve's /annotate pages, their answers exported",
 		Commands: []*cli.Command{{
 			Name:  "sample",
-			Usage: "a stratified random sample of tasks (or runs) for humans to rate, as a ratings CSV to fill in",
+			Usage: "a stratified random sample of tasks (or runs) for humans to rate: a ratings CSV to fill in, or a queue to annotate in gymlens serve",
 			Description: "Strata are the values of --by (none: one stratum); each gets a share of -n proportional to its size\n" +
 				"(largest remainders). Within a stratum, items are drawn without replacement by a generator seeded with --seed.\n" +
 				"The CSV has one row per item and question, with rater and value empty, run_id and task, and a context column\n" +
-				"with what the user saw (the records a TR-J judge sees). Filled in, it ingests as ratings unchanged.",
+				"with what the user saw (the records a TR-J judge sees). Filled in, it ingests as ratings unchanged.\n" +
+				"With --queue the sample is stored in the warehouse as an annotation queue (docs/serve.md), its first\n" +
+				"--tutorial items practice items.",
 			Flags: []cli.Flag{
 				&cli.IntFlag{Name: "n", Required: true, Usage: "`N` items"},
 				&cli.StringFlag{Name: "by", Usage: "stratify by `DIM` (" + strings.Join(analysis.Dimensions, ", ") + ")"},
 				&cli.StringFlag{Name: "unit", Value: "task", Usage: "`UNIT` to rate: task or run"},
 				&cli.StringFlag{Name: "questions", Value: "trust,tc", Usage: "`QUESTIONS` to ask about each item"},
 				&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random `SEED`"},
-				&cli.StringFlag{Name: "out", Required: true, Usage: "write the sheet to `FILE.csv`"},
+				&cli.StringFlag{Name: "out", Usage: "write the sheet to `FILE.csv`"},
+				&cli.StringFlag{Name: "queue", Usage: "store the sample as the annotation queue `NAME`"},
+				&cli.IntFlag{Name: "k", Value: 2, Usage: "with --queue: `K` annotators each item needs"},
+				&cli.IntFlag{Name: "tutorial", Usage: "with --queue: the first `T` items are practice items"},
 				&cli.StringSliceFlag{Name: "where", Usage: "keep runs with `DIM=VALUE` (repeat)"},
 			},
-			Action: func(ctx context.Context, cmd *cli.Command) error {
-				return reading(ctx, cmd, func(_ string, w *ingest.Warehouse) error { return annotateSample(ctx, e, cmd, w) })
+			Action: func(ctx context.Context, cmd *cli.Command) error { return annotateSample(ctx, e, cmd) },
+		}, {
+			Name:      "queue",
+			Usage:     "make an annotation queue from a sheet of `annotate sample` or from the PARE samples ingested",
+			ArgsUsage: "NAME",
+			Description: "--sheet FILE.csv: the sheet's items and questions; rows whose value is filled in are an answer key, and\n" +
+				"their items practice (tutorial) items, shown first, compared with the key and left out of the agreement.\n" +
+				"--pare: the PARE annotation samples ingested, decided accept, reject or gather_context; PARE's tutorial\n" +
+				"samples first, with their correct decision as the key. Annotate in `gymlens serve` at /annotate/NAME.",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "sheet", Usage: "the items of `FILE.csv`, a sheet of gymlens annotate sample"},
+				&cli.BoolFlag{Name: "pare", Usage: "the PARE annotation samples ingested"},
+				&cli.IntFlag{Name: "k", Value: 2, Usage: "`K` annotators each item needs"},
 			},
+			Action: func(ctx context.Context, cmd *cli.Command) error { return annotateQueue(ctx, e, cmd) },
+		}, {
+			Name:      "export",
+			Usage:     "write a queue's answers as a CSV: PARE's annotation columns for a PARE queue, the ratings columns otherwise",
+			ArgsUsage: "QUEUE",
+			Flags:     []cli.Flag{&cli.StringFlag{Name: "out", Required: true, Usage: "write to `FILE.csv`"}},
+			Action:    func(ctx context.Context, cmd *cli.Command) error { return annotateExport(ctx, e, cmd) },
 		}},
 	}
 }
 
-func annotateSample(ctx context.Context, e *env, cmd *cli.Command, w *ingest.Warehouse) error {
-	n := int(cmd.Int("n"))
-	if n <= 0 {
-		return usagef("-n: expected a positive number, found %d", n)
+// openExisting opens the warehouse for writing; one that is not there is
+// an error, not a new empty one.
+func openExisting(ctx context.Context, cmd *cli.Command) (*ingest.Warehouse, error) {
+	path := cmd.String("db")
+	if path == "" {
+		path = ingest.DefaultPath
 	}
-	unit := cmd.String("unit")
-	if unit != "task" && unit != "run" {
-		return usagef("--unit: expected task or run, found %q", unit)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("no warehouse at %s: run `gymlens ingest` (or `gymlens demo`) first, or name one with --db", path)
 	}
-	by := cmd.String("by")
-	if by != "" {
-		if err := analysis.CheckDimension(by); err != nil {
-			return usagef("--by: %v", err)
-		}
+	return ingest.Open(ctx, path, openOptions(cmd, false, ""))
+}
+
+func queueArg(cmd *cli.Command) (string, error) {
+	if cmd.Args().Len() != 1 {
+		return "", usagef("%s: name one queue", cmd.Name)
+	}
+	return cmd.Args().First(), nil
+}
+
+func annotateSample(ctx context.Context, e *env, cmd *cli.Command) error {
+	out, queue := cmd.String("out"), cmd.String("queue")
+	if out == "" && queue == "" {
+		return usagef("annotate sample: give --out FILE.csv (a sheet to fill in), --queue NAME (a queue to annotate in gymlens serve), or both")
 	}
 	questions := reports.SplitList(cmd.String("questions"))
 	if len(questions) == 0 {
 		return usagef("--questions: name at least one question")
 	}
-	ds, err := dataset(ctx, cmd, w, reports.KeepTaskNames) // a sample draws tasks; their judgments are not shown
+	q := rows.Queue{Name: queue, Kind: rows.QueueRatings, K: int(cmd.Int("k")), Questions: questions}
+	if queue != "" {
+		if err := analysis.CheckQueue(q, []rows.QueueItem{{}}); err != nil {
+			return usageError{err}
+		}
+	}
+	var w *ingest.Warehouse
+	var err error
+	if queue != "" {
+		w, err = openExisting(ctx, cmd)
+	} else {
+		w, err = ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ""))
+	}
 	if err != nil {
 		return err
+	}
+	defer w.Close()
+	opt, err := argsOf(cmd).Options(w.Path, reports.KeepTaskNames) // a sample draws tasks; their judgments are not shown
+	if err != nil {
+		return err
+	}
+	spec := serve.SampleSpec{N: int(cmd.Int("n")), Unit: cmd.String("unit"), By: cmd.String("by"), Seed: cmd.Uint64("seed"), Tutorial: int(cmd.Int("tutorial"))}
+	chosen, strata, history, err := drawSample(ctx, w, opt, spec)
+	if err != nil {
+		return err
+	}
+	if out != "" {
+		if err := reports.WriteAnnotationSheet(out, chosen, questions, history); err != nil {
+			return err
+		}
+		if !cmd.Bool("quiet") {
+			fmt.Fprintf(e.stdout, "wrote %s: %d %ss × %d questions from %d strata; fill in rater and value, then `gymlens ingest %s`\n",
+				out, len(chosen), spec.Unit, len(questions), strata, out)
+		}
+	}
+	if queue == "" {
+		return nil
+	}
+	items, err := analysis.SampleQueueItems(chosen, history, spec.Tutorial)
+	if err != nil {
+		return usageError{err}
+	}
+	q.Source = fmt.Sprintf("gymlens annotate sample -n %d --unit %s --by %q --seed %d", spec.N, spec.Unit, spec.By, spec.Seed)
+	return storeQueue(ctx, e, cmd, w, q, items)
+}
+
+// drawSample draws a stratified sample of the runs opt selects, with what
+// the user saw of each item (what `annotate sample` and the viewer's
+// new-queue form share).
+func drawSample(ctx context.Context, w *ingest.Warehouse, opt reports.Options, spec serve.SampleSpec) ([]analysis.SampleItem, int, map[[2]string]string, error) {
+	ds, err := reports.NewDataset(ctx, w, opt)
+	if err != nil {
+		return nil, 0, nil, err
 	}
 	runs, err := ds.Selected()
 	if err != nil {
+		return nil, 0, nil, err
+	}
+	chosen, strata, err := analysis.StratifiedSample(runs, spec.Unit, spec.By, spec.N, spec.Seed)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	history, err := judge.VisibleHistories(ctx, w, analysis.ByRun(chosen))
+	return chosen, strata, history, err
+}
+
+// sampler is the viewer's: a sample drawn as `annotate sample` draws it.
+func sampler(w *ingest.Warehouse) serve.Sampler {
+	return func(ctx context.Context, spec serve.SampleSpec) ([]rows.QueueItem, error) {
+		where, err := analysis.ParseWhere(spec.Where, nil, "PARE runs")
+		if err != nil {
+			return nil, err
+		}
+		chosen, _, history, err := drawSample(ctx, w, reports.Options{Name: w.Path, Keep: reports.KeepTaskNames, Where: where}, spec)
+		if err != nil {
+			return nil, err
+		}
+		return analysis.SampleQueueItems(chosen, history, spec.Tutorial)
+	}
+}
+
+func storeQueue(ctx context.Context, e *env, cmd *cli.Command, w *ingest.Warehouse, q rows.Queue, items []rows.QueueItem) error {
+	if err := analysis.CheckQueue(q, items); err != nil {
 		return err
 	}
-	chosen, strata, err := analysis.StratifiedSample(runs, unit, by, n, cmd.Uint64("seed"))
+	if err := w.CreateQueue(ctx, q, items); err != nil {
+		return err
+	}
+	if !cmd.Bool("quiet") {
+		tut := 0
+		for _, it := range items {
+			if it.Tutorial {
+				tut++
+			}
+		}
+		fmt.Fprintf(e.stdout, "queue %s in %s: %d items (%d practice), %d annotators each, questions %s; annotate at /annotate/%s of `gymlens serve`\n",
+			q.Name, w.Path, len(items)-tut, tut, q.K, strings.Join(q.Questions, ", "), url.PathEscape(q.Name))
+	}
+	return nil
+}
+
+func annotateQueue(ctx context.Context, e *env, cmd *cli.Command) error {
+	name, err := queueArg(cmd)
 	if err != nil {
 		return err
 	}
-	history, err := judge.VisibleHistories(ctx, w, analysis.ByRun(chosen))
+	sheet, pare := cmd.String("sheet"), cmd.Bool("pare")
+	if (sheet == "") == !pare {
+		return usagef("annotate queue: give one of --sheet FILE.csv or --pare")
+	}
+	q := rows.Queue{Name: name, K: int(cmd.Int("k"))}
+	var items []rows.QueueItem
+	if sheet != "" {
+		q.Kind, q.Source = rows.QueueRatings, "sheet "+sheet
+		if q.Questions, items, err = runlog.ReadAnnotationSheet(sheet); err != nil {
+			return err
+		}
+		analysis.OrderQueue(items)
+	} else {
+		q.Kind, q.Questions, q.Source = rows.QueuePARE, []string{rows.PAREQuestion}, "the PARE samples ingested"
+	}
+	if err := analysis.CheckQueue(q, []rows.QueueItem{{}}); err != nil {
+		return usageError{err}
+	}
+	w, err := openExisting(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if pare {
+		if items, err = w.PAREQueueItems(ctx); err != nil {
+			return err
+		}
+		if len(items) == 0 {
+			return analysis.NoDataf("no PARE annotation sample in %s: ingest the samples (Parquet) first", w.Path)
+		}
+		analysis.OrderQueue(items)
+	}
+	return storeQueue(ctx, e, cmd, w, q, items)
+}
+
+func annotateExport(ctx context.Context, e *env, cmd *cli.Command) error {
+	name, err := queueArg(cmd)
+	if err != nil {
+		return err
+	}
+	w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ""))
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	q, items, err := w.Queue(ctx, name)
+	if err != nil {
+		return err
+	}
+	answers, err := w.Answers(ctx, name)
 	if err != nil {
 		return err
 	}
 	out := cmd.String("out")
-	if err := reports.WriteAnnotationSheet(out, chosen, questions, history); err != nil {
+	n, err := reports.WriteQueueExport(out, analysis.NewQueueState(q, items, answers), answers)
+	if err != nil {
 		return err
 	}
 	if !cmd.Bool("quiet") {
-		fmt.Fprintf(e.stdout, "wrote %s: %d %ss × %d questions from %d strata; fill in rater and value, then `gymlens ingest %s`\n",
-			out, len(chosen), unit, len(questions), strata, out)
+		fmt.Fprintf(e.stdout, "wrote %s: %d answers of queue %s\n", out, n, name)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -18,14 +19,17 @@ func serveCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "a viewer in the browser: the paper tables with each cell linked to its runs, the runs, each run's trajectory",
-		Description: "Serves the warehouse (read-only) on --addr: / the main, persona and scenario tables, every value a link to\n" +
+		Description: "Serves the warehouse on --addr: / the main, persona and scenario tables, every value a link to\n" +
 			"the runs behind it; /runs filtered (where=DIM=VALUE), searched (q=) and sorted (sort=METRIC); /runs/RUN_ID a\n" +
-			"run's tasks, judgments and trajectory by day; /compare?a=RUN&b=RUN two runs side by side; the same as JSON\n" +
-			"under /api/ (docs/serve.md). It binds\n" +
-			"loopback unless --token is given; with a token every request must carry it (the printed link sets it).",
+			"run's tasks, judgments and trajectory by day; /compare?a=RUN&b=RUN two runs side by side; /annotate the\n" +
+			"annotation queues, each answer stored in the warehouse at once; the same as JSON under /api/ (docs/serve.md).\n" +
+			"The server owns the warehouse while it runs (other gymlens commands wait for it to stop) unless --read-only.\n" +
+			"It binds loopback unless --token is given; with a token every request must carry it (the printed link sets\n" +
+			"it), or an annotator's own link, which opens that annotator's queue alone.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: serve.DefaultAddr, Usage: "listen on `HOST:PORT`"},
 			&cli.StringFlag{Name: "token", Usage: "require `TOKEN` of every request (needed to listen beyond loopback)", Sources: cli.EnvVars("GYMLENS_TOKEN")},
+			&cli.BoolFlag{Name: "read-only", Usage: "open the warehouse read-only: other gymlens commands may read it meanwhile; no annotation"},
 		}, bootstrapFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			addr, token := cmd.String("addr"), cmd.String("token")
@@ -36,14 +40,26 @@ func serveCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			oo := openOptions(cmd, true, "")
+			readOnly := cmd.Bool("read-only")
+			path := cmd.String("db")
+			if path == "" {
+				path = ingest.DefaultPath
+			}
+			if _, err := os.Stat(path); err != nil {
+				return fmt.Errorf("no warehouse at %s: run `gymlens ingest` (or `gymlens demo`) first, or name one with --db", path)
+			}
+			oo := openOptions(cmd, readOnly, "")
 			oo.Threads = 1 // many small queries at once: one thread each
-			w, err := ingest.Open(ctx, cmd.String("db"), oo)
+			w, err := ingest.Open(ctx, path, oo)
 			if err != nil {
 				return err
 			}
 			defer w.Close()
-			h, err := serve.New(ctx, w, serve.Options{Name: w.Path, Token: token, Bootstrap: opt})
+			so := serve.Options{Name: w.Path, Token: token, Bootstrap: opt, ReadOnly: readOnly}
+			if !readOnly {
+				so.Sampler = sampler(w)
+			}
+			h, err := serve.New(ctx, w, so)
 			if err != nil {
 				return err
 			}
