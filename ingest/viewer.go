@@ -1,9 +1,14 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -67,4 +72,313 @@ func (w *Warehouse) SearchRuns(ctx context.Context, q string) (map[string]bool, 
 		out[id] = true
 	}
 	return out, rs.Err()
+}
+
+// scenarioSpec is what a run page needs of its scenario: its tasks'
+// weights and places, and its TA window.
+type scenarioSpec struct {
+	weight  map[string]float64
+	ordinal map[string]int
+	window  [2]*time.Time
+}
+
+// scenarioSpecs reads the scenarios' task specs and TA windows; a
+// warehouse opened for a viewer (OpenOptions.Viewer) reads them once.
+func (w *Warehouse) scenarioSpecs(ctx context.Context) (map[string]*scenarioSpec, error) {
+	if w.viewer {
+		w.specMu.Lock()
+		defer w.specMu.Unlock()
+		if w.specs != nil {
+			return w.specs, nil
+		}
+	}
+	specs := map[string]*scenarioSpec{}
+	err := w.scan(ctx, `SELECT scenario, ta_window_start, ta_window_end FROM scenarios`, func(rs *sql.Rows) error {
+		var name string
+		var a, b sql.NullTime
+		if err := rs.Scan(&name, &a, &b); err != nil {
+			return err
+		}
+		sp := &scenarioSpec{weight: map[string]float64{}, ordinal: map[string]int{}}
+		if a.Valid && b.Valid {
+			x, y := a.Time.UTC(), b.Time.UTC()
+			sp.window = [2]*time.Time{&x, &y}
+		}
+		specs[name] = sp
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = w.scan(ctx, `SELECT scenario, task, coalesce(weight, 1), coalesce(ordinal, 0) FROM task_specs`, func(rs *sql.Rows) error {
+		var name, task string
+		var weight float64
+		var ord int
+		if err := rs.Scan(&name, &task, &weight, &ord); err != nil {
+			return err
+		}
+		if sp := specs[name]; sp != nil {
+			sp.weight[task], sp.ordinal[task] = weight, ord
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if w.viewer {
+		w.specs = specs
+	}
+	return specs, nil
+}
+
+// RunPage reads what the viewer shows of one run: RunPages of one.
+func (w *Warehouse) RunPage(ctx context.Context, runID string) (*rows.RunPage, error) {
+	pages, err := w.RunPages(ctx, []string{runID})
+	if err != nil {
+		return nil, err
+	}
+	if p := pages[runID]; p != nil {
+		return p, nil
+	}
+	return &rows.RunPage{}, nil
+}
+
+// MaxRunPages bounds the runs RunPages reads at once.
+const MaxRunPages = 256
+
+// RunPages reads what the viewer shows of each run (rows.RunPage): its
+// tasks as logged and rescored, its judgments with reasons and
+// citations, its scenario's TA window and its trajectory (at most
+// MaxRunEvents events); Tasks and TA are exactly what LoadRunTasks reads.
+// Runs not in the warehouse are not in the map. Five queries, each of one
+// table, whatever the number of runs (at most MaxRunPages): a burst of
+// page loads costs about what one does.
+func (w *Warehouse) RunPages(ctx context.Context, ids []string) (map[string]*rows.RunPage, error) {
+	if len(ids) > MaxRunPages {
+		return nil, fmt.Errorf("RunPages: %d runs at once, at most %d", len(ids), MaxRunPages)
+	}
+	out := map[string]*rows.RunPage{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	// The ids as parameters, never as SQL text.
+	in := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")"
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	nullable := func(x sql.NullFloat64) *float64 {
+		if !x.Valid {
+			return nil
+		}
+		v := x.Float64
+		return &v
+	}
+	specs, err := w.scenarioSpecs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	spec := map[string]*scenarioSpec{}
+	err = w.scan(ctx, `SELECT run_id, scenario FROM runs WHERE run_id IN `+in, func(rs *sql.Rows) error {
+		var id, scenario string
+		if err := rs.Scan(&id, &scenario); err != nil {
+			return err
+		}
+		sp := specs[scenario]
+		if sp == nil {
+			sp = &scenarioSpec{}
+		}
+		spec[id] = sp
+		out[id] = &rows.RunPage{Window: sp.window}
+		return nil
+	}, args...)
+	if err != nil {
+		return nil, err
+	}
+	type rescore struct {
+		expected, chosen, prefer string
+		effExpected, effChosen   string
+		derived, effective       [3]sql.NullFloat64
+	}
+	scores := map[[2]string]*rescore{}
+	err = w.scan(ctx, `SELECT run_id, task, derived_expected, derived_chosen, prefer, derived_evidence, derived_outputs, derived_constraints,
+		effective_evidence, effective_outputs, effective_constraints, effective_expected, effective_chosen FROM task_scores WHERE run_id IN `+in, func(rs *sql.Rows) error {
+		var id, task string
+		var x rescore
+		if err := rs.Scan(&id, &task, &x.expected, &x.chosen, &x.prefer, &x.derived[0], &x.derived[1], &x.derived[2],
+			&x.effective[0], &x.effective[1], &x.effective[2], &x.effExpected, &x.effChosen); err != nil {
+			return err
+		}
+		scores[[2]string{id, task}] = &x
+		return nil
+	}, args...)
+	if err != nil {
+		return nil, err
+	}
+	err = w.scan(ctx, `SELECT run_id, task, active, activated_at, coalesce(final_seq, 0), coalesce(expected_depth, ''), coalesce(chosen_depth, ''),
+		rule_evidence, rule_outputs, rule_constraints FROM task_outcomes WHERE run_id IN `+in, func(rs *sql.Rows) error {
+		var id string
+		var v rows.TaskView
+		var at sql.NullTime
+		var logged [3]sql.NullFloat64
+		if err := rs.Scan(&id, &v.Task, &v.Active, &at, &v.FinalSeq, &v.LoggedExpected, &v.LoggedChosen, &logged[0], &logged[1], &logged[2]); err != nil {
+			return err
+		}
+		p, sp := out[id], spec[id]
+		if p == nil {
+			return nil
+		}
+		if at.Valid {
+			t := at.Time.UTC()
+			v.ActivatedAt = &t
+		}
+		v.Weight = 1
+		if wt, ok := sp.weight[v.Task]; ok {
+			v.Weight = wt
+		}
+		eff, effExp, effChosen := logged, v.LoggedExpected, v.LoggedChosen
+		for i := range 3 {
+			v.Logged[i] = nullable(logged[i])
+		}
+		if x := scores[[2]string{id, v.Task}]; x != nil {
+			v.Rescored, v.Prefer, eff = true, x.prefer, x.effective
+			v.DerivedExpected, v.DerivedChosen, effExp, effChosen = x.expected, x.chosen, x.effExpected, x.effChosen
+			for i := range 3 {
+				v.Derived[i] = nullable(x.derived[i])
+			}
+		}
+		p.TaskViews = append(p.TaskViews, v)
+		if v.Active {
+			t := rows.TaskRow{Task: v.Task, Weight: v.Weight, Expected: effExp, Chosen: effChosen}
+			for i, r := range eff {
+				t.Rules[i], t.RuleSet[i] = r.Float64, r.Valid
+			}
+			p.Tasks = append(p.Tasks, t)
+		}
+		return nil
+	}, args...)
+	if err != nil {
+		return nil, err
+	}
+	// Tasks in the scenario's order, then by name (as LoadRunTasks).
+	active := map[[2]string]int{} // (run, task) → place in the run's Tasks
+	for id, p := range out {
+		sp := spec[id]
+		byPlace := func(a, b string) int {
+			if c := cmp.Compare(sp.ordinal[a], sp.ordinal[b]); c != 0 {
+				return c
+			}
+			return strings.Compare(a, b)
+		}
+		slices.SortFunc(p.TaskViews, func(a, b rows.TaskView) int { return byPlace(a.Task, b.Task) })
+		slices.SortFunc(p.Tasks, func(a, b rows.TaskRow) int { return byPlace(a.Task, b.Task) })
+		for i, t := range p.Tasks {
+			active[[2]string{id, t.Task}] = i
+		}
+	}
+	seen := map[[4]string]bool{} // (run, task, metric, judge): the first row, the newest prompt, is the one the metrics use
+	err = w.scan(ctx, `SELECT run_id, coalesce(task, ''), metric, judge, prompt,
+		coalesce(correctness, 'NaN'), coalesce(grounding, 'NaN'), coalesce(completeness, 'NaN'), coalesce(artifact_quality, 'NaN'),
+		coalesce(ta_now, 'NaN'), coalesce(ta_later, 'NaN'), ta_cq,
+		coalesce(understandability, 'NaN'), coalesce(competence, 'NaN'), coalesce(reliability, 'NaN'), coalesce(attachment, 'NaN'), coalesce(faith, 'NaN'),
+		coalesce(reasons, ''), coalesce(evidence::VARCHAR, '')
+		FROM judgments WHERE run_id IN `+in+` ORDER BY run_id, task, metric, judge, prompt DESC`, func(rs *sql.Rows) error {
+		var id string
+		var j rows.JudgmentView
+		var v [11]float64
+		var cq sql.NullFloat64
+		var evidence string
+		if err := rs.Scan(&id, &j.Task, &j.Metric, &j.Judge, &j.Prompt, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &cq,
+			&v[6], &v[7], &v[8], &v[9], &v[10], &j.Reasons, &evidence); err != nil {
+			return err
+		}
+		p := out[id]
+		if p == nil {
+			return nil
+		}
+		if evidence != "" {
+			// Citations as logged; one that does not read as {seq, quote}
+			// is shown without its link rather than failing the page.
+			var cs []rows.Citation
+			if json.Unmarshal([]byte(evidence), &cs) == nil {
+				j.Evidence = cs
+			}
+		}
+		key := [4]string{id, j.Task, j.Metric, j.Judge}
+		j.Latest = !seen[key]
+		seen[key] = true
+		named := func(names []string, vals []float64) {
+			for i, n := range names {
+				if !math.IsNaN(vals[i]) {
+					j.Scores = append(j.Scores, rows.NamedScore{Name: n, Value: vals[i]})
+				}
+			}
+		}
+		switch j.Metric {
+		case "tc":
+			named([]string{"correctness", "grounding", "completeness", "artifact_quality"}, v[0:4])
+		case "ta":
+			named([]string{"now", "later"}, v[4:6])
+			if cq.Valid {
+				j.Scores = append(j.Scores, rows.NamedScore{Name: "cq", Value: cq.Float64})
+			}
+		case "trj":
+			named([]string{"understandability", "competence", "reliability", "attachment", "faith"}, v[6:11])
+		}
+		p.Judgments = append(p.Judgments, j)
+		if !j.Latest {
+			return nil
+		}
+		switch j.Metric {
+		case "ta":
+			p.TA = append(p.TA, rows.TAJudgment{Judge: j.Judge, Now: v[4], Later: v[5], CQ: cq.Float64, HasCQ: cq.Valid})
+		case "tc", "trj":
+			ti, ok := active[[2]string{id, j.Task}]
+			if !ok {
+				return nil // a judgment of an inactive task: not in the metrics
+			}
+			t := &p.Tasks[ti]
+			if j.Metric == "tc" {
+				t.TC = append(t.TC, rows.TCJudgment{Judge: j.Judge, Correctness: v[0], Grounding: v[1], Completeness: v[2], ArtifactQ: v[3]})
+			} else {
+				t.TRJ = append(t.TRJ, rows.TRJJudgment{Judge: j.Judge, Scores: [5]float64{v[6], v[7], v[8], v[9], v[10]}})
+			}
+		}
+		return nil
+	}, args...)
+	if err != nil {
+		return nil, err
+	}
+	err = w.scan(ctx, `SELECT run_id, seq, t, actor, kind, coalesce(task, ''), coalesce(text, ''), coalesce(tool, ''),
+		coalesce(depth, ''), coalesce(CAST(args AS VARCHAR), ''), coalesce(CAST(result AS VARCHAR), ''), ok,
+		coalesce(decision, ''), coalesce(phase, ''), coalesce(ref, 0), visible
+		FROM events WHERE run_id IN `+in+` QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY seq) <= `+strconv.Itoa(MaxRunEvents)+`
+		ORDER BY run_id, seq`, func(rs *sql.Rows) error {
+		var id string
+		var e rows.EventRow
+		var t time.Time
+		var ok sql.NullBool
+		if err := rs.Scan(&id, &e.Seq, &t, &e.Actor, &e.Kind, &e.Task, &e.Text, &e.Tool, &e.Depth, &e.Args, &e.Result, &ok,
+			&e.Decision, &e.Phase, &e.Ref, &e.Visible); err != nil {
+			return err
+		}
+		p := out[id]
+		if p == nil {
+			return nil
+		}
+		e.T = t.UTC()
+		if ok.Valid {
+			b := ok.Bool
+			e.OK = &b
+		}
+		p.Events = append(p.Events, e)
+		return nil
+	}, args...)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range out {
+		p.Capped = len(p.Events) >= MaxRunEvents
+	}
+	return out, nil
 }

@@ -56,6 +56,9 @@ type Warehouse struct {
 	connector   *duckdb.Connector
 	db          *sql.DB
 	writeMu     sync.Mutex // one annotation write at a time
+	viewer      bool       // OpenOptions.Viewer
+	specMu      sync.Mutex // guards specs
+	specs       map[string]*scenarioSpec
 }
 
 // OpenOptions tunes Open.
@@ -69,6 +72,10 @@ type OpenOptions struct {
 	// cores): a server answering many small queries at once does better
 	// with one each.
 	Threads int
+	// Viewer: the warehouse's runs and scenarios do not change while it is
+	// open (gymlens serve, its only writer, writes annotations alone), so
+	// what every run page needs of the scenarios is read once.
+	Viewer bool
 }
 
 type migration struct {
@@ -133,6 +140,13 @@ func Open(ctx context.Context, path string, opt OpenOptions) (*Warehouse, error)
 	connector, err := duckdb.NewConnector(dsn, func(execer driver.ExecerContext) error {
 		for _, q := range settings {
 			if _, err := execer.ExecContext(ctx, q, nil); err != nil {
+				// These settings are global: once a query has locked the
+				// configuration (QueryFunc), they hold as the first
+				// connection set them, and a new pooled connection
+				// needs none of them.
+				if strings.Contains(err.Error(), "configuration has been locked") {
+					return nil
+				}
 				return err
 			}
 		}
@@ -141,7 +155,7 @@ func Open(ctx context.Context, path string, opt OpenOptions) (*Warehouse, error)
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	w := &Warehouse{Path: path, ReadOnly: opt.ReadOnly, MemoryLimit: mem, connector: connector, db: sql.OpenDB(connector)}
+	w := &Warehouse{Path: path, ReadOnly: opt.ReadOnly, MemoryLimit: mem, connector: connector, db: sql.OpenDB(connector), viewer: opt.Viewer}
 	if err := w.db.PingContext(ctx); err != nil {
 		w.Close()
 		return nil, openError(path, err)

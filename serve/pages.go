@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"html/template"
 	"math"
 	"net/http"
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -152,12 +154,16 @@ func (s *Server) runList(r *http.Request) (RunQuery, RunList, error) {
 
 // RunDetail is a run with its tasks, judgments and trajectory.
 type RunDetail struct {
-	Run          RunSummary        `json:"run"`
-	Counterparts []RunSummary      `json:"counterparts"` // the same scenario, persona and repetition, other configurations
-	Tasks        []rows.TaskRow    `json:"tasks"`
-	TA           []rows.TAJudgment `json:"ta"`
-	Events       []rows.EventRow   `json:"events"`
-	Capped       bool              `json:"events_capped"`
+	Run          RunSummary          `json:"run"`
+	Counterparts []RunSummary        `json:"counterparts"` // the same scenario, persona and repetition, other configurations
+	Tasks        []rows.TaskRow      `json:"tasks"`        // active tasks as the metrics read them
+	TA           []rows.TAJudgment   `json:"ta"`
+	TaskViews    []rows.TaskView     `json:"task_views"` // every task, logged and rescored
+	Judgments    []rows.JudgmentView `json:"judgments"`  // with reasons and citations
+	Window       [2]*time.Time       `json:"ta_window"`
+	Events       []rows.EventRow     `json:"events"`
+	Capped       bool                `json:"events_capped"`
+	html         []byte              // the run page, once rendered
 }
 
 func (s *Server) runDetail(r *http.Request) (*RunDetail, error) {
@@ -213,15 +219,12 @@ func (s *Server) readDetail(r *http.Request, id string) (*RunDetail, error) {
 	if d == nil {
 		return nil, fmt.Errorf("no run %q in %s: %w", id, s.opt.Name, errNotFound)
 	}
-	if err := s.store.LoadRunTasks(r.Context(), &run); err != nil {
-		return nil, err
-	}
-	d.Tasks, d.TA = run.Tasks, run.TA
-	events, err := s.store.RunEvents(r.Context(), id)
+	p, err := s.reads.get(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
-	d.Events, d.Capped = events, len(events) >= maxEvents
+	d.Tasks, d.TA, d.TaskViews, d.Judgments, d.Window = p.Tasks, p.TA, p.TaskViews, p.Judgments, p.Window
+	d.Events, d.Capped = p.Events, p.Capped
 	return d, nil
 }
 
@@ -234,19 +237,122 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	type day struct {
-		Date   string
-		Events []rows.EventRow
+	s.cmu.Lock()
+	page := d.html
+	s.cmu.Unlock()
+	if page == nil {
+		b, err := s.render("run", map[string]any{"Title": "Run " + d.Run.RunID, "D": d, "Days": timeline(d), "Metrics": analysis.MainMetrics,
+			"Tasks": taskViews(d)})
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		page = b
+		s.cmu.Lock()
+		d.html = b // kept with the run's detail for its next reader
+		s.cmu.Unlock()
 	}
-	var days []day
-	for _, e := range d.Events {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(page)
+}
+
+func fnv64(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
+// sleepGap is the pause between two events that the timeline shows as
+// the user's night (or another long absence).
+const sleepGap = 6 * time.Hour
+
+// timelineItem is an event of the timeline, or the pause before it.
+type timelineItem struct {
+	E        *rows.EventRow
+	InWindow bool   // within the scenario's TA window
+	Pause    string // a long pause before the next event, in words
+}
+
+type timelineDay struct {
+	Date  string
+	Items []timelineItem
+}
+
+// timeline lays the events out by day, marking the TA window and the
+// pauses of six hours or more (the nights of a multi-day scenario).
+func timeline(d *RunDetail) []timelineDay {
+	var days []timelineDay
+	for i := range d.Events {
+		e := &d.Events[i]
+		if i > 0 {
+			prev := d.Events[i-1].T
+			if gap := e.T.Sub(prev); gap >= sleepGap {
+				days[len(days)-1].Items = append(days[len(days)-1].Items, timelineItem{Pause: fmt.Sprintf("pause: %s → %s (%.0f h)",
+					prev.Format("Mon 15:04"), e.T.Format("Mon 15:04"), gap.Hours())})
+			}
+		}
 		date := e.T.Format("Monday 2 January 2006")
 		if len(days) == 0 || days[len(days)-1].Date != date {
-			days = append(days, day{Date: date})
+			days = append(days, timelineDay{Date: date})
 		}
-		days[len(days)-1].Events = append(days[len(days)-1].Events, e)
+		in := d.Window[0] != nil && !e.T.Before(*d.Window[0]) && !e.T.After(*d.Window[1])
+		days[len(days)-1].Items = append(days[len(days)-1].Items, timelineItem{E: e, InWindow: in})
 	}
-	s.page(w, "run", map[string]any{"Title": "Run " + d.Run.RunID, "D": d, "Days": days, "Metrics": analysis.MainMetrics})
+	return days
+}
+
+// taskView is a task on the run page: as logged and as rescored, with
+// its judgments.
+type taskView struct {
+	rows.TaskView
+	Expected, Chosen   string // what the metrics use
+	DepthsDiffer       bool   // the rescoring disagrees with the log
+	Mismatch           bool   // the chosen depth is not the expected one
+	RulesLogged, Rules string
+	RulesDerived       string
+	Judgments          []rows.JudgmentView
+}
+
+func taskViews(d *RunDetail) []taskView {
+	byTask := map[string][]rows.JudgmentView{}
+	for _, j := range d.Judgments {
+		byTask[j.Task] = append(byTask[j.Task], j)
+	}
+	use := map[string]rows.TaskRow{}
+	for _, t := range d.Tasks {
+		use[t.Task] = t
+	}
+	rules := func(r [3]*float64) string {
+		var parts []string
+		for i, n := range []string{"evidence", "outputs", "constraints"} {
+			if r[i] != nil {
+				parts = append(parts, fmt.Sprintf("%s %.2f", n, *r[i]))
+			}
+		}
+		return strings.Join(parts, ", ")
+	}
+	var out []taskView
+	for _, v := range d.TaskViews {
+		tv := taskView{TaskView: v, Expected: v.LoggedExpected, Chosen: v.LoggedChosen, RulesLogged: rules(v.Logged), Judgments: byTask[v.Task]}
+		if t, ok := use[v.Task]; ok {
+			tv.Expected, tv.Chosen = t.Expected, t.Chosen
+			var eff [3]*float64
+			for i := range 3 {
+				if t.RuleSet[i] {
+					x := t.Rules[i]
+					eff[i] = &x
+				}
+			}
+			tv.Rules = rules(eff)
+		}
+		if v.Rescored {
+			tv.RulesDerived = rules(v.Derived)
+			tv.DepthsDiffer = v.DerivedExpected != v.LoggedExpected && v.LoggedExpected != "" || v.DerivedChosen != v.LoggedChosen && v.LoggedChosen != ""
+		}
+		tv.Mismatch = tv.Expected != "" && tv.Chosen != "" && tv.Expected != tv.Chosen
+		out = append(out, tv)
+	}
+	return out
 }
 
 // sideBySide is one day, or one task, of a comparison: A's and B's.
@@ -421,14 +527,22 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 // page renders a page; html/template escapes every value.
 func (s *Server) page(w http.ResponseWriter, name string, data map[string]any) {
-	data["Warehouse"] = s.opt.Name
-	var b bytes.Buffer
-	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
+	b, err := s.render(name, data)
+	if err != nil {
 		fail(w, err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Write(b.Bytes())
+	w.Write(b)
+}
+
+func (s *Server) render(name string, data map[string]any) ([]byte, error) {
+	data["Warehouse"] = s.opt.Name
+	var b bytes.Buffer
+	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
@@ -464,7 +578,8 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 		}
 		return strings.Join(parts, ", ")
 	},
-	"clock": func(e rows.EventRow) string { return e.T.Format("15:04") },
+	"clock":  func(e rows.EventRow) string { return e.T.Format("15:04") },
+	"anchor": func(task string) string { return fmt.Sprintf("task-%x", fnv64(task)) },
 	"fig": func(p *float64) string {
 		if p == nil {
 			return "–"
@@ -472,13 +587,13 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 		return fmt.Sprintf("%.3f", *p)
 	},
 	"checked": func(given, value string) bool { return given != "" && (given == value || sameText("", given, value)) },
-}).Parse(pageTemplates + annotateTemplates))
+}).Parse(pageTemplates + annotateTemplates + pareTemplates))
 
 const pageTemplates = `
 {{define "head"}}<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title><link rel="stylesheet" href="/assets/style.css"></head>
-<body><header><nav><a href="/">Overview</a><a href="/runs">Runs</a><a href="/annotate">Annotate</a><span class="muted">{{.Warehouse}}</span></nav></header>
+<body><header><nav><a href="/">Overview</a><a href="/runs">Runs</a><a href="/pare">PARE</a><a href="/annotate">Annotate</a><span class="muted">{{.Warehouse}}</span></nav></header>
 {{end}}
 {{define "foot"}}</body></html>{{end}}
 
@@ -514,18 +629,29 @@ const pageTemplates = `
 {{if $d.Counterparts}}<h2>The same scenario, persona and repetition in other configurations</h2><ul>
 {{range $d.Counterparts}}<li><a href="{{runPath .RunID}}">{{.Config}}</a> · <a href="/compare?a={{$d.Run.RunID}}&amp;b={{.RunID}}">compare side by side</a></li>
 {{end}}</ul>{{end}}
-<h2>Tasks (active)</h2>
-<div class="wrap"><table><thead><tr><th>task</th><th class="num">weight</th><th>expected depth</th><th>chosen depth</th><th>rules</th><th>TC judgments</th><th>trust (five constructs)</th></tr></thead><tbody>
-{{range $d.Tasks}}<tr><td>{{.Task}}</td><td class="num">{{printf "%.2f" .Weight}}</td><td>{{.Expected}}</td><td>{{if ne .Expected .Chosen}}<span class="flag">{{.Chosen}}</span>{{else}}{{.Chosen}}{{end}}</td><td>{{rules .}}</td><td>{{judged .}}</td><td>{{trust .}}</td></tr>
+<h2>Tasks</h2>
+<p class="note">Depths and rule components as logged and, where <code>gymlens score</code> rescored the run, as derived from the trajectory; the metrics use the effective ones (“the metrics use”). <span class="flag">Flagged</span>: the chosen depth is not the expected one, or the rescoring disagrees with the log.</p>
+<div class="wrap"><table><thead><tr><th>task</th><th>active</th><th class="num">weight</th><th>expected → chosen (logged)</th><th>rescored</th><th>the metrics use</th><th>rules (logged)</th><th>rules (rescored)</th></tr></thead><tbody>
+{{range .Tasks}}<tr{{if not .Active}} class="inactive"{{end}}><td>{{if .Judgments}}<a href="#{{anchor .Task}}">{{.Task}}</a>{{else}}{{.Task}}{{end}}</td><td>{{if .Active}}active{{if .ActivatedAt}} from {{.ActivatedAt.Format "Mon 15:04"}}{{end}}{{else}}not active{{end}}</td><td class="num">{{printf "%.2f" .Weight}}</td>
+<td>{{if or .LoggedExpected .LoggedChosen}}{{.LoggedExpected}} → {{.LoggedChosen}}{{else}}–{{end}}</td><td>{{if .Rescored}}{{if .DepthsDiffer}}<span class="flag">{{.DerivedExpected}} → {{.DerivedChosen}}</span>{{else}}{{.DerivedExpected}} → {{.DerivedChosen}}{{end}}{{else}}–{{end}}</td>
+<td>{{if .Active}}{{if .Mismatch}}<span class="flag">{{.Expected}} → {{.Chosen}}</span>{{else}}{{.Expected}} → {{.Chosen}}{{end}}{{if .Prefer}} <span class="muted">({{.Prefer}})</span>{{end}}{{end}}</td>
+<td>{{.RulesLogged}}</td><td>{{.RulesDerived}}</td></tr>
 {{end}}</tbody></table></div>
+{{range .Tasks}}{{if .Judgments}}<h3 id="{{anchor .Task}}">{{if .Task}}Task {{.Task}}{{else}}The run{{end}}: judgments</h3>
+{{range .Judgments}}<div class="judgment{{if not .Latest}} superseded{{end}}"><div class="meta">{{.Judge}} · {{.Metric}}{{if .Prompt}} · prompt {{.Prompt}}{{end}}{{if not .Latest}} · superseded by a newer prompt version (not in the metrics){{end}}</div>
+<div>{{range $i, $s := .Scores}}{{if $i}} · {{end}}{{$s.Name}} <strong>{{printf "%.2f" $s.Value}}</strong>{{end}}</div>
+{{if .Reasons}}<div class="text">{{.Reasons}}</div>{{end}}
+{{if .Evidence}}<ul class="cites">{{range .Evidence}}<li><a href="#e{{.Seq}}">#{{.Seq}}</a>{{if .Quote}} “{{.Quote}}”{{end}}</li>{{end}}</ul>{{end}}</div>
+{{end}}{{end}}{{end}}
 {{if $d.TA}}<h2>Temporal allocation</h2><ul>{{range $d.TA}}<li>{{.Judge}}: now {{.Now}}, later {{.Later}}{{if .HasCQ}}, CQ {{.CQ}}{{end}}</li>{{end}}</ul>{{end}}
+{{with index $d.Window 0}}<p class="note">The scenario’s TA window: <span class="window">{{.Format "Mon 2 Jan 15:04"}} – {{(index $d.Window 1).Format "Mon 2 Jan 15:04"}}</span>; its events are shaded.</p>{{end}}
 <h2>Trajectory</h2>
 {{if $d.Capped}}<p class="note">The first {{len $d.Events}} events are shown.</p>{{end}}
 {{range .Days}}<div class="day">{{.Date}}</div>
-{{range .Events}}<div class="event {{.Actor}}"><div class="meta">{{clock .}} · #{{.Seq}} · {{.Actor}} · {{.Kind}}{{if .Task}} · task {{.Task}}{{end}}{{if .Tool}} · {{.Tool}}{{end}}{{if .Depth}} · depth {{.Depth}}{{end}}{{if .Decision}} · {{.Decision}}{{end}}{{if .Ref}} · answers #{{.Ref}}{{end}}{{if not .Visible}} · not shown to the user{{end}}</div>
+{{range .Items}}{{if .Pause}}<div class="pause">{{.Pause}}</div>{{else}}{{$in := .InWindow}}{{with .E}}<div id="e{{.Seq}}" class="event {{.Actor}}{{if $in}} in-window{{end}}"><div class="meta">{{clock .}} · #{{.Seq}} · {{.Actor}} · {{.Kind}}{{if .Task}} · task {{.Task}}{{end}}{{if .Tool}} · {{.Tool}}{{end}}{{if .Depth}} · depth {{.Depth}}{{end}}{{if .Decision}} · {{.Decision}}{{end}}{{if .Ref}} · answers <a href="#e{{.Ref}}">#{{.Ref}}</a>{{end}}{{if not .Visible}} · not shown to the user{{end}}</div>
 {{if .Text}}<div class="text">{{.Text}}</div>{{end}}
 {{if .Args}}<details><summary>arguments</summary><pre>{{.Args}}</pre></details>{{end}}
-{{if .Result}}<details><summary>result</summary><pre>{{.Result}}</pre></details>{{end}}</div>
+{{if .Result}}<details><summary>result</summary><pre>{{.Result}}</pre></details>{{end}}</div>{{end}}{{end}}
 {{end}}{{end}}
 {{template "foot" .}}{{end}}
 

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -32,7 +33,9 @@ import (
 // is one.
 type Store interface {
 	reports.Warehouse
-	RunEvents(ctx context.Context, runID string) ([]rows.EventRow, error)
+	// RunPages reads what the runs' pages show besides their values (runs
+	// not there are not in the map).
+	RunPages(ctx context.Context, ids []string) (map[string]*rows.RunPage, error)
 	// LoadRunTasks reads a run's active tasks and judgments into it (the
 	// viewer keeps the runs' values only).
 	LoadRunTasks(ctx context.Context, r *rows.RunRow) error
@@ -85,6 +88,11 @@ type Server struct {
 	mu sync.Mutex // guards ds
 	ds *reports.Dataset
 
+	pmu  sync.Mutex // guards pare
+	pare []rows.PARERun
+
+	reads *pageReads // the run pages asked for at once, read together
+
 	cmu    sync.Mutex   // guards recent
 	recent []*RunDetail // the last run pages read, newest last (maxRecent)
 }
@@ -103,6 +111,10 @@ func New(ctx context.Context, store Store, opt Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{store: store, opt: opt, mux: http.NewServeMux(), cop: http.NewCrossOriginProtection()}
+	// A reader per two cores: each batch scans the tables once, and a
+	// burst split between more readers scans them more often (measured in
+	// docs/benchmarks.md).
+	s.reads = &pageReads{read: store.RunPages, readers: max(1, runtime.GOMAXPROCS(0)/2)}
 	s.notes, _ = store.(Annotations)
 	s.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "a request from another site is refused: open the viewer's own page", http.StatusForbidden)
@@ -116,6 +128,8 @@ func New(ctx context.Context, store Store, opt Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/runs", s.apiRuns)
 	s.mux.HandleFunc("GET /api/runs/{id...}", s.apiRun)
 	s.mux.HandleFunc("GET /api/metrics", s.apiMetrics)
+	s.mux.HandleFunc("GET /pare", s.pareList)
+	s.mux.HandleFunc("GET /pare/{id...}", s.pareRun)
 	s.mux.HandleFunc("GET /annotate", s.annotateIndex)
 	s.mux.HandleFunc("POST /annotate", s.makeQueue)
 	s.mux.HandleFunc("GET /annotate/{queue}", s.queueHome)

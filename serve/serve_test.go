@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"html"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +23,12 @@ const payload = `<script>alert("x")</script><img src=x onerror=alert(1)>`
 
 // fake is a warehouse of four runs: two configurations × two scenarios,
 // one persona; its model, scenario and event text carry the payload.
-type fake struct{ searched []string }
+type fake struct {
+	searched []string
+	mu       sync.Mutex
+	reads    []int         // the runs of each RunPages call
+	gate     chan struct{} // when set, RunPages waits for it
+}
 
 func (f *fake) LoadRunsWith(_ context.Context, visit func(int, *rows.RunRow), _ bool) ([]rows.RunRow, error) {
 	var out []rows.RunRow
@@ -42,8 +49,12 @@ func (f *fake) LoadRunsWith(_ context.Context, visit func(int, *rows.RunRow), _ 
 	}
 	return out, nil
 }
-func (f *fake) LoadRatings(context.Context) ([]rows.RatingRow, error)         { return nil, nil }
-func (f *fake) LoadPARERuns(context.Context) ([]rows.PARERun, error)          { return nil, nil }
+func (f *fake) LoadRatings(context.Context) ([]rows.RatingRow, error) { return nil, nil }
+func (f *fake) LoadPARERuns(context.Context) ([]rows.PARERun, error) {
+	return []rows.PARERun{{RunID: "trip_" + payload + "_run_1", Source: "pare", Scenario: "trip", ConfigID: "m | u", Success: 1, Tokens: math.NaN(), LLMCalls: 7,
+		Events:    []rows.PAREEvent{{T: 1, Actor: "agent", Function: "send_message_to_user", Mode: "observe", Turn: 0}, {T: 4.5, Actor: "user", Function: "accept_proposal", Turn: -1}},
+		Decisions: []rows.PAREDecision{{Final: true, ProposalT: 1, DecisionT: 4.5}}}}, nil
+}
 func (f *fake) LoadPAREResults(context.Context) ([]rows.PAREResultRow, error) { return nil, nil }
 func (f *fake) LoadPAREReports(context.Context) ([]rows.PAREReportRow, error) { return nil, nil }
 func (f *fake) LoadPARESamples(context.Context) ([]rows.PARESampleRow, int, error) {
@@ -56,13 +67,48 @@ func (f *fake) Query(context.Context, string, ...any) ([]string, [][]any, error)
 func (f *fake) QueryFunc(context.Context, string, func([]string) error, func([]any) error, ...any) error {
 	return nil
 }
-func (f *fake) RunEvents(_ context.Context, id string) ([]rows.EventRow, error) {
+func (f *fake) RunPages(ctx context.Context, ids []string) (map[string]*rows.RunPage, error) {
+	f.mu.Lock()
+	f.reads = append(f.reads, len(ids))
+	gate := f.gate
+	f.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	out := map[string]*rows.RunPage{}
+	for _, id := range ids {
+		out[id], _ = f.runPage(ctx, id)
+	}
+	return out, nil
+}
+
+func (f *fake) runPage(ctx context.Context, id string) (*rows.RunPage, error) {
 	t := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-	return []rows.EventRow{
+	r := rows.RunRow{RunID: id}
+	f.LoadRunTasks(ctx, &r)
+	p := &rows.RunPage{Tasks: r.Tasks, TA: r.TA, Events: []rows.EventRow{
 		{Seq: 1, T: t, Actor: "env", Kind: "notification", Task: "t1", Text: "Hello " + payload, Visible: true},
 		{Seq: 2, T: t.Add(time.Minute), Actor: "agent", Kind: "tool_call", Task: "t1", Tool: "search", Depth: "read", Args: `{"q":"` + payload + `"}`},
 		{Seq: 3, T: t.Add(26 * time.Hour), Actor: "user", Kind: "message", Text: "next day", Visible: true},
-	}, nil
+	}}
+	start, end := t.Add(-time.Hour), t.Add(30*time.Minute)
+	p.Window = [2]*time.Time{&start, &end}
+	half, one := 0.5, 1.0
+	p.TaskViews = []rows.TaskView{
+		{Task: "t1", Active: true, Weight: 1, LoggedExpected: "prepare", LoggedChosen: "execute", Rescored: true, DerivedExpected: "prepare",
+			DerivedChosen: "suggest", Prefer: "logged", Logged: [3]*float64{&half, &one, nil}, Derived: [3]*float64{&one, &one, nil}},
+		{Task: "t2 " + payload, Weight: 1},
+	}
+	for _, x := range r.Tasks {
+		for _, j := range x.TC {
+			p.Judgments = append(p.Judgments, rows.JudgmentView{Task: x.Task, Metric: "tc", Judge: j.Judge, Prompt: "tc/v1", Latest: true,
+				Scores:  []rows.NamedScore{{Name: "correctness", Value: j.Correctness}},
+				Reasons: "Because " + payload, Evidence: []rows.Citation{{Seq: 1, Quote: payload}}})
+		}
+	}
+	p.Judgments = append(p.Judgments, rows.JudgmentView{Task: "t1", Metric: "tc", Judge: "j", Prompt: "tc/v0", Latest: false,
+		Scores: []rows.NamedScore{{Name: "correctness", Value: 0.1}}})
+	return p, nil
 }
 func (f *fake) LoadRunTasks(ctx context.Context, r *rows.RunRow) error {
 	runs, _ := f.LoadRunsWith(ctx, func(int, *rows.RunRow) {}, false)
@@ -152,8 +198,10 @@ func TestRunPage(t *testing.T) {
 	s, _ := newServer(t, "")
 	id := "Model A/s1/p/1"
 	body := get(t, s, runPath(id)).Body.String()
-	for _, want := range []string{"Monday 2 March 2026", "Tuesday 3 March 2026", "tool_call", "depth read", `<span class="flag">execute</span>`,
-		"j: correctness 0.40", "now 1, later 0"} {
+	for _, want := range []string{"Monday 2 March 2026", "Tuesday 3 March 2026", "tool_call", "depth read", `<span class="flag">prepare → execute</span>`,
+		"correctness <strong>0.40</strong>", "now 1, later 0", `<span class="flag">prepare → suggest</span>`, "evidence 0.50, outputs 1.00",
+		`<a href="#e1">#1</a> “&lt;script&gt;`, "Because &lt;script&gt;", "superseded by a newer prompt version", `id="e1" class="event env in-window"`,
+		`id="e3" class="event user"`, "pause: Mon 09:01 → Tue 11:00 (26 h)", "not active", "t2 &lt;script&gt;"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("run page lacks %q", want)
 		}
@@ -164,6 +212,75 @@ func TestRunPage(t *testing.T) {
 	}
 	if rec := get(t, s, runPath("nope")); rec.Code != 404 {
 		t.Errorf("missing run: %d", rec.Code)
+	}
+}
+
+// Run pages asked for while a read is under way are read together, in
+// one read of the store, and each gets its own run.
+func TestRunPagesAreReadTogether(t *testing.T) {
+	s, f := newServer(t, "")
+	s.reads.readers = 1
+	f.gate = make(chan struct{})
+	runs, _ := f.LoadRunsWith(context.Background(), func(int, *rows.RunRow) {}, false)
+	var wg sync.WaitGroup
+	bodies := make([]string, 40)
+	for i := range bodies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec := get(t, s, runPath(runs[i%len(runs)].RunID))
+			if rec.Code != 200 {
+				t.Errorf("%d %s", rec.Code, rec.Body.String())
+			}
+			bodies[i] = rec.Body.String()
+		}()
+		if i == 0 {
+			for len(reads(f)) == 0 { // the first read has begun; the rest wait
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	close(f.gate)
+	wg.Wait()
+	if got := reads(f); len(got) != 2 || got[0] != 1 || got[1] != len(runs)-1 && got[1] != len(runs) {
+		t.Errorf("reads of the store: %v, want one of the first run, then one of the %d runs asked for meanwhile", got, len(runs))
+	}
+	for i, b := range bodies {
+		if !strings.Contains(b, "<h1>"+html.EscapeString(runs[i%len(runs)].RunID)+"</h1>") {
+			t.Errorf("request %d got another run's page", i)
+		}
+	}
+}
+
+func reads(f *fake) []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]int(nil), f.reads...)
+}
+
+// PARE runs are listed apart, each with its events and decision points.
+func TestPARERuns(t *testing.T) {
+	s, _ := newServer(t, "")
+	list := get(t, s, "/pare").Body.String()
+	link := "/pare/" + url.PathEscape("trip_"+payload+"_run_1")
+	if !strings.Contains(list, html.EscapeString(link)) || !strings.Contains(list, "1 of 1 runs") {
+		t.Fatalf("PARE list:\n%s", list)
+	}
+	if body := get(t, s, "/pare?q=nothing").Body.String(); !strings.Contains(body, "0 of 1 runs") {
+		t.Error("the search does not filter")
+	}
+	page := get(t, s, link).Body.String()
+	for _, want := range []string{"send_message_to_user", "accept_proposal", "<td class=\"num\">4.5</td><td>yes</td>", "7 LLM calls"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("PARE run page lacks %q:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "<script>") {
+		t.Error("the run id reached the page unescaped")
+	}
+	if rec := get(t, s, "/pare/nope"); rec.Code != 404 {
+		t.Errorf("missing PARE run: %d", rec.Code)
 	}
 }
 

@@ -50,6 +50,7 @@ func serveCommand(e *env) *cli.Command {
 			}
 			oo := openOptions(cmd, readOnly, "")
 			oo.Threads = 1 // many small queries at once: one thread each
+			oo.Viewer = true
 			w, err := ingest.Open(ctx, path, oo)
 			if err != nil {
 				return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	neturl "net/url"
@@ -83,7 +84,7 @@ func TestServeOnTheSample(t *testing.T) {
 		t.Fatalf("no run in %s", runsPage)
 	}
 	run := fetch(html.UnescapeString(m[1]))
-	if !strings.Contains(run, "Trajectory") || strings.Count(run, `class="event`) < 10 || !strings.Contains(run, "Tasks (active)") {
+	if !strings.Contains(run, "Trajectory") || strings.Count(run, `class="event`) < 10 || !strings.Contains(run, "<h2>Tasks</h2>") {
 		t.Errorf("the run page shows no trajectory:\n%.2000s", run)
 	}
 	// The runs of the cell are those of its configuration, by TC.
@@ -176,5 +177,57 @@ func TestServeInBrowser(t *testing.T) {
 	}
 	for _, p := range consoleProblems() {
 		t.Error(p)
+	}
+}
+
+// PARE's own traces (the fixtures, as PARE wrote them) are listed on
+// /pare, each with its events and as many decision points as the
+// warehouse holds for it.
+func TestServePARETraces(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", pareFixtures); code != 0 {
+		t.Fatal(stderr)
+	}
+	w, err := ingest.Open(context.Background(), db, ingest.OpenOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	runs, err := w.LoadPARERuns(context.Background())
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("%d PARE runs, %v", len(runs), err)
+	}
+	s, err := serve.New(context.Background(), w, serve.Options{Name: "w.duckdb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	read := func(path string) string {
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var b strings.Builder
+		io.Copy(&b, res.Body)
+		if res.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", path, res.StatusCode, b.String())
+		}
+		return b.String()
+	}
+	list := read("/pare")
+	for _, r := range runs {
+		if !strings.Contains(list, html.EscapeString(r.RunID)) {
+			t.Errorf("/pare lacks %s", r.RunID)
+		}
+		page := read("/pare/" + neturl.PathEscape(r.RunID))
+		if got := strings.Count(page, "</td><td>yes</td>") + strings.Count(page, "</td><td>no</td>"); got != len(r.Decisions) {
+			t.Errorf("%s: %d decision points shown, %d in the warehouse", r.RunID, got, len(r.Decisions))
+		}
+		_, events, _ := strings.Cut(page, "<h2>Events</h2>")
+		if rowsShown := strings.Count(events, "<tr>") - 1; rowsShown != len(r.Events) {
+			t.Errorf("%s: %d events shown, %d in the warehouse", r.RunID, rowsShown, len(r.Events))
+		}
 	}
 }
