@@ -231,3 +231,64 @@ func TestServePARETraces(t *testing.T) {
 		}
 	}
 }
+
+// In real Chromium, a warehouse whose scenario, model, event text, judge
+// reasons and citations carry script and an onerror image: the overview,
+// the runs, a run page, a comparison and an annotation item show them as
+// text; no script element or injected image is in the DOM, the title is
+// unchanged, and the console has no error. Without Chromium it skips.
+func TestServePayloadInBrowser(t *testing.T) {
+	ctx, consoleProblems := openBrowser(t, "the viewer's payload test", chromedp.WindowSize(1100, 900))
+	const js = `<script>document.title='pwned'</script><img src=x onerror="document.title='pwned'">`
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	dir := t.TempDir()
+	sc := `{"type":"scenario","scenario":` + q("sc "+js) + `,"personas":{"reviewer":{"group":"S"}},"tasks":[{"id":` + q("t "+js) + `,"expected_depth":{"reviewer":"suggest"}}]}`
+	var lines strings.Builder
+	for i, model := range []string{"m " + js, "plain"} {
+		id := fmt.Sprintf("r%d", i)
+		fmt.Fprintf(&lines, `{"type":"run","run_id":"%s","scenario":%s,"persona":"reviewer","rep":1,"config":{"model":%s,"harness":"CC"}}`+"\n", id, q("sc "+js), q(model))
+		fmt.Fprintf(&lines, `{"type":"event","run_id":"%s","seq":1,"t":"2026-03-02T09:00:00Z","actor":"user","kind":"message","text":%s,"task":%s}`+"\n", id, q("hello "+js), q("t "+js))
+		fmt.Fprintf(&lines, `{"type":"event","run_id":"%s","seq":2,"t":"2026-03-02T09:05:00Z","actor":"agent","kind":"tool_call","tool":"search","args":{"q":%s},"task":%s}`+"\n", id, q(js), q("t "+js))
+		fmt.Fprintf(&lines, `{"type":"task","run_id":"%s","task":%s,"active":true,"final_seq":2}`+"\n", id, q("t "+js))
+		fmt.Fprintf(&lines, `{"type":"judgment","run_id":"%s","task":%s,"metric":"tc","judge":%s,"scores":{"correctness":0.5,"grounding":0.5,"completeness":0.5,"artifact_quality":0.5},"reasons":%s,"evidence":[{"seq":1,"quote":%s}]}`+"\n",
+			id, q("t "+js), q("j "+js), q("because "+js), q(js))
+	}
+	os.WriteFile(filepath.Join(dir, "s.json"), []byte(sc), 0o644)
+	os.WriteFile(filepath.Join(dir, "runs.jsonl"), []byte(lines.String()), 0o644)
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", dir); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "annotate", "sample", "-n", "2", "--queue", "q", "--questions", "tc"); code != 0 {
+		t.Fatal(stderr)
+	}
+	w, err := ingest.Open(context.Background(), db, ingest.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	opt := analysis.DefaultBootstrap
+	opt.Resamples = 100
+	s, err := serve.New(context.Background(), w, serve.Options{Name: "w.duckdb", Bootstrap: opt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newLocalServer(t, s)
+	for _, path := range []string{"/", "/runs", "/runs?q=" + neturl.QueryEscape(js), "/runs/r0", "/compare?a=r0&b=r1", "/annotate", "/annotate/q?annotator=x", "/annotate/q/items/1", "/annotate/q/status"} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(srv+path), chromedp.WaitReady("h1"), chromedp.Sleep(100*time.Millisecond)); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		title, _ := chromedp.Run(ctx, chromedp.Title())
+		scripts, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('script').length + document.querySelectorAll('img[src="x"]').length`))
+		text, _ := chromedp.Run(ctx, chromedp.Text("body"))
+		if title == "pwned" || scripts != 0 {
+			t.Errorf("%s: title %q, %d injected elements", path, title, scripts)
+		}
+		if path == "/runs/r0" && (!strings.Contains(text, "hello <script>") || !strings.Contains(text, "because <script>")) {
+			t.Errorf("the run page does not show the payload as text:\n%.1500s", text)
+		}
+	}
+	for _, p := range consoleProblems() {
+		t.Error(p)
+	}
+}
