@@ -32,12 +32,44 @@ import (
 // key), a model and where it is served.
 type Endpoint struct {
 	Name, Model, BaseURL string
-	apiKey               string // from the environment only; never stored
+	// Pool is every base URL serving the judge's model, BaseURL first,
+	// when more than one was named (NAME=MODEL@URL1,URL2,…): the judge's
+	// requests spread over them. Which server answered changes nothing
+	// stored: the cache keys on the model, prompt and input.
+	Pool   []string
+	apiKey string // from the environment only; never stored
+}
+
+// URLs are the endpoint's base URLs ("" for the OpenAI API).
+func (e Endpoint) URLs() []string {
+	if len(e.Pool) > 0 {
+		return e.Pool
+	}
+	return []string{e.BaseURL}
+}
+
+// checkPool checks each base URL of a pool and refuses a URL named twice.
+func checkPool(name, raw string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, part := range strings.Split(raw, ",") {
+		u, err := CheckBaseURL(name, strings.TrimSpace(part))
+		if err != nil {
+			return nil, err
+		}
+		if seen[u] {
+			return nil, fmt.Errorf("--judge %s: the endpoint %s is named twice in its pool", name, u)
+		}
+		seen[u] = true
+		out = append(out, u)
+	}
+	return out, nil
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
-// ParseEndpoint reads NAME=MODEL[@BASE_URL]. The API key comes from
+// ParseEndpoint reads NAME=MODEL[@BASE_URL[,BASE_URL…]] (several base
+// URLs: a pool of servers of the same model). The API key comes from
 // $GYMLENS_<NAME>_API_KEY (NAME upper-cased, '-' and '.' as '_'), else
 // $OPENAI_API_KEY; an endpoint that needs no key works without one.
 func ParseEndpoint(spec string, getenv func(string) string) (Endpoint, error) {
@@ -65,11 +97,14 @@ func ParseEndpoint(spec string, getenv func(string) string) (Endpoint, error) {
 		return Endpoint{}, fmt.Errorf("--judge %s: no model before the URL: expected NAME=MODEL@BASE_URL", name)
 	}
 	if at > 0 {
-		u, err := CheckBaseURL(name, rest[at+1:])
+		urls, err := checkPool(name, rest[at+1:])
 		if err != nil {
 			return Endpoint{}, err
 		}
-		ep.Model, ep.BaseURL = rest[:at], u
+		ep.Model, ep.BaseURL = rest[:at], urls[0]
+		if len(urls) > 1 {
+			ep.Pool = urls
+		}
 	} else if strings.Contains(rest, "://") {
 		return Endpoint{}, fmt.Errorf("--judge %s: %q looks like a URL but does not follow \"@http://\" or \"@https://\": expected NAME=MODEL@BASE_URL (or --endpoint %s=URL)", name, rest, name)
 	}
@@ -134,20 +169,46 @@ type Response struct {
 	Latency                   time.Duration
 }
 
-// Client sends requests to one endpoint.
+// Client sends requests to one endpoint: one server, or a pool of them.
 type Client struct {
 	ep       Endpoint
-	oa       openai.Client
 	opt      ClientOptions
-	sem      chan struct{}
 	rpm, tpm *rate.Limiter
 	sleep    func(context.Context, time.Duration) error
+	now      func() time.Time
 	inFlight atomic.Int64
 	noSchema atomic.Bool // the endpoint refused structured output
 	retrying atomic.Int64
 	notesMu  sync.Mutex
 	notes    []string // said once each, in the judge's report
+
+	pmu     sync.Mutex // guards the members' counts and wake
+	members []*member
+	wake    chan struct{} // closed when a request ends (a slot is free)
 }
+
+// member is one server of an endpoint: its requests in flight (at most
+// Concurrency), its failures in a row, and until when it is out of the
+// pool after them.
+type member struct {
+	url      string
+	oa       openai.Client
+	inFlight int
+	fails    int
+	outUntil time.Time
+	outs     int // times taken out since it last answered
+	sent     atomic.Int64
+}
+
+// Pool tuning: a server is taken out after poolFailures failed requests
+// in a row (server errors, timeouts, dropped connections; not 429, which
+// Retry-After paces, nor 4xx), for poolPause, doubling each time it fails
+// again on return, up to poolMaxPause.
+const (
+	poolFailures = 3
+	poolPause    = 30 * time.Second
+	poolMaxPause = 5 * time.Minute
+)
 
 // badRequest marks an error the endpoint answered with 400.
 type badRequest struct{ error }
@@ -180,14 +241,17 @@ func NewClient(ep Endpoint, opt ClientOptions) *Client {
 	if opt.MaxBackoff <= 0 {
 		opt.MaxBackoff = 60 * time.Second
 	}
-	opts := []option.RequestOption{option.WithMaxRetries(0), option.WithAPIKey(ep.apiKey)}
-	if ep.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(ep.BaseURL))
+	c := &Client{ep: ep, opt: opt, sleep: sleepCtx, now: time.Now, wake: make(chan struct{})}
+	for _, u := range ep.URLs() {
+		opts := []option.RequestOption{option.WithMaxRetries(0), option.WithAPIKey(ep.apiKey)}
+		if u != "" {
+			opts = append(opts, option.WithBaseURL(u))
+		}
+		if opt.HTTPClient != nil {
+			opts = append(opts, option.WithHTTPClient(opt.HTTPClient))
+		}
+		c.members = append(c.members, &member{url: u, oa: openai.NewClient(opts...)})
 	}
-	if opt.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(opt.HTTPClient))
-	}
-	c := &Client{ep: ep, oa: openai.NewClient(opts...), opt: opt, sem: make(chan struct{}, opt.Concurrency), sleep: sleepCtx}
 	if opt.RPM > 0 {
 		c.rpm = rate.NewLimiter(rate.Limit(float64(opt.RPM)/60), max(1, opt.RPM/60))
 	}
@@ -210,6 +274,107 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // InFlight is the number of requests being sent now.
 func (c *Client) InFlight() int64 { return c.inFlight.Load() }
+
+// Capacity is how many requests the client sends at once: Concurrency per
+// server.
+func (c *Client) Capacity() int { return c.opt.Concurrency * len(c.members) }
+
+// Sent counts the requests sent to each base URL of the endpoint.
+func (c *Client) Sent() map[string]int64 {
+	out := map[string]int64{}
+	for _, m := range c.members {
+		out[m.url] = m.sent.Load()
+	}
+	return out
+}
+
+// acquire takes a slot on the server with the fewest requests in flight
+// among those in the pool, waiting while all are busy. When every server
+// is out, the one due back first is used, so that requests go on (and
+// back off) rather than stall.
+func (c *Client) acquire(ctx context.Context) (*member, error) {
+	for {
+		c.pmu.Lock()
+		now := c.now()
+		var best, due *member
+		for _, m := range c.members {
+			if m.inFlight >= c.opt.Concurrency {
+				continue
+			}
+			if now.Before(m.outUntil) {
+				if due == nil || m.outUntil.Before(due.outUntil) {
+					due = m
+				}
+				continue
+			}
+			if best == nil || m.inFlight < best.inFlight {
+				best = m
+			}
+		}
+		if best == nil && due != nil {
+			allOut := true
+			for _, m := range c.members {
+				if !now.Before(m.outUntil) {
+					allOut = false
+				}
+			}
+			if allOut {
+				best = due
+			}
+		}
+		if best != nil {
+			best.inFlight++
+			best.sent.Add(1)
+			c.inFlight.Add(1)
+			c.pmu.Unlock()
+			return best, nil
+		}
+		wake := c.wake
+		c.pmu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// outcome of a request, for the pool's accounting.
+type outcome int
+
+const (
+	answered outcome = iota // an answer, or a refusal (4xx): the server works
+	failed                  // a server error, a timeout, a dropped connection
+	paced                   // 429: busy, not broken
+)
+
+// release gives the slot back and counts the outcome: a server that fails
+// poolFailures times in a row leaves the pool for a pause (noted once
+// each time).
+func (c *Client) release(m *member, o outcome) {
+	c.pmu.Lock()
+	m.inFlight--
+	c.inFlight.Add(-1)
+	var note string
+	switch o {
+	case answered:
+		m.fails, m.outs = 0, 0
+	case failed:
+		m.fails++
+		if m.fails >= poolFailures && len(c.members) > 1 {
+			pause := min(poolPause<<m.outs, poolMaxPause)
+			m.outUntil, m.fails = c.now().Add(pause), 0
+			m.outs++
+			note = fmt.Sprintf("%s: %s taken out of the pool after %d failed requests in a row; tried again after %v", c.ep.Name, m.url, poolFailures, pause)
+		}
+	}
+	close(c.wake)
+	c.wake = make(chan struct{})
+	c.pmu.Unlock()
+	if note != "" {
+		c.note(note)
+	}
+}
 
 // Complete sends req, retrying what can succeed later (429, 5xx, timeouts,
 // dropped connections) with exponential backoff and full jitter, or after
@@ -296,13 +461,49 @@ func (c *Client) Retrying() int64 { return c.retrying.Load() }
 // resolve, no answer, and a refused key (401, 403) are errors; any other
 // answer (404 from a server without /models, say) means it is there.
 func (c *Client) Check(ctx context.Context) error {
+	if len(c.members) == 1 {
+		return c.checkOne(ctx, c.members[0])
+	}
+	// A pool: the servers that do not answer start out of it (noted); the
+	// run fails only when none answers.
+	errs := make([]error, len(c.members))
+	var wg sync.WaitGroup
+	for i, m := range c.members {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = c.checkOne(ctx, m) }()
+	}
+	wg.Wait()
+	var first error
+	up := 0
+	for i, err := range errs {
+		if err == nil {
+			up++
+			continue
+		}
+		if first == nil {
+			first = err
+		}
+		m := c.members[i]
+		c.pmu.Lock()
+		m.outUntil, m.outs = c.now().Add(poolPause), 1
+		c.pmu.Unlock()
+		c.note(fmt.Sprintf("%s; left out of the pool at the start, tried again after %v", err.Error(), poolPause))
+	}
+	if up == 0 {
+		return first
+	}
+	return nil
+}
+
+// checkOne is Check of one server.
+func (c *Client) checkOne(ctx context.Context, m *member) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	where := c.ep.BaseURL
+	where := m.url
 	if where == "" {
 		where = "the OpenAI API (no @BASE_URL given)"
 	}
-	_, err := c.oa.Models.List(ctx)
+	_, err := m.oa.Models.List(ctx)
 	var apiErr *openai.Error
 	switch {
 	case err == nil:
@@ -343,19 +544,19 @@ func (c *Client) wait(ctx context.Context, tokens int) error {
 // once sends one attempt. wait < 0: do not retry; 0: back off; > 0: the
 // server said how long to wait.
 func (c *Client) once(ctx context.Context, params openai.ChatCompletionNewParams) (*openai.ChatCompletion, time.Duration, error) {
-	select {
-	case c.sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, -1, ctx.Err()
+	m, err := c.acquire(ctx)
+	if err != nil {
+		return nil, -1, err
 	}
-	c.inFlight.Add(1)
-	defer func() { c.inFlight.Add(-1); <-c.sem }()
+	o := answered
+	defer func() { c.release(m, o) }()
 	rctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
 	defer cancel()
-	resp, err := c.oa.Chat.Completions.New(rctx, params)
+	resp, err := m.oa.Chat.Completions.New(rctx, params)
 	if err == nil {
 		if len(resp.Choices) == 0 {
-			return nil, 0, fmt.Errorf("%s: the response has no choices", c.ep.Name)
+			o = failed
+			return nil, 0, fmt.Errorf("%s: the response has no choices", c.where(m))
 		}
 		return resp, 0, nil
 	}
@@ -364,19 +565,34 @@ func (c *Client) once(ctx context.Context, params openai.ChatCompletionNewParams
 	case ctx.Err() != nil:
 		return nil, -1, ctx.Err()
 	case errors.As(err, &apiErr):
-		if apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode >= 500 {
+		if apiErr.StatusCode == http.StatusTooManyRequests {
+			o = paced
+			return nil, retryAfter(apiErr.Response), err
+		}
+		if apiErr.StatusCode >= 500 {
+			o = failed
 			return nil, retryAfter(apiErr.Response), err
 		}
 		if apiErr.StatusCode == http.StatusBadRequest {
-			return nil, -1, badRequest{fmt.Errorf("%s: %w", c.ep.Name, err)}
+			return nil, -1, badRequest{fmt.Errorf("%s: %w", c.where(m), err)}
 		}
-		return nil, -1, fmt.Errorf("%s: %w", c.ep.Name, err)
+		return nil, -1, fmt.Errorf("%s: %w", c.where(m), err)
 	case errors.Is(err, context.DeadlineExceeded):
-		return nil, 0, fmt.Errorf("%s: no answer within %v", c.ep.Name, c.opt.Timeout)
+		o = failed
+		return nil, 0, fmt.Errorf("%s: no answer within %v", c.where(m), c.opt.Timeout)
 	default:
 		// Transport errors (a dropped connection, a reset) may pass.
-		return nil, 0, fmt.Errorf("%s: %w", c.ep.Name, err)
+		o = failed
+		return nil, 0, fmt.Errorf("%s: %w", c.where(m), err)
 	}
+}
+
+// where names the endpoint in a message, and the server of a pool.
+func (c *Client) where(m *member) string {
+	if len(c.members) > 1 {
+		return c.ep.Name + " (" + m.url + ")"
+	}
+	return c.ep.Name
 }
 
 // backoff is the full-jitter exponential backoff before retry n (1-based).
@@ -423,11 +639,11 @@ func Endpoints(specs, endpoints []string) ([]Endpoint, error) {
 		if !ok || name == "" || u == "" {
 			return nil, fmt.Errorf("--endpoint: expected NAME=BASE_URL, found %q", s)
 		}
-		u, err := CheckBaseURL(name, u)
+		pool, err := checkPool(name, u)
 		if err != nil {
 			return nil, err
 		}
-		urls[name] = u
+		urls[name] = strings.Join(pool, ",")
 		order = append(order, name)
 	}
 	var out []Endpoint
@@ -440,7 +656,11 @@ func Endpoints(specs, endpoints []string) ([]Endpoint, error) {
 			if ep.BaseURL != "" {
 				return nil, fmt.Errorf("judge %s: its endpoint is named twice, in --judge and in --endpoint", ep.Name)
 			}
-			ep.BaseURL = u
+			pool := strings.Split(u, ",")
+			ep.BaseURL = pool[0]
+			if len(pool) > 1 {
+				ep.Pool = pool
+			}
 			delete(urls, ep.Name)
 		}
 		out = append(out, ep)

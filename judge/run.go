@@ -319,7 +319,17 @@ func ask(ctx context.Context, w Store, ep Endpoint, metric, params string, todo 
 			return err
 		}
 	}
-	defer func() { rep.Notes = c.Notes() }()
+	defer func() {
+		rep.Notes = c.Notes()
+		if urls := ep.URLs(); len(urls) > 1 {
+			sent := c.Sent()
+			var parts []string
+			for _, u := range urls {
+				parts = append(parts, fmt.Sprintf("%s %d", u, sent[u]))
+			}
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: requests by server of its pool: %s", ep.Name, strings.Join(parts, ", ")))
+		}
+	}()
 	schema := Schema(metric)
 	price, known := prices[ep.Model]
 	var mu sync.Mutex
@@ -371,7 +381,7 @@ func ask(ctx context.Context, w Store, ep Endpoint, metric, params string, todo 
 	type job struct{ full, lean *Item }
 	jobs := make(chan job)
 	var wg sync.WaitGroup
-	for range c.opt.Concurrency {
+	for range c.Capacity() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

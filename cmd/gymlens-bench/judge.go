@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -123,17 +124,87 @@ func benchJudge(args []string) error {
 	return nil
 }
 
-// serveOpenAI is the child that serves the fake endpoint until its
-// standard input closes.
-func serveOpenAI(latency string) error {
+// serveOpenAI is the child that serves the fake endpoint (count of them,
+// each printed on a line) until its standard input closes.
+func serveOpenAI(latency string, count int) error {
 	d, err := time.ParseDuration(latency)
 	if err != nil {
 		return err
 	}
-	srv := openaitest.New()
-	srv.Latency = d
-	fmt.Println(srv.URL)
+	for range count {
+		srv := openaitest.New()
+		srv.Latency = d
+		defer srv.Close()
+		fmt.Println(srv.URL)
+	}
 	io.Copy(io.Discard, os.Stdin)
-	srv.Close()
+	return nil
+}
+
+// benchJudgePool measures a judge over a pool of servers against one
+// server at the same per-server concurrency and latency: the throughput
+// ratio (the judge issue asks ≥ 3.6 for four) and the client's CPU time per
+// request for each.
+func benchJudgePool(args []string) error {
+	fl := flag.NewFlagSet("judge-pool", flag.ExitOnError)
+	n := fl.Int("judgments", 2000, "judgments to ask for, each time")
+	conc := fl.Int("concurrency", 8, "requests in flight per server")
+	latency := fl.Duration("latency", 100*time.Millisecond, "simulated latency per request")
+	servers := fl.Int("servers", 4, "servers in the pool")
+	fl.Parse(args)
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "gymlens-bench-pool-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	w, err := sampleWarehouse(ctx, dir, "small", 1, "scenarios", "runs")
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	child := exec.Command(os.Args[0], "child", "openai-server", latency.String(), fmt.Sprint(*servers))
+	child.Stderr = os.Stderr
+	stdin, _ := child.StdinPipe()
+	stdout, _ := child.StdoutPipe()
+	if err := child.Start(); err != nil {
+		return err
+	}
+	defer func() { stdin.Close(); child.Wait() }()
+	urls := make([]string, *servers)
+	for i := range urls {
+		if _, err := fmt.Fscanln(stdout, &urls[i]); err != nil {
+			return fmt.Errorf("starting the servers: %w", err)
+		}
+		urls[i] += "/v1"
+	}
+	// Each run under its own model name, so that the second is not served
+	// from the first one's cache.
+	one := func(model string, pool []string) (time.Duration, float64, error) {
+		ep, err := judge.ParseEndpoint("bench="+model+"@"+strings.Join(pool, ","), func(string) string { return "" })
+		if err != nil {
+			return 0, 0, err
+		}
+		cpu0, t0 := cpuTime(), time.Now()
+		reps, err := judge.Run(ctx, w, judge.RunOptions{Metrics: []string{judge.TC}, Judges: []judge.Endpoint{ep}, Limit: *n,
+			Client: judge.ClientOptions{Concurrency: *conc}})
+		wall, cpu := time.Since(t0), cpuTime()-cpu0
+		if err != nil {
+			return 0, 0, err
+		}
+		return wall, float64(cpu.Microseconds()) / 1000 / float64(reps[0].Requests), nil
+	}
+	w1, c1, err := one("fake-one", urls[:1])
+	if err != nil {
+		return err
+	}
+	wn, cn, err := one("fake-pool", urls)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%d judgments, %d in flight per server, %v simulated latency\n", *n, *conc, *latency)
+	fmt.Printf("one server: %.2f s (%.0f requests/s), client CPU %.3f ms per request\n", w1.Seconds(), float64(*n)/w1.Seconds(), c1)
+	fmt.Printf("a pool of %d: %.2f s (%.0f requests/s), client CPU %.3f ms per request\n", *servers, wn.Seconds(), float64(*n)/wn.Seconds(), cn)
+	fmt.Printf("throughput ratio: %.2f × one server\n", w1.Seconds()/wn.Seconds())
 	return nil
 }

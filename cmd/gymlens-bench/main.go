@@ -31,6 +31,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -43,7 +44,7 @@ import (
 
 // benches are the subcommands besides ingest, by name.
 var benches = map[string]func(args []string) error{
-	"judge": benchJudge, "stats": benchStats, "pare": benchPARE, "agree": benchAgree, "mutate": benchMutate,
+	"judge": benchJudge, "judge-pool": benchJudgePool, "stats": benchStats, "pare": benchPARE, "agree": benchAgree, "mutate": benchMutate,
 	"rss": benchRSS, "serve": benchServe, "tour": benchTour, "agree-scale": benchAgreeScale, "coverage": benchCoverage,
 }
 
@@ -117,7 +118,11 @@ func measure(job string, args ...string) (time.Duration, int64, error) {
 
 func child(job string, args []string) error {
 	if job == "openai-server" {
-		return serveOpenAI(args[0])
+		count := 1
+		if len(args) > 1 {
+			count, _ = strconv.Atoi(args[1])
+		}
+		return serveOpenAI(args[0], count)
 	}
 	ctx := context.Background()
 	t0 := time.Now()

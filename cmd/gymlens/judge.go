@@ -18,15 +18,17 @@ func judgeCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "judge",
 		Usage: "rerun LLM-as-judge scoring against OpenAI-compatible endpoints, cached in the warehouse",
-		Description: "--judge NAME=MODEL[@BASE_URL] (repeat for several judges; the metrics average them). The API key\n" +
+		Description: "--judge NAME=MODEL[@BASE_URL] (repeat for several judges; the metrics average them); several base URLs,\n" +
+			"NAME=MODEL@URL1,URL2,…, are a pool of servers of that model: each request goes to the one with the fewest in\n" +
+			"flight (--concurrency each), and one that fails 3 requests in a row leaves the pool for 30 s (doubling). The API key\n" +
 			"comes from $GYMLENS_<NAME>_API_KEY, else $OPENAI_API_KEY; none is needed where the endpoint needs none.\n" +
 			"Answers are cached by model, parameters, prompt version and rendered input: a rerun with nothing\n" +
 			"changed sends nothing. Every answer is saved as it arrives, so an interrupted run resumes where it stopped.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "metric", Value: "tc,ta,trj", Usage: "`METRICS` to judge: tc, ta, trj"},
-			&cli.StringSliceFlag{Name: "judge", Usage: "`NAME=MODEL[@BASE_URL]`"},
-			&cli.StringSliceFlag{Name: "endpoint", Usage: "`NAME=BASE_URL`: judge NAME's endpoint, for a model name that holds '@' (then --judge NAME=MODEL alone)"},
-			&cli.IntFlag{Name: "concurrency", Value: 8, Usage: "requests in flight per judge (`N`)"},
+			&cli.StringSliceFlag{Name: "judge", Usage: "`NAME=MODEL[@BASE_URL[,BASE_URL…]]`"},
+			&cli.StringSliceFlag{Name: "endpoint", Usage: "`NAME=BASE_URL[,BASE_URL…]`: judge NAME's endpoint(s), for a model name that holds '@' (then --judge NAME=MODEL alone)"},
+			&cli.IntFlag{Name: "concurrency", Value: 8, Usage: "requests in flight per judge and server (`N`)"},
 			&cli.IntFlag{Name: "rpm", Usage: "requests per minute per judge (`N`, 0: no limit)"},
 			&cli.IntFlag{Name: "tpm", Usage: "estimated input tokens per minute per judge (`N`, 0: no limit)"},
 			&cli.DurationFlag{Name: "timeout", Value: 120 * time.Second, Usage: "per request"},

@@ -147,6 +147,7 @@ func newApp(e *env) *cli.Command {
 		}
 	}
 	mark(root)
+	wholeValues(root)
 	return root
 }
 
@@ -171,4 +172,14 @@ func sortedKeys[T any](m map[string]T) []string { return slices.Sorted(maps.Keys
 // checked against what the command writes).
 func writer(e *env, cmd *cli.Command, format string) *reports.Writer {
 	return reports.NewWriter(e.stdout, format, cmd.Bool("quiet"))
+}
+
+// wholeValues takes every repeated flag's values whole, in every command:
+// a comma belongs to the value (a pool of base URLs, a model name), and
+// never splits it into two.
+func wholeValues(c *cli.Command) {
+	c.DisableSliceFlagSeparator = true
+	for _, sub := range c.Commands {
+		wholeValues(sub)
+	}
 }
