@@ -381,18 +381,7 @@ func (c *Client) release(m *member, o outcome) {
 // the server's Retry-After when it gives one. Other errors (400, 401, …)
 // are returned at once.
 func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
-	params := openai.ChatCompletionNewParams{
-		Model:       shared.ChatModel(c.ep.Model),
-		Messages:    []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(req.System), openai.UserMessage(req.User)},
-		Temperature: openai.Float(0),
-	}
-	if c.opt.Seed != 0 {
-		params.Seed = openai.Int(c.opt.Seed)
-	}
-	if req.Schema != nil {
-		params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: req.SchemaName, Schema: req.Schema, Strict: openai.Bool(true)}}}
-	}
+	params := chatParams(c.ep.Model, req, c.opt.Seed)
 	var last error
 	for attempt := 1; attempt <= c.opt.MaxRetries+1; attempt++ {
 		if err := c.wait(ctx, req.EstTokens); err != nil {
@@ -425,6 +414,24 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 	return nil, &RequestError{Attempts: c.opt.MaxRetries + 1, Err: fmt.Errorf("%s: gave up after %d attempts: %v", c.ep.Name, c.opt.MaxRetries+1, last)}
+}
+
+// chatParams is the chat completion a request is: the one body both a
+// live request and a batch line send.
+func chatParams(model string, req Request, seed int64) openai.ChatCompletionNewParams {
+	params := openai.ChatCompletionNewParams{
+		Model:       shared.ChatModel(model),
+		Messages:    []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(req.System), openai.UserMessage(req.User)},
+		Temperature: openai.Float(0),
+	}
+	if seed != 0 {
+		params.Seed = openai.Int(seed)
+	}
+	if req.Schema != nil {
+		params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: req.SchemaName, Schema: req.Schema, Strict: openai.Bool(true)}}}
+	}
+	return params
 }
 
 // RequestError is a request that failed after Attempts tries (every try

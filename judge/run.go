@@ -42,6 +42,9 @@ type RunOptions struct {
 	// ingested from run logs: those are taken out (ingesting their files
 	// again restores them). Without it such a name is refused.
 	Replace bool
+	// Batch writes the requests to a batch file, or takes the answers
+	// from a batch's output, instead of sending them (nil: send).
+	Batch *Batch
 }
 
 // Progress is a snapshot of a judge run.
@@ -58,9 +61,10 @@ type JudgeReport struct {
 	Valid, Invalid, Failed    int
 	EstInputTokens            int64
 	InputTokens, OutputTokens int64
-	CostUSD                   *float64 // nil: unknown
-	Notes                     []string // what the run learnt of the endpoint
-	Requests                  int      // HTTP attempts
+	CostUSD                   *float64     // nil: unknown
+	Notes                     []string     // what the run learnt of the endpoint
+	Requests                  int          // HTTP attempts
+	Batch                     *BatchCounts // a batch export or import: what it did
 }
 
 // params are the answer-changing parameters, canonical.
@@ -296,6 +300,21 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 				copies = append(copies, *c)
 			}
 		}
+		if opt.Batch != nil {
+			var err error
+			counts := &BatchCounts{}
+			if opt.Batch.Export != nil {
+				err = exportBatch(ctx, w, ep, metric, todo, runByID, opt.Client.Seed, opt.Batch.Export, counts)
+			} else {
+				err = importBatch(ctx, w, ep, metric, todo, followers, copies, runByID, opt.Batch.Answers, stamper(ep, params, metric, prices), rep, counts)
+			}
+			rep.Batch = counts
+			reports = append(reports, *rep)
+			if err != nil {
+				return reports, err
+			}
+			continue
+		}
 		if err := ask(ctx, w, ep, metric, params, todo, followers, copies, runByID, opt, prices, rep, &prog, start); err != nil {
 			reports = append(reports, *rep)
 			return reports, err
@@ -331,20 +350,14 @@ func ask(ctx context.Context, w Store, ep Endpoint, metric, params string, todo 
 		}
 	}()
 	schema := Schema(metric)
-	price, known := prices[ep.Model]
+	_, known := prices[ep.Model]
 	var mu sync.Mutex
 	var firstErr error
 	sv, err := newSaver(w)
 	if err != nil {
 		return err
 	}
-	stamp := func(call *rows.JudgeCall) {
-		call.Model, call.Params, call.Prompt, call.Judge = ep.Model, params, PromptVersion[metric], ep.Name
-		if known {
-			cost := (float64(call.InputTokens)*price.Input + float64(call.OutputTokens)*price.Output) / 1e6
-			call.CostUSD = &cost
-		}
-	}
+	stamp := stamper(ep, params, metric, prices)
 	copyFor := func(call rows.JudgeCall, f *Item) rows.JudgeCall {
 		call.RunID, call.Task, call.SourceKey = f.RunID, f.Task, f.SourceKey
 		call.InputTokens, call.OutputTokens, call.Attempts, call.Latency, call.CostUSD = 0, 0, 0, 0, nil
@@ -482,6 +495,20 @@ feed:
 	return firstErr
 }
 
+// stamper sets what an answer was asked with: the judge, model,
+// parameters and prompt version, and its cost when the model's price is
+// known.
+func stamper(ep Endpoint, params, metric string, prices map[string]Price) func(*rows.JudgeCall) {
+	price, known := prices[ep.Model]
+	return func(call *rows.JudgeCall) {
+		call.Model, call.Params, call.Prompt, call.Judge = ep.Model, params, PromptVersion[metric], ep.Name
+		if known {
+			cost := (float64(call.InputTokens)*price.Input + float64(call.OutputTokens)*price.Output) / 1e6
+			call.CostUSD = &cost
+		}
+	}
+}
+
 // judgeOne asks about one item, and once more when the answer does not
 // parse or cites what is not there.
 func judgeOne(ctx context.Context, c *Client, it *Item, metric string, schema map[string]any) (*rows.JudgeCall, int, error) {
@@ -579,12 +606,16 @@ func JournalPath(warehouse string) string { return warehouse + ".judge-journal.j
 // newSaver writes answers to the warehouse in batches (a statement per
 // answer would cost a third of the client's CPU), each one first appended
 // to the journal, which is emptied when its answers are in the warehouse.
-func newSaver(w Store) (*saver, error) {
+func newSaver(w Store) (*saver, error) { return newSaverOf(w, saveBatch) }
+
+// newSaverOf is newSaver writing every size answers (a batch import holds
+// them all at once: fewer, larger transactions).
+func newSaverOf(w Store, size int) (*saver, error) {
 	j, err := os.OpenFile(JournalPath(w.Name()), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("cannot keep a journal of answers beside the warehouse: %w", err)
 	}
-	s := &saver{in: make(chan rows.JudgeCall, saveBatch), done: make(chan error, 1)}
+	s := &saver{in: make(chan rows.JudgeCall, size), done: make(chan error, 1)}
 	go func() {
 		var batch []rows.JudgeCall
 		var firstErr error
@@ -627,7 +658,7 @@ func newSaver(w Store) (*saver, error) {
 					firstErr = fmt.Errorf("writing the journal of answers: %w", err)
 				}
 				batch = append(batch, c)
-				if len(batch) >= saveBatch {
+				if len(batch) >= size {
 					flush()
 				}
 			case <-t.C:

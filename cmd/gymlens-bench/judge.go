@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -207,4 +209,102 @@ func benchJudgePool(args []string) error {
 	fmt.Printf("a pool of %d: %.2f s (%.0f requests/s), client CPU %.3f ms per request\n", *servers, wn.Seconds(), float64(*n)/wn.Seconds(), cn)
 	fmt.Printf("throughput ratio: %.2f × one server\n", w1.Seconds()/wn.Seconds())
 	return nil
+}
+
+// benchJudgeBatch measures gymlens judge export-batch and import-batch on
+// --items items (TC and TR-J of the sample at --scale, --items/2 each), each
+// a gymlens process of its own: wall time and peak resident memory. The
+// output file answering the export is made between the two, untimed.
+func benchJudgeBatch(args []string) error {
+	fl := flag.NewFlagSet("judge-batch", flag.ExitOnError)
+	items := fl.Int("items", 100000, "items to export and import (half TC, half TR-J)")
+	scale := fl.Int("scale", 2, "sample scale (about 33,000 TC and as many TR-J items per unit)")
+	fl.Parse(args)
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "gymlens-bench-batch-")
+	if err != nil {
+		return err
+	}
+	if keep := os.Getenv("GYMLENS_BATCH_DIR"); keep != "" {
+		dir = keep // keep the files, to profile the commands again
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	bin := dir + "/gymlens"
+	if err := buildGymlens(bin); err != nil {
+		return err
+	}
+	w, err := sampleWarehouse(ctx, dir, "w", *scale, "scenarios", "runs")
+	if err != nil {
+		return err
+	}
+	db := w.Path
+	w.Close()
+	flags := []string{"--metric", "tc,trj", "--judge", "bench=judge-model@http://127.0.0.1:9/v1", "--limit", fmt.Sprint(*items / 2)}
+	run := func(args ...string) (time.Duration, int64, error) {
+		cmd := exec.Command(bin, append([]string{"--db", db, "-q"}, args...)...)
+		cmd.Stderr = os.Stderr
+		if p := os.Getenv("GYMLENS_BATCH_PROFILE"); p != "" {
+			cmd.Env = append(os.Environ(), "GYMLENS_CPUPROFILE="+p+"."+args[1])
+		}
+		t0 := time.Now()
+		if err := cmd.Run(); err != nil {
+			return 0, 0, fmt.Errorf("gymlens %s: %w", strings.Join(args, " "), err)
+		}
+		return time.Since(t0), cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024, nil
+	}
+	in, out := dir+"/in.jsonl", dir+"/out.jsonl"
+	te, re, err := run(append([]string{"judge", "export-batch", "--out", in}, flags...)...)
+	if err != nil {
+		return err
+	}
+	n, err := answerBatch(in, out)
+	if err != nil {
+		return err
+	}
+	ti, ri, err := run(append([]string{"judge", "import-batch", out}, flags...)...)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("export-batch of %d requests: %.2f s, peak RSS %.0f MB\n", n, te.Seconds(), float64(re)/1e6)
+	fmt.Printf("import-batch of %d answers: %.2f s, peak RSS %.0f MB\n", n, ti.Seconds(), float64(ri)/1e6)
+	return nil
+}
+
+// answerBatch writes the in-process server's answers to a batch input as
+// a batch output file, and returns the lines.
+func answerBatch(in, out string) (int, error) {
+	f, err := os.Open(in)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	g, err := os.Create(out)
+	if err != nil {
+		return 0, err
+	}
+	bw := bufio.NewWriterSize(g, 1<<20)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	n := 0
+	for sc.Scan() {
+		var req struct {
+			CustomID string         `json:"custom_id"`
+			Body     map[string]any `json:"body"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			return 0, err
+		}
+		content, _ := json.Marshal(openaitest.Answer(req.Body))
+		id, _ := json.Marshal(req.CustomID)
+		fmt.Fprintf(bw, `{"id":"r%d","custom_id":%s,"response":{"status_code":200,"body":{"choices":[{"index":0,"message":{"role":"assistant","content":%s}}],"usage":{"prompt_tokens":900,"completion_tokens":80}}},"error":null}`+"\n", n, id, content)
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	if err := bw.Flush(); err != nil {
+		return 0, err
+	}
+	return n, g.Close()
 }

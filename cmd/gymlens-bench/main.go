@@ -44,7 +44,7 @@ import (
 
 // benches are the subcommands besides ingest, by name.
 var benches = map[string]func(args []string) error{
-	"judge": benchJudge, "judge-pool": benchJudgePool, "stats": benchStats, "pare": benchPARE, "agree": benchAgree, "mutate": benchMutate,
+	"judge": benchJudge, "judge-pool": benchJudgePool, "judge-batch": benchJudgeBatch, "stats": benchStats, "pare": benchPARE, "agree": benchAgree, "mutate": benchMutate,
 	"rss": benchRSS, "serve": benchServe, "tour": benchTour, "agree-scale": benchAgreeScale, "coverage": benchCoverage,
 }
 

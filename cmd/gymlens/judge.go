@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v3"
 
 	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/ingest/rows"
 	"github.com/gymlens/gymlens/judge"
 	"github.com/gymlens/gymlens/reports"
 )
@@ -24,24 +27,11 @@ func judgeCommand(e *env) *cli.Command {
 			"comes from $GYMLENS_<NAME>_API_KEY, else $OPENAI_API_KEY; none is needed where the endpoint needs none.\n" +
 			"Answers are cached by model, parameters, prompt version and rendered input: a rerun with nothing\n" +
 			"changed sends nothing. Every answer is saved as it arrives, so an interrupted run resumes where it stopped.",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "metric", Value: "tc,ta,trj", Usage: "`METRICS` to judge: tc, ta, trj"},
-			&cli.StringSliceFlag{Name: "judge", Usage: "`NAME=MODEL[@BASE_URL[,BASE_URL…]]`"},
-			&cli.StringSliceFlag{Name: "endpoint", Usage: "`NAME=BASE_URL[,BASE_URL…]`: judge NAME's endpoint(s), for a model name that holds '@' (then --judge NAME=MODEL alone)"},
-			&cli.IntFlag{Name: "concurrency", Value: 8, Usage: "requests in flight per judge and server (`N`)"},
-			&cli.IntFlag{Name: "rpm", Usage: "requests per minute per judge (`N`, 0: no limit)"},
-			&cli.IntFlag{Name: "tpm", Usage: "estimated input tokens per minute per judge (`N`, 0: no limit)"},
-			&cli.DurationFlag{Name: "timeout", Value: 120 * time.Second, Usage: "per request"},
-			&cli.IntFlag{Name: "retries", Value: 5, Usage: "retries of a request that may succeed later"},
-			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "sampling `SEED` sent where supported"},
-			&cli.IntFlag{Name: "limit", Usage: "at most `N` items per metric"},
+		Flags: append(judgeFlags(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "print calls, cache hits and estimated input tokens; send nothing"},
-			&cli.BoolFlag{Name: "force", Usage: "ask again what is cached"},
-			&cli.BoolFlag{Name: "replace", Usage: "let a judge take the name of one whose judgments were ingested from run logs, taking those out (ingest --replace of the logs restores them)"},
-			&cli.StringFlag{Name: "prices", Usage: "JSON `FILE`: {\"model\": {\"input\": $ per 1M tokens, \"output\": …}}"},
-			&cli.StringSliceFlag{Name: "where", Usage: "judge only runs with `DIM=VALUE` (as in gymlens metrics)"},
 			&cli.BoolFlag{Name: "costs", Usage: "print the calls, tokens and cost of every judge so far, and stop"},
-		},
+		),
+		Commands: []*cli.Command{exportBatchCommand(e), importBatchCommand(e)},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
 			if err != nil {
@@ -56,49 +46,12 @@ func judgeCommand(e *env) *cli.Command {
 					return reports.WriteResult(e.stdout, format, &reports.Result{Columns: cols, Rows: rows})
 				})
 			}
-			opt := judge.RunOptions{Limit: int(cmd.Int("limit")), DryRun: cmd.Bool("dry-run"), Force: cmd.Bool("force"), Replace: cmd.Bool("replace"),
-				Client: judge.ClientOptions{Concurrency: int(cmd.Int("concurrency")), RPM: int(cmd.Int("rpm")), TPM: int(cmd.Int("tpm")),
-					Timeout: cmd.Duration("timeout"), MaxRetries: int(cmd.Int("retries")), Seed: cmd.Int64("seed")}}
-			if opt.Client.MaxRetries == 0 {
-				opt.Client.MaxRetries = -1 // no retries asked for
-			}
-			for _, m := range reports.SplitList(cmd.String("metric")) {
-				if _, ok := judge.PromptVersion[m]; !ok {
-					return usagef("--metric: expected some of tc, ta, trj, found %q", m)
-				}
-				opt.Metrics = append(opt.Metrics, m)
-			}
-			if opt.Judges, err = judge.Endpoints(cmd.StringSlice("judge"), cmd.StringSlice("endpoint")); err != nil {
-				return usageError{err}
-			}
-			if p := cmd.String("prices"); p != "" {
-				if opt.Prices, err = judge.ReadPrices(p); err != nil {
-					return err
-				}
-			}
-			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, opt.DryRun, ""))
+			w, opt, err := judgeSetup(ctx, cmd, cmd.Bool("dry-run"))
 			if err != nil {
 				return err
 			}
 			defer w.Close()
-			if len(cmd.StringSlice("where")) > 0 {
-				where, err := argsOf(cmd).Where(nil)
-				if err != nil {
-					return err
-				}
-				ds, err := reports.NewDataset(ctx, w, reports.Options{Name: w.Path, Where: where, Keep: reports.KeepValues})
-				if err != nil {
-					return err
-				}
-				runs, err := ds.Selected()
-				if err != nil {
-					return err
-				}
-				opt.Runs = map[string]bool{}
-				for _, r := range runs {
-					opt.Runs[r.RunID] = true
-				}
-			}
+			opt.DryRun = cmd.Bool("dry-run")
 			var bar *progressbar.ProgressBar
 			if e.terminal && !cmd.Bool("quiet") && !opt.DryRun {
 				opt.Progress = func(p judge.Progress) {
@@ -124,6 +77,166 @@ func judgeCommand(e *env) *cli.Command {
 			}
 			if errors.Is(runErr, context.Canceled) {
 				return interrupted{fmt.Sprintf("the %d answers received in this run are saved in %s; run the same command again to ask only the rest", judge.Sent(reps), w.Path)}
+			}
+			return runErr
+		},
+	}
+}
+
+// judgeFlags are the flags of gymlens judge and its batch commands.
+func judgeFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "metric", Value: "tc,ta,trj", Usage: "`METRICS` to judge: tc, ta, trj"},
+		&cli.StringSliceFlag{Name: "judge", Usage: "`NAME=MODEL[@BASE_URL[,BASE_URL…]]`"},
+		&cli.StringSliceFlag{Name: "endpoint", Usage: "`NAME=BASE_URL[,BASE_URL…]`: judge NAME's endpoint(s), for a model name that holds '@' (then --judge NAME=MODEL alone)"},
+		&cli.IntFlag{Name: "concurrency", Value: 8, Usage: "requests in flight per judge and server (`N`)"},
+		&cli.IntFlag{Name: "rpm", Usage: "requests per minute per judge (`N`, 0: no limit)"},
+		&cli.IntFlag{Name: "tpm", Usage: "estimated input tokens per minute per judge (`N`, 0: no limit)"},
+		&cli.DurationFlag{Name: "timeout", Value: 120 * time.Second, Usage: "per request"},
+		&cli.IntFlag{Name: "retries", Value: 5, Usage: "retries of a request that may succeed later"},
+		&cli.Int64Flag{Name: "seed", Value: 1, Usage: "sampling `SEED` sent where supported"},
+		&cli.IntFlag{Name: "limit", Usage: "at most `N` items per metric"},
+		&cli.BoolFlag{Name: "force", Usage: "ask again what is cached"},
+		&cli.BoolFlag{Name: "replace", Usage: "let a judge take the name of one whose judgments were ingested from run logs, taking those out (ingest --replace of the logs restores them)"},
+		&cli.StringFlag{Name: "prices", Usage: "JSON `FILE`: {\"model\": {\"input\": $ per 1M tokens, \"output\": …}}"},
+		&cli.StringSliceFlag{Name: "where", Usage: "judge only runs with `DIM=VALUE` (as in gymlens metrics)"},
+	}
+}
+
+// judgeSetup reads the judge's flags into options and opens the warehouse
+// (read-only for a dry run).
+func judgeSetup(ctx context.Context, cmd *cli.Command, readOnly bool) (*ingest.Warehouse, judge.RunOptions, error) {
+	opt := judge.RunOptions{Limit: int(cmd.Int("limit")), Force: cmd.Bool("force"), Replace: cmd.Bool("replace"),
+		Client: judge.ClientOptions{Concurrency: int(cmd.Int("concurrency")), RPM: int(cmd.Int("rpm")), TPM: int(cmd.Int("tpm")),
+			Timeout: cmd.Duration("timeout"), MaxRetries: int(cmd.Int("retries")), Seed: cmd.Int64("seed")}}
+	if opt.Client.MaxRetries == 0 {
+		opt.Client.MaxRetries = -1 // no retries asked for
+	}
+	for _, m := range reports.SplitList(cmd.String("metric")) {
+		if _, ok := judge.PromptVersion[m]; !ok {
+			return nil, opt, usagef("--metric: expected some of tc, ta, trj, found %q", m)
+		}
+		opt.Metrics = append(opt.Metrics, m)
+	}
+	var err error
+	if opt.Judges, err = judge.Endpoints(cmd.StringSlice("judge"), cmd.StringSlice("endpoint")); err != nil {
+		return nil, opt, usageError{err}
+	}
+	if p := cmd.String("prices"); p != "" {
+		if opt.Prices, err = judge.ReadPrices(p); err != nil {
+			return nil, opt, err
+		}
+	}
+	w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, readOnly, ""))
+	if err != nil {
+		return nil, opt, err
+	}
+	if len(cmd.StringSlice("where")) > 0 {
+		where, err := argsOf(cmd).Where(nil)
+		if err != nil {
+			w.Close()
+			return nil, opt, err
+		}
+		ds, err := reports.NewDataset(ctx, w, reports.Options{Name: w.Path, Where: where, Keep: reports.KeepValues})
+		if err == nil {
+			var runs []rows.RunRow
+			if runs, err = ds.Selected(); err == nil {
+				opt.Runs = map[string]bool{}
+				for _, r := range runs {
+					opt.Runs[r.RunID] = true
+				}
+			}
+		}
+		if err != nil {
+			w.Close()
+			return nil, opt, err
+		}
+	}
+	return w, opt, nil
+}
+
+// exportBatchCommand writes the requests a judge run would send as a batch
+// input file.
+func exportBatchCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "export-batch",
+		Usage: "write the requests a judge run would send as a batch input file (OpenAI batch JSONL), for a server without the Batches API",
+		Description: "The same selection as gymlens judge with the same flags: one line per distinct input not yet answered,\n" +
+			"{custom_id, method, url, body}, the body exactly what a live request sends. Run it where the model is served\n" +
+			"(vLLM's run_batch -i FILE -o OUT, or upload it to a Batches API), then gymlens judge import-batch OUT.",
+		Flags: append(judgeFlags(), &cli.StringFlag{Name: "out", Required: true, Usage: "write the batch to `FILE.jsonl`"}),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			w, opt, err := judgeSetup(ctx, cmd, false)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			out := cmd.String("out")
+			var reps []judge.JudgeReport
+			if err := reports.WriteFileAtomic(out, func(bw io.Writer) error {
+				opt.Batch = &judge.Batch{Export: bw}
+				reps, err = judge.Run(ctx, w, opt)
+				return err
+			}); err != nil {
+				return err
+			}
+			for _, n := range judge.ReportNotes(reps) {
+				fmt.Fprintln(e.stderr, "note: "+n)
+			}
+			if !cmd.Bool("quiet") {
+				total := 0
+				var parts []string
+				for _, r := range reps {
+					total += r.Batch.Exported
+					parts = append(parts, fmt.Sprintf("%s %s %d (of %d, %d cached)", r.Judge, r.Metric, r.Batch.Exported, r.Items, r.Cached))
+				}
+				fmt.Fprintf(e.stdout, "wrote %s: %d requests — %s; then `gymlens judge import-batch OUTPUT.jsonl` with the same flags\n", out, total, strings.Join(parts, "; "))
+			}
+			return nil
+		},
+	}
+}
+
+// importBatchCommand saves the answers of a batch's output.
+func importBatchCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "import-batch",
+		Usage:     "save the answers of a batch's output (and error) files, checked as live answers are, at the batch price",
+		ArgsUsage: "OUTPUT.jsonl [ERRORS.jsonl…]",
+		Description: "The same selection as the export (the same flags): each answer is matched to its request by custom_id,\n" +
+			"checked (its JSON, ranges and cited evidence) and saved as a live answer would be, its cost at the batch price.\n" +
+			"Requests the batch reports as failed, and those it does not hold, are left for the next run to ask.",
+		Flags: judgeFlags(),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() == 0 {
+				return usagef("import-batch: name the batch's output file (and its error file)")
+			}
+			format, err := outputFormat(cmd, "table", reports.ResultFormats...)
+			if err != nil {
+				return err
+			}
+			answers, err := judge.ReadBatchOutput(cmd.Args().Slice()...)
+			if err != nil {
+				return err
+			}
+			w, opt, err := judgeSetup(ctx, cmd, false)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			opt.Batch = &judge.Batch{Answers: answers}
+			reps, runErr := judge.Run(ctx, w, opt)
+			if err := printJudgeReports(e, format, reps, false); err != nil {
+				return err
+			}
+			if runErr == nil && !cmd.Bool("quiet") {
+				used := 0
+				for _, r := range reps {
+					used += r.Batch.Answered + r.Batch.Failed
+				}
+				if left := len(answers) - used; left > 0 {
+					fmt.Fprintf(e.stderr, "note: %d lines of the batch match no request of this selection (another judge, metric or selection, or answered already)\n", left)
+				}
 			}
 			return runErr
 		},

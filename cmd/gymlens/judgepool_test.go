@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gymlens/gymlens/internal/openaitest"
 	"github.com/gymlens/gymlens/internal/sample"
@@ -29,6 +31,7 @@ func TestJudgeOverAPool(t *testing.T) {
 	var servers []*openaitest.Server
 	for range 4 {
 		f := openaitest.New()
+		f.Latency = 5 * time.Millisecond // so that the fewest in flight spreads the requests
 		defer f.Close()
 		servers = append(servers, f)
 	}
@@ -76,5 +79,60 @@ func TestJudgeOverAPool(t *testing.T) {
 	}
 	if a, b := answers(one), answers(four); a != b || strings.Count(a, "\n") != 61 {
 		t.Errorf("the pool's answers differ from one server's (%d and %d lines)", strings.Count(a, "\n"), strings.Count(b, "\n"))
+	}
+}
+
+// A batch by hand: export-batch writes the requests, a batch server (here
+// the in-process one's answers) answers them, import-batch saves them, and
+// the metrics read the judge; a malformed output is refused naming its
+// line, and changes nothing.
+func TestJudgeBatchCommands(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 4, Configs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(dir, "c", "judgments"))
+	db := filepath.Join(dir, "w.duckdb")
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", filepath.Join(dir, "c")); code != 0 {
+		t.Fatal(stderr)
+	}
+	in, out := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "out.jsonl")
+	flags := []string{"--metric", "tc,trj", "--judge", "b=judge-model@http://127.0.0.1:9/v1", "--limit", "25"}
+	code, stdout, stderr := gymlens(t, append([]string{"--db", db, "judge", "export-batch", "--out", in}, flags...)...)
+	if code != 0 || !strings.Contains(stdout, "wrote "+in+": 50 requests") {
+		t.Fatalf("export-batch: %d %s %s", code, stdout, stderr)
+	}
+	b, _ := os.ReadFile(in)
+	var answers strings.Builder
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var req struct {
+			CustomID string         `json:"custom_id"`
+			Body     map[string]any `json:"body"`
+		}
+		json.Unmarshal([]byte(line), &req)
+		content, _ := json.Marshal(openaitest.Answer(req.Body))
+		fmt.Fprintf(&answers, `{"id":"r%d","custom_id":%q,"response":{"status_code":200,"body":{"choices":[{"index":0,"message":{"role":"assistant","content":%s}}],"usage":{"prompt_tokens":100,"completion_tokens":20}}},"error":null}`+"\n", i, req.CustomID, content)
+	}
+	os.WriteFile(out, []byte(answers.String()+"{broken\n"), 0o644)
+	if code, _, stderr := gymlens(t, append([]string{"--db", db, "judge", "import-batch", out}, flags...)...); code == 0 || !strings.Contains(stderr, "out.jsonl:51: not a JSON object") {
+		t.Errorf("a malformed output: %d %s", code, stderr)
+	}
+	os.WriteFile(out, []byte(answers.String()), 0o644)
+	code, stdout, stderr = gymlens(t, append([]string{"--db", db, "-f", "json", "judge", "import-batch", out}, flags...)...)
+	if code != 0 {
+		t.Fatalf("import-batch: %s", stderr)
+	}
+	var reps []map[string]any
+	json.Unmarshal([]byte(stdout), &reps)
+	if len(reps) != 2 || reps[0]["valid"] != float64(25) || reps[1]["valid"] != float64(25) {
+		t.Errorf("import: %s", stdout)
+	}
+	if code, out, _ := gymlens(t, "--db", db, "query", "--format", "csv", "SELECT count(*) FROM judgments WHERE judge = 'b'"); code != 0 || out != "count_star()\n50\n" {
+		t.Errorf("judgments: %q", out)
+	}
+	// Nothing is left to ask.
+	code, stdout, _ = gymlens(t, append([]string{"--db", db, "judge", "export-batch", "--out", in}, flags...)...)
+	if code != 0 || !strings.Contains(stdout, ": 0 requests") {
+		t.Errorf("a second export: %s", stdout)
 	}
 }

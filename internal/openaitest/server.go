@@ -127,6 +127,10 @@ func (f *Server) handle(w http.ResponseWriter, r *http.Request) {
 		"usage":{"prompt_tokens":120,"completion_tokens":30,"total_tokens":150}}`, body["model"], content)
 }
 
+// Answer is the answer an "ok" step gives to a request body (a chat
+// completion request as JSON): what a batch's output holds for it.
+func Answer(body map[string]any) string { return answerFor(body, false) }
+
 // answerFor makes a valid answer for the metric the request asks about,
 // citing the first record shown (or, bad, a record that does not exist).
 func answerFor(body map[string]any, bad bool) string {

@@ -1,0 +1,338 @@
+package judge
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+
+	"github.com/gymlens/gymlens/ingest/rows"
+	"github.com/gymlens/gymlens/ingest/runlog"
+)
+
+// BatchDiscount is what a batch costs against the same requests sent live
+// (OpenAI's Batch API: half price): the cost of an answer from a batch is
+// its live price times this.
+const BatchDiscount = 0.5
+
+// Batch makes Run write the requests it would send to a batch file, or
+// take their answers from a batch's output, instead of sending them: the
+// OpenAI batch format, which vLLM's run_batch also reads and writes.
+type Batch struct {
+	// Export, when set: each request Run would send is written to it as a
+	// batch line ({custom_id, method, url, body}), once per distinct input.
+	Export io.Writer
+	// Answers, otherwise: a batch's answers by custom_id (ReadBatchOutput).
+	Answers map[string]BatchAnswer
+}
+
+// BatchAnswer is one line of a batch's output or error file.
+type BatchAnswer struct {
+	Content                   string
+	InputTokens, OutputTokens int64
+	Err                       string // why the request failed ("" when it answered)
+	File                      string
+	Line                      int
+}
+
+// CustomID names a request in a batch: the judge, the metric and the
+// hash of the rendered input (the cache key's part that a batch line does
+// not otherwise carry).
+func CustomID(judge, metric, hash string) string { return judge + "|" + metric + "|" + hash }
+
+// batchLine is a request of a batch input file.
+type batchLine struct {
+	CustomID string                         `json:"custom_id"`
+	Method   string                         `json:"method"`
+	URL      string                         `json:"url"`
+	Body     openai.ChatCompletionNewParams `json:"body"`
+}
+
+// completion is what an answer needs of a chat completion (the SDK's own
+// type costs four times as much to decode, which a batch of 100,000 feels).
+type completion struct {
+	Choices []struct {
+		Message struct {
+			Content string `json:"content"`
+		} `json:"message"`
+	} `json:"choices"`
+	Usage struct {
+		PromptTokens     int64 `json:"prompt_tokens"`
+		CompletionTokens int64 `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+// batchOutput is a line of a batch's output or error file.
+type batchOutput struct {
+	CustomID *string `json:"custom_id"`
+	Response *struct {
+		StatusCode int             `json:"status_code"`
+		Body       json.RawMessage `json:"body"`
+	} `json:"response"`
+	Error *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// importBatchSize is how many answers of a batch are written to the
+// warehouse in one transaction.
+const importBatchSize = 16384
+
+// maxBatchLine bounds a line of a batch's output (one answer).
+const maxBatchLine = 16 << 20
+
+// ReadBatchOutput reads the output and error files of a batch (OpenAI's
+// format: {custom_id, response: {status_code, body}, error}) into answers
+// by custom_id. A line that is not that — bad JSON, no custom_id, a
+// custom_id twice, a 200 without a completion — is an error naming the
+// file, line and field, and nothing is read; a request that failed
+// (status other than 200, or an error object) is an answer with Err.
+func ReadBatchOutput(paths ...string) (map[string]BatchAnswer, error) {
+	out := map[string]BatchAnswer{}
+	for _, path := range paths {
+		if err := readBatchFile(path, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func readBatchFile(path string, out map[string]BatchAnswer) error {
+	f, err := runlog.OpenRegular(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(runlog.SkipBOM(f), 1<<20)
+	bad := func(line int, field, msg string) error {
+		return &runlog.Error{File: path, Line: line, Field: field, Msg: msg}
+	}
+	for n := 1; ; n++ {
+		b, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			full := append([]byte(nil), b...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				if len(full) > maxBatchLine {
+					return bad(n, "", fmt.Sprintf("a line longer than %d MB", maxBatchLine>>20))
+				}
+				b, err = br.ReadSlice('\n')
+				full = append(full, b...)
+			}
+			b = full
+		}
+		if len(strings.TrimSpace(string(b))) > 0 {
+			var o batchOutput
+			if jerr := json.Unmarshal(b, &o); jerr != nil {
+				return bad(n, "", "not a JSON object: "+jerr.Error())
+			}
+			if o.CustomID == nil || *o.CustomID == "" {
+				return bad(n, "custom_id", "missing")
+			}
+			id := *o.CustomID
+			if prev, dup := out[id]; dup {
+				return bad(n, "custom_id", fmt.Sprintf("%q answered twice (also %s:%d)", id, prev.File, prev.Line))
+			}
+			a := BatchAnswer{File: path, Line: n}
+			switch {
+			case o.Error != nil && (o.Error.Code != "" || o.Error.Message != ""):
+				a.Err = strings.TrimSpace(o.Error.Code + " " + o.Error.Message)
+			case o.Response == nil:
+				return bad(n, "response", "missing (and no error)")
+			case o.Response.StatusCode != 200:
+				a.Err = fmt.Sprintf("HTTP %d: %s", o.Response.StatusCode, strings.TrimSpace(string(o.Response.Body)))
+			default:
+				var c completion
+				if jerr := json.Unmarshal(o.Response.Body, &c); jerr != nil {
+					return bad(n, "response.body", "not a chat completion: "+jerr.Error())
+				}
+				if len(c.Choices) == 0 {
+					return bad(n, "response.body.choices", "empty")
+				}
+				a.Content, a.InputTokens, a.OutputTokens = c.Choices[0].Message.Content, c.Usage.PromptTokens, c.Usage.CompletionTokens
+			}
+			out[id] = a
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return bad(n, "", err.Error())
+		}
+	}
+}
+
+// BatchCounts is what a batch export or import did for one judge and
+// metric.
+type BatchCounts struct {
+	Exported int // requests written
+	Answered int // answers taken from the batch
+	Failed   int // requests the batch reports as failed
+	Missing  int // requests the batch does not hold (not sent, or another judge's)
+}
+
+// exportBatch writes the requests of todo as batch lines, rendered a few
+// runs at a time (memory holds a batch of prompts, not all of them).
+func exportBatch(ctx context.Context, w Store, ep Endpoint, metric string, todo []*Item, runByID map[string]*rows.JudgeRun, seed int64, out io.Writer, counts *BatchCounts) error {
+	tmpl, err := bodyTemplate(ep.Model, metric, seed)
+	if err != nil {
+		return err
+	}
+	var line []byte
+	return eachRendered(ctx, w, metric, todo, runByID, func(it, _ *Item) error {
+		line = tmpl.line(line[:0], CustomID(ep.Name, metric, it.Hash), it.System, it.User)
+		if _, err := out.Write(line); err != nil {
+			return fmt.Errorf("writing the batch: %w", err)
+		}
+		counts.Exported++
+		return nil
+	})
+}
+
+// batchTemplate is a batch line's JSON with the request's two messages
+// left out: the body marshalled once (the SDK's marshalling of the same
+// schema for every line cost most of an export), the messages spliced in.
+type batchTemplate struct{ head, mid, tail []byte }
+
+// Placeholders for the messages, which no prompt holds.
+const (
+	systemMark = `\u0000gymlens-system\u0000` // as JSON writes "\x00gymlens-system\x00"
+	userMark   = `\u0000gymlens-user\u0000`
+)
+
+func bodyTemplate(model, metric string, seed int64) (*batchTemplate, error) {
+	req := Request{System: "\x00gymlens-system\x00", User: "\x00gymlens-user\x00", SchemaName: metric + "_answer", Schema: Schema(metric)}
+	body, err := json.Marshal(chatParams(model, req, seed))
+	if err != nil {
+		return nil, err
+	}
+	b := string(body)
+	i, j := strings.Index(b, `"`+systemMark+`"`), strings.Index(b, `"`+userMark+`"`)
+	if i < 0 || j < i {
+		return nil, fmt.Errorf("internal error: the batch body template has no place for the messages: %s", b)
+	}
+	return &batchTemplate{head: []byte(b[:i]), mid: []byte(b[i+len(systemMark)+2 : j]), tail: []byte(b[j+len(userMark)+2:])}, nil
+}
+
+// line appends the batch line of one request to dst.
+func (t *batchTemplate) line(dst []byte, id, system, user string) []byte {
+	dst = append(dst, `{"custom_id":`...)
+	dst = appendJSONString(dst, id)
+	dst = append(dst, `,"method":"POST","url":"/v1/chat/completions","body":`...)
+	dst = append(dst, t.head...)
+	dst = appendJSONString(dst, system)
+	dst = append(dst, t.mid...)
+	dst = appendJSONString(dst, user)
+	dst = append(dst, t.tail...)
+	return append(dst, "}\n"...)
+}
+
+func appendJSONString(dst []byte, s string) []byte {
+	b, _ := json.Marshal(s) // a string always marshals
+	return append(dst, b...)
+}
+
+// importBatch saves the batch's answers to todo (and copies for the
+// items sharing their inputs), checked as live answers are; an item the
+// batch does not hold is left to ask.
+func importBatch(ctx context.Context, w Store, ep Endpoint, metric string, todo []*Item, followers map[*Item][]*Item, copies []rows.JudgeCall,
+	runByID map[string]*rows.JudgeRun, answers map[string]BatchAnswer, stamp func(*rows.JudgeCall), rep *JudgeReport, counts *BatchCounts) error {
+	sv, err := newSaverOf(w, importBatchSize)
+	if err != nil {
+		return err
+	}
+	for i := range copies {
+		stamp(&copies[i])
+		sv.save(copies[i])
+	}
+	var firstFail string
+	err = eachRendered(ctx, w, metric, todo, runByID, func(it, lean *Item) error {
+		a, ok := answers[CustomID(ep.Name, metric, it.Hash)]
+		switch {
+		case !ok:
+			counts.Missing++
+			return nil
+		case a.Err != "":
+			counts.Failed++
+			rep.Failed++
+			if firstFail == "" {
+				firstFail = fmt.Sprintf("%s:%d: %s", a.File, a.Line, a.Err)
+			}
+			return nil
+		}
+		call := &rows.JudgeCall{RunID: it.RunID, Task: it.Task, Metric: metric, InputHash: it.Hash, SourceKey: it.SourceKey,
+			Attempts: 1, InputTokens: a.InputTokens, OutputTokens: a.OutputTokens}
+		applyAnswer(call, it, metric, a.Content)
+		stamp(call)
+		if call.CostUSD != nil {
+			*call.CostUSD *= BatchDiscount
+		}
+		sv.save(*call)
+		for _, f := range followers[lean] {
+			c := *call
+			c.RunID, c.Task, c.SourceKey = f.RunID, f.Task, f.SourceKey
+			c.InputTokens, c.OutputTokens, c.Attempts, c.CostUSD = 0, 0, 0, nil
+			stamp(&c)
+			sv.save(c)
+		}
+		counts.Answered++
+		rep.Sent++
+		rep.InputTokens += call.InputTokens
+		rep.OutputTokens += call.OutputTokens
+		if call.Valid {
+			rep.Valid++
+		} else {
+			rep.Invalid++
+		}
+		if call.CostUSD != nil {
+			if rep.CostUSD == nil {
+				rep.CostUSD = new(float64)
+			}
+			*rep.CostUSD += *call.CostUSD
+		}
+		return nil
+	})
+	if cerr := sv.close(); err == nil {
+		err = cerr
+	}
+	if firstFail != "" {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s %s: %d requests failed in the batch, the first: %s (they are asked again by the next run)", ep.Name, metric, counts.Failed, firstFail))
+	}
+	if counts.Missing > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s %s: %d requests are not in the batch (another selection, or not sent): export them again, or judge them live", ep.Name, metric, counts.Missing))
+	}
+	return err
+}
+
+// eachRendered renders the lean items again a few runs at a time (todo
+// is in run order) and calls fn with each, full and lean.
+func eachRendered(ctx context.Context, w Store, metric string, todo []*Item, runByID map[string]*rows.JudgeRun, fn func(full, lean *Item) error) error {
+	for lo := 0; lo < len(todo); {
+		hi, runs := lo, 0
+		for hi < len(todo) && (runs < renderBatch || todo[hi].RunID == todo[hi-1].RunID) {
+			if hi == lo || todo[hi].RunID != todo[hi-1].RunID {
+				runs++
+			}
+			hi++
+		}
+		full, err := rendered(ctx, w, metric, todo[lo:hi], runByID)
+		if err != nil {
+			return err
+		}
+		for i, it := range full {
+			if err := fn(it, todo[lo+i]); err != nil {
+				return err
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		lo = hi
+	}
+	return nil
+}
