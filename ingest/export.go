@@ -46,6 +46,7 @@ var exportTables = []exportTable{
 	{"annotation_queues", "queue", false},
 	{"annotation_items", "queue, position", false},
 	{"annotation_answers", "queue, item, annotator, question", false},
+	{"judge_batches", "batch_id", false},
 }
 
 // ExportResult says what Export wrote.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gymlens/gymlens/ingest"
 	"github.com/gymlens/gymlens/internal/openaitest"
@@ -191,4 +192,114 @@ func judgmentRows(t *testing.T, w *ingest.Warehouse, q string) map[string]bool {
 		out[fmt.Sprint(vals...)] = true
 	}
 	return out
+}
+
+// Judging through a Batches API, run after run as a user would (each call
+// a new process, the warehouse all that carries over): a batch is
+// submitted and its id kept; while it validates, runs and finalizes, later
+// runs leave it running and submit nothing; once completed it is
+// collected, its failed requests resubmitted, and a run that waits
+// collects that one too. An expired batch's unrun half, and a failed
+// batch's every request, are asked again.
+func TestBatchesAPI(t *testing.T) {
+	ctx := context.Background()
+	w := warehouse(t)
+	f := server(t)
+	f.BatchFail = func(i int) bool { return i%10 == 3 }
+	ep := endpoint(f, "bb")
+	opt := judge.RunOptions{Metrics: []string{judge.TC}, Judges: []judge.Endpoint{ep}, Limit: 40}
+	var said []string
+	bo := judge.BatchOptions{Dir: t.TempDir(), Say: func(s string) { said = append(said, s) }}
+	judged := func() int { return count(t, w, "SELECT count(*) FROM judgments WHERE judge = 'bb'") }
+	open := func() []string {
+		bs, err := w.JudgeBatches(ctx, "bb", "judge-model")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, b := range bs {
+			out = append(out, fmt.Sprintf("%s:%s:%d", b.ID, b.Status, b.Requests))
+		}
+		return out
+	}
+	if _, err := judge.RunBatches(ctx, w, opt, bo); err != nil {
+		t.Fatal(err)
+	}
+	first := open()
+	if len(first) != 1 || !strings.HasPrefix(first[0], "batch_1:validating:") || judged() != 0 || f.Count() != 0 {
+		t.Fatalf("after submitting: %v, %d judgments, %d live requests", first, judged(), f.Count())
+	}
+	var n int
+	fmt.Sscanf(strings.Split(first[0], ":")[2], "%d", &n)
+	for _, want := range []string{"in_progress", "finalizing"} {
+		if _, err := judge.RunBatches(ctx, w, opt, bo); err != nil {
+			t.Fatal(err)
+		}
+		if got := open(); len(got) != 1 || !strings.Contains(got[0], ":"+want+":") || judged() != 0 {
+			t.Fatalf("while %s: %v", want, got)
+		}
+	}
+	// Completed: collected; its failed tenth resubmitted at once.
+	if _, err := judge.RunBatches(ctx, w, opt, bo); err != nil {
+		t.Fatal(err)
+	}
+	failed := (n + 6) / 10
+	second := open()
+	if judged() != n-failed || len(second) != 1 || second[0] != fmt.Sprintf("batch_2:validating:%d", failed) {
+		t.Fatalf("after completion: %d judgments of %d (%d failed), open %v\n%s", judged(), n, failed, second, strings.Join(said, "\n"))
+	}
+	// Waiting collects the second.
+	f.BatchFail = nil
+	bo.Wait, bo.Poll = true, time.Millisecond
+	if _, err := judge.RunBatches(ctx, w, opt, bo); err != nil {
+		t.Fatal(err)
+	}
+	if judged() != n || len(open()) != 0 {
+		t.Errorf("after waiting: %d judgments of %d, open %v", judged(), n, open())
+	}
+	// Nothing left: nothing submitted.
+	before := f.BatchGets
+	if _, err := judge.RunBatches(ctx, w, opt, bo); err != nil || f.BatchGets != before || !strings.Contains(said[len(said)-1], "nothing left to ask") {
+		t.Errorf("with nothing left: %v, %d polls, %q", err, f.BatchGets-before, said[len(said)-1])
+	}
+	if f.Count() != 0 {
+		t.Errorf("%d live requests were sent", f.Count())
+	}
+
+	// An expired batch: the half that ran is saved, the rest asked again;
+	// a failed batch: everything is asked again.
+	w2 := warehouse(t)
+	g := server(t)
+	g.BatchSteps = []string{"in_progress", "expired"}
+	ep2 := endpoint(g, "bx")
+	opt2 := judge.RunOptions{Metrics: []string{judge.TC}, Judges: []judge.Endpoint{ep2}, Limit: 40}
+	if _, err := judge.RunBatches(ctx, w2, opt2, bo); err != nil {
+		t.Fatal(err)
+	}
+	if bs, _ := w2.JudgeBatches(ctx, "bx", "judge-model"); len(bs) != 0 {
+		t.Fatalf("an expired batch is left open: %+v", bs)
+	}
+	if got := count(t, w2, "SELECT count(*) FROM judgments WHERE judge = 'bx'"); got != n/2 {
+		t.Errorf("an expired batch saved %d answers, want its first half (%d)", got, n/2)
+	}
+	if !strings.Contains(strings.Join(said, "\n"), "batch_1 expired") {
+		t.Errorf("said: %s", strings.Join(said, "\n"))
+	}
+	// The next run asks the unrun half again (and it expires half-run too).
+	if _, err := judge.RunBatches(ctx, w2, opt2, bo); err != nil {
+		t.Fatal(err)
+	}
+	rest := n - n/2
+	if got := count(t, w2, "SELECT count(*) FROM judgments WHERE judge = 'bx'"); got != n/2+rest/2 || !strings.Contains(strings.Join(said, "\n"), fmt.Sprintf("submitted batch batch_2 with %d requests", rest)) {
+		t.Errorf("the resubmission: %d answers, want %d\n%s", got, n/2+rest/2, strings.Join(said, "\n"))
+	}
+	g.BatchSteps = []string{"failed"}
+	if _, err := judge.RunBatches(ctx, w2, opt2, bo); err != nil {
+		t.Fatal(err)
+	}
+	before2 := count(t, w2, "SELECT count(*) FROM judgments WHERE judge = 'bx'")
+	if !strings.Contains(said[len(said)-1], "batch_3 failed: invalid_request the input file is not valid: 0 answers saved") ||
+		count(t, w2, "SELECT count(*) FROM judgments WHERE judge = 'bx'") != before2 {
+		t.Errorf("a failed batch: %s", strings.Join(said, "\n"))
+	}
 }

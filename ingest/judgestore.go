@@ -9,6 +9,8 @@ import (
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 // JudgeCachedInputs returns, for each input hash already answered by
@@ -262,4 +264,38 @@ func (w *Warehouse) SupersedeIngestedJudgments(ctx context.Context, judge string
 		return fail(err)
 	}
 	return n, nil
+}
+
+// JudgeBatches lists the batches of judge and model not yet collected,
+// oldest first.
+func (w *Warehouse) JudgeBatches(ctx context.Context, judge, model string) ([]rows.JudgeBatch, error) {
+	var out []rows.JudgeBatch
+	err := w.scan(ctx, `SELECT batch_id, judge, model, base_url, metrics, input_file_id, requests, status, collected, created_at, updated_at
+		FROM judge_batches WHERE judge = ? AND model = ? AND NOT collected ORDER BY created_at, batch_id`, func(rs *sql.Rows) error {
+		var b rows.JudgeBatch
+		if err := rs.Scan(&b.ID, &b.Judge, &b.Model, &b.BaseURL, &b.Metrics, &b.InputFile, &b.Requests, &b.Status, &b.Collected, &b.Created, &b.Updated); err != nil {
+			return err
+		}
+		out = append(out, b)
+		return nil
+	}, judge, model)
+	return out, err
+}
+
+// SaveJudgeBatch stores a batch, or its new status.
+func (w *Warehouse) SaveJudgeBatch(ctx context.Context, b rows.JudgeBatch) error {
+	if w.ReadOnly {
+		return fmt.Errorf("warehouse %s is open read-only", w.Path)
+	}
+	now := time.Now().UTC()
+	if b.Created.IsZero() {
+		b.Created = now
+	}
+	_, err := w.db.ExecContext(ctx, `INSERT INTO judge_batches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (batch_id) DO UPDATE SET status = excluded.status, collected = excluded.collected, updated_at = excluded.updated_at`,
+		b.ID, b.Judge, b.Model, b.BaseURL, b.Metrics, b.InputFile, b.Requests, b.Status, b.Collected, b.Created.UTC(), now)
+	if err != nil {
+		return fmt.Errorf("storing batch %s: %w", b.ID, err)
+	}
+	return nil
 }

@@ -26,10 +26,15 @@ func judgeCommand(e *env) *cli.Command {
 			"flight (--concurrency each), and one that fails 3 requests in a row leaves the pool for 30 s (doubling). The API key\n" +
 			"comes from $GYMLENS_<NAME>_API_KEY, else $OPENAI_API_KEY; none is needed where the endpoint needs none.\n" +
 			"Answers are cached by model, parameters, prompt version and rendered input: a rerun with nothing\n" +
-			"changed sends nothing. Every answer is saved as it arrives, so an interrupted run resumes where it stopped.",
+			"changed sends nothing. Every answer is saved as it arrives, so an interrupted run resumes where it stopped.\n" +
+			"--batch sends through the endpoint's Files and Batches API instead: the batch's id is kept in the warehouse, and\n" +
+			"the next --batch run collects it (or --batch-wait waits for it), then submits what failed or expired.",
 		Flags: append(judgeFlags(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "print calls, cache hits and estimated input tokens; send nothing"},
 			&cli.BoolFlag{Name: "costs", Usage: "print the calls, tokens and cost of every judge so far, and stop"},
+			&cli.BoolFlag{Name: "batch", Usage: "through the endpoint's Batches API (half price): submit what is to ask, or collect the batch submitted before"},
+			&cli.BoolFlag{Name: "batch-wait", Usage: "with --batch: wait for the batch to end, then collect it"},
+			&cli.DurationFlag{Name: "batch-poll", Value: 30 * time.Second, Usage: "with --batch-wait: ask the batch's status every `DURATION`"},
 		),
 		Commands: []*cli.Command{exportBatchCommand(e), importBatchCommand(e)},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -68,7 +73,14 @@ func judgeCommand(e *env) *cli.Command {
 					bar.Set64(p.Done + p.Cached + p.Failed)
 				}
 			}
-			reps, runErr := judge.Run(ctx, w, opt)
+			var reps []judge.JudgeReport
+			var runErr error
+			if cmd.Bool("batch") && !opt.DryRun {
+				reps, runErr = judge.RunBatches(ctx, w, opt, judge.BatchOptions{Wait: cmd.Bool("batch-wait"), Poll: cmd.Duration("batch-poll"),
+					Say: func(s string) { fmt.Fprintln(e.stderr, "batch: "+s) }})
+			} else {
+				reps, runErr = judge.Run(ctx, w, opt)
+			}
 			if bar != nil {
 				bar.Finish()
 			}

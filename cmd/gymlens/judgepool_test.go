@@ -136,3 +136,41 @@ func TestJudgeBatchCommands(t *testing.T) {
 		t.Errorf("a second export: %s", stdout)
 	}
 }
+
+// gymlens judge --batch, run after run: submits, finds the batch running,
+// collects it when it has completed; --batch-wait does it all in one run.
+func TestJudgeBatchAPI(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 4, Configs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(dir, "c", "judgments"))
+	db, db2 := filepath.Join(dir, "w.duckdb"), filepath.Join(dir, "w2.duckdb")
+	for _, d := range []string{db, db2} {
+		if code, _, stderr := gymlens(t, "--db", d, "-q", "ingest", filepath.Join(dir, "c")); code != 0 {
+			t.Fatal(stderr)
+		}
+	}
+	f := openaitest.New()
+	defer f.Close()
+	args := []string{"judge", "--batch", "--metric", "tc", "--judge", "bt=judge-model@" + f.URL + "/v1", "--limit", "20"}
+	for _, want := range []string{"submitted batch batch_1 with 20 requests", "batch_1 (20 requests) is in_progress", "is finalizing", "batch_1 completed: 20 answers saved"} {
+		code, _, stderr := gymlens(t, append([]string{"--db", db}, args...)...)
+		if code != 0 || !strings.Contains(stderr, want) {
+			t.Fatalf("want %q: %d %s", want, code, stderr)
+		}
+	}
+	if code, out, _ := gymlens(t, "--db", db, "query", "--format", "csv", "SELECT count(*), min(status), bool_and(collected) FROM judge_batches"); code != 0 || out != "count_star(),min(status),bool_and(collected)\n1,completed,true\n" {
+		t.Errorf("judge_batches: %q", out)
+	}
+	code, _, stderr := gymlens(t, append([]string{"--db", db2}, append(args, "--batch-wait", "--batch-poll", "1ms")...)...)
+	if code != 0 || !strings.Contains(stderr, "batch_2 completed: 20 answers saved") {
+		t.Errorf("--batch-wait: %d %s", code, stderr)
+	}
+	if code, out, _ := gymlens(t, "--db", db2, "query", "--format", "csv", "SELECT count(*) FROM judgments WHERE judge = 'bt'"); code != 0 || out != "count_star()\n20\n" {
+		t.Errorf("judgments after --batch-wait: %q", out)
+	}
+	if f.Count() != 0 {
+		t.Errorf("%d live requests", f.Count())
+	}
+}

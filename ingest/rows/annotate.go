@@ -60,3 +60,12 @@ type Answer struct {
 	Choice                    string
 	At                        time.Time
 }
+
+// JudgeBatch is a batch of judge requests submitted to a Batches API.
+type JudgeBatch struct {
+	ID, Judge, Model, BaseURL, Metrics, InputFile string
+	Requests                                      int
+	Status                                        string
+	Collected                                     bool
+	Created, Updated                              time.Time
+}

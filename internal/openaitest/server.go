@@ -9,6 +9,7 @@ package openaitest
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -25,6 +26,19 @@ import (
 // shown, word for word.
 type Server struct {
 	*httptest.Server
+	// The Files and Batches endpoints: a batch is "validating" when made;
+	// each GET of it then takes the next of BatchSteps (default
+	// in_progress, finalizing, completed; the last one stays). A batch
+	// that ends completed, expired or cancelled has an output file of
+	// answers and an error file: lines whose place BatchFail names fail
+	// (HTTP 500), and when expired or cancelled the second half of the
+	// lines did not run (batch_expired, batch_cancelled). A failed batch
+	// has neither file.
+	BatchSteps  []string
+	BatchFail   func(line int) bool
+	files       map[string][]byte
+	batchList   map[string]*fakeBatch
+	BatchGets   int // GETs of batches received
 	mu          sync.Mutex
 	script      []string
 	Requests    []map[string]any
@@ -67,6 +81,10 @@ func (f *Server) handle(w http.ResponseWriter, r *http.Request) {
 		if n <= m || f.maxInFlight.CompareAndSwap(m, n) {
 			break
 		}
+	}
+	if strings.HasPrefix(r.URL.Path, "/v1/files") || strings.HasPrefix(r.URL.Path, "/v1/batches") {
+		f.batches(w, r)
+		return
 	}
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
@@ -210,4 +228,120 @@ func firstWords(s string) string {
 		f = f[:3]
 	}
 	return strings.Join(f, " ")
+}
+
+// fakeBatch is a batch of the fake Batches endpoint.
+type fakeBatch struct {
+	id, input, output, errors, status string
+	step                              int
+}
+
+func (f *Server) batches(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.files == nil {
+		f.files, f.batchList = map[string][]byte{}, map[string]*fakeBatch{}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	notFound := func() { w.WriteHeader(http.StatusNotFound); fmt.Fprint(w, `{"error":{"message":"not found"}}`) }
+	switch {
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/files":
+		file, hdr, err := r.FormFile("file")
+		if err != nil || r.FormValue("purpose") != "batch" {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"error":{"message":"expected a file and purpose=batch: %v"}}`, err)
+			return
+		}
+		b, _ := io.ReadAll(file)
+		id := fmt.Sprintf("file-%d", len(f.files)+1)
+		f.files[id] = b
+		fmt.Fprintf(w, `{"id":%q,"object":"file","bytes":%d,"created_at":1,"filename":%q,"purpose":"batch","status":"processed"}`, id, len(b), hdr.Filename)
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/files/") && strings.HasSuffix(r.URL.Path, "/content"):
+		b, ok := f.files[strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1/files/"), "/content")]
+		if !ok {
+			notFound()
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write(b)
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/batches":
+		var req struct {
+			InputFileID      string `json:"input_file_id"`
+			Endpoint         string `json:"endpoint"`
+			CompletionWindow string `json:"completion_window"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		if _, ok := f.files[req.InputFileID]; !ok || req.Endpoint != "/v1/chat/completions" || req.CompletionWindow != "24h" {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"error":{"message":"bad batch request"}}`)
+			return
+		}
+		b := &fakeBatch{id: fmt.Sprintf("batch_%d", len(f.batchList)+1), input: req.InputFileID, status: "validating"}
+		f.batchList[b.id] = b
+		f.writeBatch(w, b)
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/batches/"):
+		b, ok := f.batchList[strings.TrimPrefix(r.URL.Path, "/v1/batches/")]
+		if !ok {
+			notFound()
+			return
+		}
+		f.BatchGets++
+		steps := f.BatchSteps
+		if len(steps) == 0 {
+			steps = []string{"in_progress", "finalizing", "completed"}
+		}
+		if b.output == "" && b.errors == "" && b.status != "failed" {
+			b.status = steps[min(b.step, len(steps)-1)]
+			b.step++
+			if b.status == "completed" || b.status == "expired" || b.status == "cancelled" {
+				f.runBatch(b)
+			}
+		}
+		f.writeBatch(w, b)
+	default:
+		notFound()
+	}
+}
+
+// runBatch answers a finished batch's lines into its output and error
+// files.
+func (f *Server) runBatch(b *fakeBatch) {
+	lines := strings.Split(strings.TrimSpace(string(f.files[b.input])), "\n")
+	var out, errs strings.Builder
+	for i, ln := range lines {
+		var req struct {
+			CustomID string         `json:"custom_id"`
+			Body     map[string]any `json:"body"`
+		}
+		json.Unmarshal([]byte(ln), &req)
+		id, _ := json.Marshal(req.CustomID)
+		switch {
+		case b.status != "completed" && i >= len(lines)/2:
+			fmt.Fprintf(&errs, `{"id":"r%d","custom_id":%s,"response":null,"error":{"code":"batch_%s","message":"not run"}}`+"\n", i, id, b.status)
+		case f.BatchFail != nil && f.BatchFail(i):
+			fmt.Fprintf(&errs, `{"id":"r%d","custom_id":%s,"response":{"status_code":500,"body":{"error":{"message":"boom"}}},"error":null}`+"\n", i, id)
+		default:
+			content, _ := json.Marshal(answerFor(req.Body, false))
+			fmt.Fprintf(&out, `{"id":"r%d","custom_id":%s,"response":{"status_code":200,"body":{"id":"c%d","object":"chat.completion","created":1,"model":%q,`+
+				`"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":%s}}],"usage":{"prompt_tokens":120,"completion_tokens":30,"total_tokens":150}}},"error":null}`+"\n",
+				i, id, i, req.Body["model"], content)
+		}
+	}
+	if out.Len() > 0 {
+		b.output = fmt.Sprintf("file-%d", len(f.files)+1)
+		f.files[b.output] = []byte(out.String())
+	}
+	if errs.Len() > 0 {
+		b.errors = fmt.Sprintf("file-%d", len(f.files)+1)
+		f.files[b.errors] = []byte(errs.String())
+	}
+}
+
+func (f *Server) writeBatch(w http.ResponseWriter, b *fakeBatch) {
+	errs := `null`
+	if b.status == "failed" {
+		errs = `{"object":"list","data":[{"code":"invalid_request","message":"the input file is not valid","line":1}]}`
+	}
+	fmt.Fprintf(w, `{"id":%q,"object":"batch","endpoint":"/v1/chat/completions","input_file_id":%q,"completion_window":"24h","status":%q,`+
+		`"output_file_id":%q,"error_file_id":%q,"created_at":1,"errors":%s,"request_counts":{"total":0,"completed":0,"failed":0}}`, b.id, b.input, b.status, b.output, b.errors, errs)
 }
