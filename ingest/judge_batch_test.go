@@ -103,6 +103,7 @@ func TestBatchExportAndImport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer answers.Close()
 	imp := opt
 	imp.Batch = &judge.Batch{Answers: answers}
 	reps, err = judge.Run(ctx, batch, imp)
@@ -166,9 +167,16 @@ func TestBadBatchOutput(t *testing.T) {
 	}
 	p := filepath.Join(dir, "failed.jsonl")
 	os.WriteFile(p, []byte(`{"custom_id":"x","response":null,"error":{"code":"batch_expired","message":"not run in time"}}`+"\n"), 0o644)
-	a, err := judge.ReadBatchOutput(p)
-	if err != nil || a["x"].Err != "batch_expired not run in time" {
-		t.Errorf("an error line: %+v %v", a, err)
+	o, err := judge.ReadBatchOutput(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if a, ok, err := o.Get("x"); !ok || err != nil || a.Err != "batch_expired not run in time" || a.Line != 1 {
+		t.Errorf("an error line: %+v %v %v", a, ok, err)
+	}
+	if _, ok, _ := o.Get("nope"); ok {
+		t.Error("an id not in the batch is found")
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -28,7 +29,7 @@ type Batch struct {
 	// batch line ({custom_id, method, url, body}), once per distinct input.
 	Export io.Writer
 	// Answers, otherwise: a batch's answers by custom_id (ReadBatchOutput).
-	Answers map[string]BatchAnswer
+	Answers *BatchOutput
 }
 
 // BatchAnswer is one line of a batch's output or error file.
@@ -87,31 +88,113 @@ const importBatchSize = 16384
 // maxBatchLine bounds a line of a batch's output (one answer).
 const maxBatchLine = 16 << 20
 
+// BatchOutput is a batch's output and error files, read once to check
+// every line and to index where each custom_id's line is: an answer is
+// read from its file when asked for (Get), so that memory holds the index
+// (some 100 bytes a line), never the answers.
+type BatchOutput struct {
+	paths []string
+	files []*os.File
+	index map[string]batchRef
+}
+
+type batchRef struct {
+	file, line int32
+	off        int64
+	n          int32
+}
+
 // ReadBatchOutput reads the output and error files of a batch (OpenAI's
-// format: {custom_id, response: {status_code, body}, error}) into answers
-// by custom_id. A line that is not that — bad JSON, no custom_id, a
-// custom_id twice, a 200 without a completion — is an error naming the
-// file, line and field, and nothing is read; a request that failed
-// (status other than 200, or an error object) is an answer with Err.
-func ReadBatchOutput(paths ...string) (map[string]BatchAnswer, error) {
-	out := map[string]BatchAnswer{}
-	for _, path := range paths {
-		if err := readBatchFile(path, out); err != nil {
+// format: {custom_id, response: {status_code, body}, error}). A line that
+// is not that — bad JSON, no custom_id, a custom_id twice, a 200 without a
+// completion — is an error naming the file, line and field, and nothing is
+// read; a request that failed (status other than 200, or an error object)
+// is an answer with Err. Close it when done.
+func ReadBatchOutput(paths ...string) (*BatchOutput, error) {
+	o := &BatchOutput{paths: paths, index: map[string]batchRef{}}
+	for i, path := range paths {
+		f, err := runlog.OpenRegular(path)
+		if err != nil {
+			o.Close()
+			return nil, err
+		}
+		o.files = append(o.files, f)
+		if err := o.scan(int32(i), f); err != nil {
+			o.Close()
 			return nil, err
 		}
 	}
-	return out, nil
+	return o, nil
 }
 
-func readBatchFile(path string, out map[string]BatchAnswer) error {
-	f, err := runlog.OpenRegular(path)
-	if err != nil {
-		return err
+// Len is the number of lines (answers and failures) of the batch.
+func (o *BatchOutput) Len() int { return len(o.index) }
+
+// Close closes the batch's files.
+func (o *BatchOutput) Close() error {
+	for _, f := range o.files {
+		f.Close()
 	}
-	defer f.Close()
-	br := bufio.NewReaderSize(runlog.SkipBOM(f), 1<<20)
-	bad := func(line int, field, msg string) error {
-		return &runlog.Error{File: path, Line: line, Field: field, Msg: msg}
+	o.files = nil
+	return nil
+}
+
+// Get reads the answer to custom_id id, and whether the batch holds one.
+func (o *BatchOutput) Get(id string) (BatchAnswer, bool, error) {
+	ref, ok := o.index[id]
+	if !ok {
+		return BatchAnswer{}, false, nil
+	}
+	b := make([]byte, ref.n)
+	if _, err := o.files[ref.file].ReadAt(b, ref.off); err != nil {
+		return BatchAnswer{}, true, fmt.Errorf("%s:%d: reading the answer again: %w", o.paths[ref.file], ref.line, err)
+	}
+	_, a, err := parseBatchLine(o.paths[ref.file], int(ref.line), b, true)
+	return a, true, err
+}
+
+// parseBatchLine reads one line of a batch's output; with content, the
+// answer's text too (else the line is only checked).
+func parseBatchLine(path string, n int, b []byte, content bool) (string, BatchAnswer, error) {
+	bad := func(field, msg string) error { return &runlog.Error{File: path, Line: n, Field: field, Msg: msg} }
+	var o batchOutput
+	if err := json.Unmarshal(b, &o); err != nil {
+		return "", BatchAnswer{}, bad("", "not a JSON object: "+err.Error())
+	}
+	if o.CustomID == nil || *o.CustomID == "" {
+		return "", BatchAnswer{}, bad("custom_id", "missing")
+	}
+	a := BatchAnswer{File: path, Line: n}
+	switch {
+	case o.Error != nil && (o.Error.Code != "" || o.Error.Message != ""):
+		a.Err = strings.TrimSpace(o.Error.Code + " " + o.Error.Message)
+	case o.Response == nil:
+		return "", a, bad("response", "missing (and no error)")
+	case o.Response.StatusCode != 200:
+		a.Err = fmt.Sprintf("HTTP %d: %s", o.Response.StatusCode, strings.TrimSpace(string(o.Response.Body)))
+	default:
+		var c completion
+		if err := json.Unmarshal(o.Response.Body, &c); err != nil {
+			return "", a, bad("response.body", "not a chat completion: "+err.Error())
+		}
+		if len(c.Choices) == 0 {
+			return "", a, bad("response.body.choices", "empty")
+		}
+		if content {
+			a.Content = c.Choices[0].Message.Content
+		}
+		a.InputTokens, a.OutputTokens = c.Usage.PromptTokens, c.Usage.CompletionTokens
+	}
+	return *o.CustomID, a, nil
+}
+
+func (o *BatchOutput) scan(file int32, f *os.File) error {
+	path := o.paths[file]
+	br := bufio.NewReaderSize(f, 1<<20)
+	var off int64
+	if b, err := br.Peek(3); err == nil && string(b) == "\xef\xbb\xbf" {
+		br.Discard(3)
+		off = 3
 	}
 	for n := 1; ; n++ {
 		b, err := br.ReadSlice('\n')
@@ -119,7 +202,7 @@ func readBatchFile(path string, out map[string]BatchAnswer) error {
 			full := append([]byte(nil), b...)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				if len(full) > maxBatchLine {
-					return bad(n, "", fmt.Sprintf("a line longer than %d MB", maxBatchLine>>20))
+					return &runlog.Error{File: path, Line: n, Msg: fmt.Sprintf("a line longer than %d MB", maxBatchLine>>20)}
 				}
 				b, err = br.ReadSlice('\n')
 				full = append(full, b...)
@@ -127,42 +210,21 @@ func readBatchFile(path string, out map[string]BatchAnswer) error {
 			b = full
 		}
 		if len(strings.TrimSpace(string(b))) > 0 {
-			var o batchOutput
-			if jerr := json.Unmarshal(b, &o); jerr != nil {
-				return bad(n, "", "not a JSON object: "+jerr.Error())
+			id, _, perr := parseBatchLine(path, n, b, false)
+			if perr != nil {
+				return perr
 			}
-			if o.CustomID == nil || *o.CustomID == "" {
-				return bad(n, "custom_id", "missing")
+			if prev, dup := o.index[id]; dup {
+				return &runlog.Error{File: path, Line: n, Field: "custom_id", Msg: fmt.Sprintf("%q answered twice (also %s:%d)", id, o.paths[prev.file], prev.line)}
 			}
-			id := *o.CustomID
-			if prev, dup := out[id]; dup {
-				return bad(n, "custom_id", fmt.Sprintf("%q answered twice (also %s:%d)", id, prev.File, prev.Line))
-			}
-			a := BatchAnswer{File: path, Line: n}
-			switch {
-			case o.Error != nil && (o.Error.Code != "" || o.Error.Message != ""):
-				a.Err = strings.TrimSpace(o.Error.Code + " " + o.Error.Message)
-			case o.Response == nil:
-				return bad(n, "response", "missing (and no error)")
-			case o.Response.StatusCode != 200:
-				a.Err = fmt.Sprintf("HTTP %d: %s", o.Response.StatusCode, strings.TrimSpace(string(o.Response.Body)))
-			default:
-				var c completion
-				if jerr := json.Unmarshal(o.Response.Body, &c); jerr != nil {
-					return bad(n, "response.body", "not a chat completion: "+jerr.Error())
-				}
-				if len(c.Choices) == 0 {
-					return bad(n, "response.body.choices", "empty")
-				}
-				a.Content, a.InputTokens, a.OutputTokens = c.Choices[0].Message.Content, c.Usage.PromptTokens, c.Usage.CompletionTokens
-			}
-			out[id] = a
+			o.index[id] = batchRef{file: file, line: int32(n), off: off, n: int32(len(b))}
 		}
+		off += int64(len(b))
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
-			return bad(n, "", err.Error())
+			return &runlog.Error{File: path, Line: n, Msg: err.Error()}
 		}
 	}
 }
@@ -241,7 +303,7 @@ func appendJSONString(dst []byte, s string) []byte {
 // items sharing their inputs), checked as live answers are; an item the
 // batch does not hold is left to ask.
 func importBatch(ctx context.Context, w Store, ep Endpoint, metric string, todo []*Item, followers map[*Item][]*Item, copies []rows.JudgeCall,
-	runByID map[string]*rows.JudgeRun, answers map[string]BatchAnswer, stamp func(*rows.JudgeCall), rep *JudgeReport, counts *BatchCounts) error {
+	runByID map[string]*rows.JudgeRun, answers *BatchOutput, stamp func(*rows.JudgeCall), rep *JudgeReport, counts *BatchCounts) error {
 	sv, err := newSaverOf(w, importBatchSize)
 	if err != nil {
 		return err
@@ -252,7 +314,10 @@ func importBatch(ctx context.Context, w Store, ep Endpoint, metric string, todo 
 	}
 	var firstFail string
 	err = eachRendered(ctx, w, metric, todo, runByID, func(it, lean *Item) error {
-		a, ok := answers[CustomID(ep.Name, metric, it.Hash)]
+		a, ok, err := answers.Get(CustomID(ep.Name, metric, it.Hash))
+		if err != nil {
+			return err
+		}
 		switch {
 		case !ok:
 			counts.Missing++

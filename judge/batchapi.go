@@ -210,6 +210,7 @@ func collectBatch(ctx context.Context, w BatchStore, cl openai.Client, opt RunOp
 		if err != nil {
 			return nil, err
 		}
+		defer answers.Close()
 		imp := opt
 		imp.Batch = &Batch{Answers: answers}
 		if reps, err = Run(ctx, w, imp); err != nil {

@@ -231,6 +231,7 @@ func importBatchCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			defer answers.Close()
 			w, opt, err := judgeSetup(ctx, cmd, false)
 			if err != nil {
 				return err
@@ -246,7 +247,7 @@ func importBatchCommand(e *env) *cli.Command {
 				for _, r := range reps {
 					used += r.Batch.Answered + r.Batch.Failed
 				}
-				if left := len(answers) - used; left > 0 {
+				if left := answers.Len() - used; left > 0 {
 					fmt.Fprintf(e.stderr, "note: %d lines of the batch match no request of this selection (another judge, metric or selection, or answered already)\n", left)
 				}
 			}
