@@ -13,7 +13,6 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/gymlens/gymlens/ingest/rows"
-	"github.com/gymlens/gymlens/ingest/runlog"
 )
 
 // BatchDiscount is what a batch costs against the same requests sent live
@@ -113,7 +112,7 @@ type batchRef struct {
 func ReadBatchOutput(paths ...string) (*BatchOutput, error) {
 	o := &BatchOutput{paths: paths, index: map[string]batchRef{}}
 	for i, path := range paths {
-		f, err := runlog.OpenRegular(path)
+		f, err := openRegular(path)
 		if err != nil {
 			o.Close()
 			return nil, err
@@ -156,7 +155,7 @@ func (o *BatchOutput) Get(id string) (BatchAnswer, bool, error) {
 // parseBatchLine reads one line of a batch's output; with content, the
 // answer's text too (else the line is only checked).
 func parseBatchLine(path string, n int, b []byte, content bool) (string, BatchAnswer, error) {
-	bad := func(field, msg string) error { return &runlog.Error{File: path, Line: n, Field: field, Msg: msg} }
+	bad := func(field, msg string) error { return &lineError{File: path, Line: n, Field: field, Msg: msg} }
 	var o batchOutput
 	if err := json.Unmarshal(b, &o); err != nil {
 		return "", BatchAnswer{}, bad("", "not a JSON object: "+err.Error())
@@ -202,7 +201,7 @@ func (o *BatchOutput) scan(file int32, f *os.File) error {
 			full := append([]byte(nil), b...)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				if len(full) > maxBatchLine {
-					return &runlog.Error{File: path, Line: n, Msg: fmt.Sprintf("a line longer than %d MB", maxBatchLine>>20)}
+					return &lineError{File: path, Line: n, Msg: fmt.Sprintf("a line longer than %d MB", maxBatchLine>>20)}
 				}
 				b, err = br.ReadSlice('\n')
 				full = append(full, b...)
@@ -215,7 +214,7 @@ func (o *BatchOutput) scan(file int32, f *os.File) error {
 				return perr
 			}
 			if prev, dup := o.index[id]; dup {
-				return &runlog.Error{File: path, Line: n, Field: "custom_id", Msg: fmt.Sprintf("%q answered twice (also %s:%d)", id, o.paths[prev.file], prev.line)}
+				return &lineError{File: path, Line: n, Field: "custom_id", Msg: fmt.Sprintf("%q answered twice (also %s:%d)", id, o.paths[prev.file], prev.line)}
 			}
 			o.index[id] = batchRef{file: file, line: int32(n), off: off, n: int32(len(b))}
 		}
@@ -224,7 +223,7 @@ func (o *BatchOutput) scan(file int32, f *os.File) error {
 			return nil
 		}
 		if err != nil {
-			return &runlog.Error{File: path, Line: n, Msg: err.Error()}
+			return &lineError{File: path, Line: n, Msg: err.Error()}
 		}
 	}
 }
@@ -400,4 +399,44 @@ func eachRendered(ctx context.Context, w Store, metric string, todo []*Item, run
 		lo = hi
 	}
 	return nil
+}
+
+// lineError is a bad line of a batch file: its file, line, field and what
+// is wrong (worded as the readers of ingest word theirs).
+type lineError struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *lineError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		fmt.Fprintf(&b, "field %q: ", e.Field)
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// openRegular opens a batch file, refusing what is not a regular file (a
+// FIFO would block, a folder is not one).
+func openRegular(path string) (*os.File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, &lineError{File: path, Msg: "cannot read: " + err.Error()}
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &lineError{File: path, Msg: "not a regular file"}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &lineError{File: path, Msg: "cannot read: " + err.Error()}
+	}
+	return f, nil
 }

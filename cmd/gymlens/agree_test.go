@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gymlens/gymlens/ingest"
 	"github.com/gymlens/gymlens/internal/sample"
 
 	"github.com/gymlens/gymlens/reports"
@@ -21,6 +25,7 @@ import (
 // The whole sample corpus, judgments and ratings included, in one
 // warehouse for the agreement commands.
 func TestAgreeAndHumanOnTheSample(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.duckdb")
 	if code, _, stderr := gymlens(t, "sample", "--out", filepath.Join(dir, "c")); code != 0 {
@@ -144,11 +149,24 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 	})
 	// Every table in every format, against its golden file.
 	t.Run("tables", func(t *testing.T) {
+		// Every table through the CLI in LaTeX, and in the other formats
+		// through the library's same command on one shared dataset (a
+		// CLI run reads the warehouse anew each time: 60 more reads).
+		lib := libraryCommand(t, db, "table")
 		for _, name := range reports.TableNames {
 			for _, f := range []string{"latex", "md", "csv", "html"} {
-				code, out, stderr := gymlens(t, "--db", db, "table", name, "-f", f, "--resamples", "200")
-				if code != 0 {
-					t.Fatalf("%s %s: %s", name, f, stderr)
+				var out string
+				if f == "latex" || name == "main" {
+					code, stdout, stderr := gymlens(t, "--db", db, "table", name, "-f", f, "--resamples", "200")
+					if code != 0 {
+						t.Fatalf("%s %s: %s", name, f, stderr)
+					}
+					if name == "main" && f != "latex" && stdout != lib(f, name, "--resamples", "200") {
+						t.Errorf("table main -f %s: the CLI and the library differ", f)
+					}
+					out = stdout
+				} else {
+					out = lib(f, name, "--resamples", "200")
 				}
 				goldenFile(t, filepath.Join("testdata", "tables", name+"."+f), []byte(out))
 			}
@@ -622,6 +640,7 @@ func TestRatingsNumberGrammar(t *testing.T) {
 // scenarios, and with one rated scenario there is no interval, with the
 // reason.
 func TestAgreeHumanClustersAreTheRatedScenarios(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	full := filepath.Join(dir, "full")
 	if code, _, stderr := gymlens(t, "sample", "--out", full, "--seed", "2"); code != 0 {
@@ -741,6 +760,7 @@ func TestAgreeInputJSONEscapesNames(t *testing.T) {
 // human ratings, no effort ablation, no PARE runs): those blocks become
 // notes and the notebook goes on; --strict fails on the first of them.
 func TestNotebooksRunOnAnyWarehouse(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	corpus := filepath.Join(dir, "c")
 	if _, err := sample.Write(corpus, sample.Options{Seed: 3, Configs: 4}); err != nil {
@@ -773,5 +793,33 @@ func TestNotebooksRunOnAnyWarehouse(t *testing.T) {
 				t.Errorf("%s --strict wrote its folder", stem)
 			}
 		}
+	}
+}
+
+// libraryCommand runs a reading command through the library (as a
+// notebook block does) on one warehouse, its datasets shared between the
+// calls: what the command prints in a format for the given words.
+func libraryCommand(t *testing.T, db, name string) func(format string, words ...string) string {
+	t.Helper()
+	w, err := ingest.Open(context.Background(), db, ingest.OpenOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	c := reports.CommandNamed(name)
+	datasets := map[string]*reports.Dataset{}
+	return func(format string, words ...string) string {
+		t.Helper()
+		args, err := c.Parse(words)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		x := &reports.Exec{Args: args, Format: format, Out: &out, Err: io.Discard, Quiet: true, Name: db, Datasets: datasets,
+			Open: func(context.Context) (reports.Warehouse, error) { return w, nil }}
+		if err := c.Run(context.Background(), x); err != nil {
+			t.Fatalf("%s %v -f %s: %v", name, words, format, err)
+		}
+		return out.String()
 	}
 }

@@ -68,6 +68,7 @@ func humanN(t *testing.T, db string) map[string]float64 {
 // judges. A queue's pages show nothing of the run that anchors. Without
 // Chromium it skips. With $GYMLENS_SCREENSHOTS, the pages are saved.
 func TestAnnotateInBrowser(t *testing.T) {
+	t.Parallel()
 	ctx, consoleProblems := openBrowser(t, "the annotation pages' browser test", chromedp.WindowSize(1100, 900))
 	db := unratedWarehouse(t)
 	if code, out, stderr := gymlens(t, "--db", db, "annotate", "sample", "-n", "4", "--queue", "pilot", "--tutorial", "1",
@@ -224,6 +225,7 @@ func newLocalServer(t *testing.T, h http.Handler) string {
 // its own) lose nothing while pages are read meanwhile; the answers
 // survive kill -9 of the server.
 func TestTwentyAnnotatorsAndAKill(t *testing.T) {
+	t.Parallel()
 	db := unratedWarehouse(t)
 	if code, _, stderr := gymlens(t, "--db", db, "annotate", "sample", "-n", "5", "--queue", "q", "--questions", "trust,tc", "--k", "20"); code != 0 {
 		t.Fatal(stderr)

@@ -19,6 +19,7 @@ import (
 // Every command that writes both CSV and JSON writes the same numbers in
 // both: no digit is lost in CSV (the same float64 reads back).
 func TestCSVNumbersEqualJSON(t *testing.T) {
+	t.Parallel()
 	_, db := sampleWarehouse(t, 4, 0, true)
 	for _, args := range [][]string{
 		{"query", "SELECT 123456.789::DOUBLE AS x, 1/3 AS third, 2e-9::DOUBLE AS tiny, 12345678901234567 AS big"},
@@ -129,6 +130,7 @@ func checkCSVReadsBack(t *testing.T, files []string) {
 // Several tables in one CSV are one long table: the same fields in every
 // record, a table column naming each record's table.
 func TestMultiTableCSVIsOneLongTable(t *testing.T) {
+	t.Parallel()
 	dir, db := sampleWarehouse(t, 4, 0, true)
 	var files []string
 	for i, args := range [][]string{

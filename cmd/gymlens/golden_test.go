@@ -16,6 +16,7 @@ var timing = regexp.MustCompile(`in [0-9]+(\.[0-9]+)? s(, [0-9]+(\.[0-9]+)? MB/s
 // ./cmd/gymlens -run Golden -update rewrites them): a change in what a
 // command prints, a number included, shows as a diff to review.
 func TestGoldenCommandOutputs(t *testing.T) {
+	t.Parallel()
 	dir, db := sampleWarehouse(t, 11, 3, true)
 	bad := writeFile(t, dir, "bad.jsonl", `{"type":"run","run_id":"r1","scenario":"nowhere","persona":"p","rep":1,"config":{"model":"m","harness":"CD"}}
 {"type":"event","run_id":"r1","seq":1,"t":"2026-03-02 18:00","actor":"user","kind":"message"}

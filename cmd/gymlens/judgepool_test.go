@@ -17,6 +17,7 @@ import (
 // stores the same answers as over one server, and says how its requests
 // were spread and which server left the pool.
 func TestJudgeOverAPool(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 4, Configs: 1}); err != nil {
 		t.Fatal(err)
@@ -87,6 +88,7 @@ func TestJudgeOverAPool(t *testing.T) {
 // the metrics read the judge; a malformed output is refused naming its
 // line, and changes nothing.
 func TestJudgeBatchCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 4, Configs: 1}); err != nil {
 		t.Fatal(err)
@@ -140,6 +142,7 @@ func TestJudgeBatchCommands(t *testing.T) {
 // gymlens judge --batch, run after run: submits, finds the batch running,
 // collects it when it has completed; --batch-wait does it all in one run.
 func TestJudgeBatchAPI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 4, Configs: 1}); err != nil {
 		t.Fatal(err)

@@ -171,6 +171,7 @@ func TestBadInputExitsOneAndWritesNothing(t *testing.T) {
 }
 
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "demo")
 	code, stdout, stderr := gymlens(t, "demo", "--out", out)
 	if code != 0 {
@@ -218,6 +219,7 @@ func TestDemo(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.duckdb")
 	if code, _, stderr := gymlens(t, "sample", "--out", filepath.Join(dir, "full"), "--seed", "3"); code != 0 {
@@ -311,6 +313,7 @@ func TestMetrics(t *testing.T) {
 // The sample's trajectories agree with its logged task values everywhere
 // except where it plants a disagreement, and score finds exactly those.
 func TestScoreFindsThePlantedDisagreements(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 8, Configs: 6}); err != nil {
 		t.Fatal(err)
@@ -704,6 +707,7 @@ func TestMain(m *testing.M) {
 // run asks again at most what was in flight; SIGTERM stops gymlens as
 // Ctrl-C does and says truthfully what was saved.
 func TestJudgeAnswersSurviveAKill(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []os.Signal{os.Kill, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			_, db := sampleWarehouse(t, 4, 1, false)

@@ -13,6 +13,7 @@ import (
 // checked against compare's raw p-values of each configuration against
 // the best (the same replicates, one pair at a time), Holm-adjusted here.
 func TestMarkSignificance(t *testing.T) {
+	t.Parallel()
 	_, db := sampleWarehouse(t, 5, 8, true)
 	base := []string{"--db", db, "-q"}
 	r := []string{"--resamples", "2000"}

@@ -113,6 +113,7 @@ func TestServeOnTheSample(t *testing.T) {
 // $GYMLENS_SCREENSHOTS set, each page is saved there as PNG (how
 // docs/serve/ was made). Without Chromium it skips.
 func TestServeInBrowser(t *testing.T) {
+	t.Parallel()
 	ctx, consoleProblems := openBrowser(t, "the viewer's browser test", chromedp.WindowSize(1280, 900))
 	srv, _ := sampleServer(t)
 	shots := os.Getenv("GYMLENS_SCREENSHOTS")
@@ -238,6 +239,7 @@ func TestServePARETraces(t *testing.T) {
 // text; no script element or injected image is in the DOM, the title is
 // unchanged, and the console has no error. Without Chromium it skips.
 func TestServePayloadInBrowser(t *testing.T) {
+	t.Parallel()
 	ctx, consoleProblems := openBrowser(t, "the viewer's payload test", chromedp.WindowSize(1100, 900))
 	const js = `<script>document.title='pwned'</script><img src=x onerror="document.title='pwned'">`
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
