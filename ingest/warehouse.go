@@ -72,6 +72,9 @@ type OpenOptions struct {
 	// cores): a server answering many small queries at once does better
 	// with one each.
 	Threads int
+	// MustExist: a warehouse that is not there is an error, not a new
+	// empty one (commands that write to an existing warehouse).
+	MustExist bool
 	// Viewer: the warehouse's runs and scenarios do not change while it is
 	// open (gymlens serve, its only writer, writes annotations alone), so
 	// what every run page needs of the scenarios is read once.
@@ -114,7 +117,7 @@ func Open(ctx context.Context, path string, opt OpenOptions) (*Warehouse, error)
 	if path == "" {
 		path = DefaultPath
 	}
-	if opt.ReadOnly {
+	if opt.ReadOnly || opt.MustExist {
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("no warehouse at %s: run `gymlens ingest` (or `gymlens demo`) first, or name one with --db", path)
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -439,4 +440,62 @@ func openRegular(path string) (*os.File, error) {
 		return nil, &lineError{File: path, Msg: "cannot read: " + err.Error()}
 	}
 	return f, nil
+}
+
+// ExportBatchFile writes the requests Run would send to a batch input
+// file at path, whole or not at all, and says for each judge and metric
+// how many.
+func ExportBatchFile(ctx context.Context, w Store, opt RunOptions, path string) ([]JudgeReport, string, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".gymlens-batch-*")
+	if err != nil {
+		return nil, "", fmt.Errorf("--out: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	opt.Batch = &Batch{Export: bw}
+	reps, err := Run(ctx, w, opt)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		if err = os.Chmod(tmp.Name(), 0o644); err == nil {
+			err = os.Rename(tmp.Name(), path)
+		}
+	}
+	if err != nil {
+		return reps, "", err
+	}
+	total := 0
+	var parts []string
+	for _, r := range reps {
+		total += r.Batch.Exported
+		parts = append(parts, fmt.Sprintf("%s %s %d (of %d, %d cached)", r.Judge, r.Metric, r.Batch.Exported, r.Items, r.Cached))
+	}
+	return reps, fmt.Sprintf("wrote %s: %d requests — %s; then `gymlens judge import-batch OUTPUT.jsonl` with the same flags", path, total, strings.Join(parts, "; ")), nil
+}
+
+// ImportBatchFiles saves the answers of a batch's output (and error)
+// files as Run would save them (importBatch); a note counts the lines
+// that match no request of the selection.
+func ImportBatchFiles(ctx context.Context, w Store, opt RunOptions, paths ...string) ([]JudgeReport, error) {
+	answers, err := ReadBatchOutput(paths...)
+	if err != nil {
+		return nil, err
+	}
+	defer answers.Close()
+	opt.Batch = &Batch{Answers: answers}
+	reps, err := Run(ctx, w, opt)
+	if err == nil && len(reps) > 0 {
+		used := 0
+		for _, r := range reps {
+			used += r.Batch.Answered + r.Batch.Failed
+		}
+		if left := answers.Len() - used; left > 0 {
+			reps[0].Notes = append(reps[0].Notes, fmt.Sprintf("%d lines of the batch match no request of this selection (another judge, metric or selection, or answered already)", left))
+		}
+	}
+	return reps, err
 }

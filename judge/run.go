@@ -54,6 +54,28 @@ type Progress struct {
 	Elapsed                     time.Duration
 }
 
+// Settled is how many items are done with: answered, cached or failed.
+func (p Progress) Settled() int64 { return p.Done + p.Cached + p.Failed }
+
+// String says it in a progress bar's words.
+func (p Progress) String() string {
+	s := fmt.Sprintf("done %d · cached %d · failed %d", p.Done, p.Cached, p.Failed)
+	if p.Retrying > 0 {
+		s += fmt.Sprintf(" · %d waiting to retry", p.Retrying)
+	}
+	return s
+}
+
+// ParseMetrics reads a list of metrics to judge (tc, ta, trj).
+func ParseMetrics(list []string) ([]string, error) {
+	for _, m := range list {
+		if _, ok := PromptVersion[m]; !ok {
+			return nil, fmt.Errorf("--metric: expected some of tc, ta, trj, found %q", m)
+		}
+	}
+	return list, nil
+}
+
 // JudgeReport is what Run did for one judge and metric.
 type JudgeReport struct {
 	Judge, Model, Metric      string

@@ -20,6 +20,7 @@ import (
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest/rows"
+	"github.com/gymlens/gymlens/reports"
 )
 
 // Annotations is where the annotation queues and their answers live
@@ -47,10 +48,20 @@ type SampleSpec struct {
 	Seed        uint64
 }
 
-// Sampler draws a sample's items with what the rater is shown (cmd gives
-// one: analysis.StratifiedSample over the runs selected, with what the
-// user saw of each run).
-type Sampler func(ctx context.Context, s SampleSpec) ([]rows.QueueItem, error)
+// sample draws a new queue's items as `gymlens annotate sample` draws
+// them (reports.DrawSample), with what the user saw of each.
+func (s *Server) sample(ctx context.Context, spec SampleSpec) ([]rows.QueueItem, error) {
+	where, err := analysis.ParseWhere(spec.Where, nil, "PARE runs")
+	if err != nil {
+		return nil, err
+	}
+	chosen, _, history, err := reports.DrawSample(ctx, s.store, reports.Options{Name: s.opt.Name, Keep: reports.KeepTaskNames, Where: where},
+		spec.Unit, spec.By, spec.N, spec.Seed, s.opt.Histories)
+	if err != nil {
+		return nil, err
+	}
+	return analysis.SampleQueueItems(chosen, history, spec.Tutorial)
+}
 
 // who is the annotator a request comes from.
 type who struct {
@@ -230,7 +241,7 @@ func (s *Server) annotateIndex(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.page(w, "annotate-index", map[string]any{"Title": "Annotation queues", "Queues": list, "CanMake": s.notes != nil && !s.opt.ReadOnly,
-		"CanSample": s.opt.Sampler != nil, "Dimensions": analysis.Dimensions, "Error": r.URL.Query().Get("error")})
+		"CanSample": s.opt.Histories != nil, "Dimensions": analysis.Dimensions, "Error": r.URL.Query().Get("error")})
 }
 
 // makeQueue makes a queue from the page's form: a sample of the runs (or
@@ -254,13 +265,8 @@ func (s *Server) makeQueue(w http.ResponseWriter, r *http.Request) {
 	switch f.Get("source") {
 	case "pare":
 		q.Kind, q.Questions, q.Source = rows.QueuePARE, []string{rows.PAREQuestion}, "the PARE samples ingested"
-		items, err = s.notes.PAREQueueItems(r.Context())
-		analysis.OrderQueue(items)
-		if err == nil && len(items) == 0 {
-			err = analysis.NoDataf("no PARE annotation sample in %s: ingest the samples (Parquet) first", s.opt.Name)
-		}
 	case "sample":
-		if s.opt.Sampler == nil {
+		if s.opt.Histories == nil {
 			fail(w, analysis.Optionf("this viewer cannot draw samples"))
 			return
 		}
@@ -291,16 +297,13 @@ func (s *Server) makeQueue(w http.ResponseWriter, r *http.Request) {
 		}
 		q.Source = fmt.Sprintf("sample of %d %ss (by %q, where %q, seed %d), made in the viewer", spec.N, spec.Unit, spec.By, strings.Join(spec.Where, "; "), spec.Seed)
 		if err = analysis.CheckQueue(q, []rows.QueueItem{{}}); err == nil {
-			items, err = s.opt.Sampler(r.Context(), spec)
+			items, err = s.sample(r.Context(), spec)
 		}
 	default:
 		err = analysis.Optionf("source: expected sample or pare, found %q", f.Get("source"))
 	}
 	if err == nil {
-		err = analysis.CheckQueue(q, items)
-	}
-	if err == nil {
-		err = s.notes.CreateQueue(r.Context(), q, items)
+		_, err = reports.MakeQueue(r.Context(), s.notes, s.opt.Name, q, items)
 	}
 	if err != nil {
 		fail(w, err)

@@ -22,6 +22,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -50,9 +51,9 @@ type Options struct {
 	// ReadOnly: the store is open read-only, and the viewer stores no
 	// answers.
 	ReadOnly bool
-	// Sampler draws the samples of queues made in the page (nil: the
-	// page makes PARE queues only).
-	Sampler Sampler
+	// Histories gives what the user saw of the items of a queue drawn in
+	// the page (nil: the page makes PARE queues only).
+	Histories reports.Histories
 }
 
 // DefaultAddr is where the viewer listens unless told otherwise.
@@ -72,6 +73,32 @@ func CheckAddr(addr, token string) error {
 		return nil
 	}
 	return fmt.Errorf("--addr %s is not a loopback address: give --token (or $GYMLENS_TOKEN) so that only those who have it read the warehouse", addr)
+}
+
+// Listen serves h on addr until ctx ends (then it shuts down within
+// 3 s), after telling ready the address to open (with the token, when
+// there is one).
+func Listen(ctx context.Context, addr, token string, h http.Handler, ready func(url string)) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--addr %s: %w", addr, err)
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	if token != "" {
+		url += "?token=" + token
+	}
+	ready(url)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
 
 //go:embed assets

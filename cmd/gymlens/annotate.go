@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/url"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -68,19 +66,6 @@ func annotateCommand(e *env) *cli.Command {
 	}
 }
 
-// openExisting opens the warehouse for writing; one that is not there is
-// an error, not a new empty one.
-func openExisting(ctx context.Context, cmd *cli.Command) (*ingest.Warehouse, error) {
-	path := cmd.String("db")
-	if path == "" {
-		path = ingest.DefaultPath
-	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("no warehouse at %s: run `gymlens ingest` (or `gymlens demo`) first, or name one with --db", path)
-	}
-	return ingest.Open(ctx, path, openOptions(cmd, false, ""))
-}
-
 func queueArg(cmd *cli.Command) (string, error) {
 	if cmd.Args().Len() != 1 {
 		return "", usagef("%s: name one queue", cmd.Name)
@@ -106,7 +91,7 @@ func annotateSample(ctx context.Context, e *env, cmd *cli.Command) error {
 	var w *ingest.Warehouse
 	var err error
 	if queue != "" {
-		w, err = openExisting(ctx, cmd)
+		w, err = ingest.Open(ctx, cmd.String("db"), existing(cmd))
 	} else {
 		w, err = ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ""))
 	}
@@ -119,7 +104,7 @@ func annotateSample(ctx context.Context, e *env, cmd *cli.Command) error {
 		return err
 	}
 	spec := serve.SampleSpec{N: int(cmd.Int("n")), Unit: cmd.String("unit"), By: cmd.String("by"), Seed: cmd.Uint64("seed"), Tutorial: int(cmd.Int("tutorial"))}
-	chosen, strata, history, err := drawSample(ctx, w, opt, spec)
+	chosen, strata, history, err := reports.DrawSample(ctx, w, opt, spec.Unit, spec.By, spec.N, spec.Seed, histories(w))
 	if err != nil {
 		return err
 	}
@@ -143,59 +128,12 @@ func annotateSample(ctx context.Context, e *env, cmd *cli.Command) error {
 	return storeQueue(ctx, e, cmd, w, q, items)
 }
 
-// drawSample draws a stratified sample of the runs opt selects, with what
-// the user saw of each item (what `annotate sample` and the viewer's
-// new-queue form share).
-func drawSample(ctx context.Context, w *ingest.Warehouse, opt reports.Options, spec serve.SampleSpec) ([]analysis.SampleItem, int, map[[2]string]string, error) {
-	ds, err := reports.NewDataset(ctx, w, opt)
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	runs, err := ds.Selected()
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	chosen, strata, err := analysis.StratifiedSample(runs, spec.Unit, spec.By, spec.N, spec.Seed)
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	history, err := judge.VisibleHistories(ctx, w, analysis.ByRun(chosen))
-	return chosen, strata, history, err
-}
-
-// sampler is the viewer's: a sample drawn as `annotate sample` draws it.
-func sampler(w *ingest.Warehouse) serve.Sampler {
-	return func(ctx context.Context, spec serve.SampleSpec) ([]rows.QueueItem, error) {
-		where, err := analysis.ParseWhere(spec.Where, nil, "PARE runs")
-		if err != nil {
-			return nil, err
-		}
-		chosen, _, history, err := drawSample(ctx, w, reports.Options{Name: w.Path, Keep: reports.KeepTaskNames, Where: where}, spec)
-		if err != nil {
-			return nil, err
-		}
-		return analysis.SampleQueueItems(chosen, history, spec.Tutorial)
-	}
-}
-
 func storeQueue(ctx context.Context, e *env, cmd *cli.Command, w *ingest.Warehouse, q rows.Queue, items []rows.QueueItem) error {
-	if err := analysis.CheckQueue(q, items); err != nil {
-		return err
+	said, err := reports.MakeQueue(ctx, w, w.Path, q, items)
+	if err == nil && !cmd.Bool("quiet") {
+		fmt.Fprintln(e.stdout, said)
 	}
-	if err := w.CreateQueue(ctx, q, items); err != nil {
-		return err
-	}
-	if !cmd.Bool("quiet") {
-		tut := 0
-		for _, it := range items {
-			if it.Tutorial {
-				tut++
-			}
-		}
-		fmt.Fprintf(e.stdout, "queue %s in %s: %d items (%d practice), %d annotators each, questions %s; annotate at /annotate/%s of `gymlens serve`\n",
-			q.Name, w.Path, len(items)-tut, tut, q.K, strings.Join(q.Questions, ", "), url.PathEscape(q.Name))
-	}
-	return nil
+	return err
 }
 
 func annotateQueue(ctx context.Context, e *env, cmd *cli.Command) error {
@@ -207,34 +145,22 @@ func annotateQueue(ctx context.Context, e *env, cmd *cli.Command) error {
 	if (sheet == "") == !pare {
 		return usagef("annotate queue: give one of --sheet FILE.csv or --pare")
 	}
-	q := rows.Queue{Name: name, K: int(cmd.Int("k"))}
+	q := rows.Queue{Name: name, K: int(cmd.Int("k")), Kind: rows.QueuePARE, Questions: []string{rows.PAREQuestion}, Source: "the PARE samples ingested"}
 	var items []rows.QueueItem
 	if sheet != "" {
 		q.Kind, q.Source = rows.QueueRatings, "sheet "+sheet
 		if q.Questions, items, err = runlog.ReadAnnotationSheet(sheet); err != nil {
 			return err
 		}
-		analysis.OrderQueue(items)
-	} else {
-		q.Kind, q.Questions, q.Source = rows.QueuePARE, []string{rows.PAREQuestion}, "the PARE samples ingested"
 	}
 	if err := analysis.CheckQueue(q, []rows.QueueItem{{}}); err != nil {
 		return usageError{err}
 	}
-	w, err := openExisting(ctx, cmd)
+	w, err := ingest.Open(ctx, cmd.String("db"), existing(cmd))
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	if pare {
-		if items, err = w.PAREQueueItems(ctx); err != nil {
-			return err
-		}
-		if len(items) == 0 {
-			return analysis.NoDataf("no PARE annotation sample in %s: ingest the samples (Parquet) first", w.Path)
-		}
-		analysis.OrderQueue(items)
-	}
 	return storeQueue(ctx, e, cmd, w, q, items)
 }
 
@@ -243,26 +169,26 @@ func annotateExport(ctx context.Context, e *env, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ""))
-	if err != nil {
+	return reading(ctx, cmd, func(_ string, w *ingest.Warehouse) error {
+		n, err := reports.ExportQueue(ctx, w, name, cmd.String("out"))
+		if err == nil && !cmd.Bool("quiet") {
+			fmt.Fprintf(e.stdout, "wrote %s: %d answers of queue %s\n", cmd.String("out"), n, name)
+		}
 		return err
+	})
+}
+
+// existing are the options of a command that writes to a warehouse that
+// must be there already.
+func existing(cmd *cli.Command) ingest.OpenOptions {
+	oo := openOptions(cmd, false, "")
+	oo.MustExist = true
+	return oo
+}
+
+// histories is what the user saw of each item, read from w.
+func histories(w *ingest.Warehouse) reports.Histories {
+	return func(ctx context.Context, need map[string][]string) (map[[2]string]string, error) {
+		return judge.VisibleHistories(ctx, w, need)
 	}
-	defer w.Close()
-	q, items, err := w.Queue(ctx, name)
-	if err != nil {
-		return err
-	}
-	answers, err := w.Answers(ctx, name)
-	if err != nil {
-		return err
-	}
-	out := cmd.String("out")
-	n, err := reports.WriteQueueExport(out, analysis.NewQueueState(q, items, answers), answers)
-	if err != nil {
-		return err
-	}
-	if !cmd.Bool("quiet") {
-		fmt.Fprintf(e.stdout, "wrote %s: %d answers of queue %s\n", out, n, name)
-	}
-	return nil
 }

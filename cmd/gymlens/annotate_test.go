@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,7 +82,7 @@ func TestAnnotateInBrowser(t *testing.T) {
 	}
 	opt := analysis.DefaultBootstrap
 	opt.Resamples = 200
-	s, err := serve.New(context.Background(), w, serve.Options{Name: "w.duckdb", Bootstrap: opt, Sampler: sampler(w)})
+	s, err := serve.New(context.Background(), w, serve.Options{Name: "w.duckdb", Bootstrap: opt, Histories: histories(w)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,6 +191,25 @@ func TestAnnotateInBrowser(t *testing.T) {
 	}
 	for _, p := range consoleProblems() {
 		t.Error(p)
+	}
+	// A queue drawn in the page: the same draw as annotate sample.
+	res, err := http.PostForm(srv+"/annotate", neturl.Values{"name": {"drawn"}, "source": {"sample"}, "n": {"6"}, "unit": {"task"},
+		"by": {"scenario"}, "questions": {"trust"}, "tutorial": {"1"}, "seed": {"2"}, "k": {"1"}})
+	if err != nil || res.StatusCode != 200 || !strings.HasSuffix(res.Request.URL.Path, "/annotate/drawn/status") {
+		t.Fatalf("a queue made in the page: %v %v", err, res)
+	}
+	res.Body.Close()
+	var drawn struct {
+		Items []struct {
+			RunID    string `json:"run_id"`
+			Tutorial bool
+		}
+	}
+	res, _ = http.Get(srv + "/api/annotate/drawn/items")
+	json.NewDecoder(res.Body).Decode(&drawn)
+	res.Body.Close()
+	if len(drawn.Items) != 6 || !drawn.Items[0].Tutorial || drawn.Items[1].Tutorial {
+		t.Errorf("the queue drawn in the page: %+v", drawn)
 	}
 	w.Close()
 	n := humanN(t, db)

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v3"
 
 	"github.com/gymlens/gymlens/ingest"
-	"github.com/gymlens/gymlens/ingest/rows"
 	"github.com/gymlens/gymlens/judge"
 	"github.com/gymlens/gymlens/reports"
 )
@@ -65,12 +62,8 @@ func judgeCommand(e *env) *cli.Command {
 							progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
 					}
 					bar.ChangeMax64(p.Total)
-					desc := fmt.Sprintf("done %d · cached %d · failed %d", p.Done, p.Cached, p.Failed)
-					if p.Retrying > 0 {
-						desc += fmt.Sprintf(" · %d waiting to retry", p.Retrying)
-					}
-					bar.Describe(desc)
-					bar.Set64(p.Done + p.Cached + p.Failed)
+					bar.Describe(p.String())
+					bar.Set64(p.Settled())
 				}
 			}
 			var reps []judge.JudgeReport
@@ -124,13 +117,10 @@ func judgeSetup(ctx context.Context, cmd *cli.Command, readOnly bool) (*ingest.W
 	if opt.Client.MaxRetries == 0 {
 		opt.Client.MaxRetries = -1 // no retries asked for
 	}
-	for _, m := range reports.SplitList(cmd.String("metric")) {
-		if _, ok := judge.PromptVersion[m]; !ok {
-			return nil, opt, usagef("--metric: expected some of tc, ta, trj, found %q", m)
-		}
-		opt.Metrics = append(opt.Metrics, m)
-	}
 	var err error
+	if opt.Metrics, err = judge.ParseMetrics(reports.SplitList(cmd.String("metric"))); err != nil {
+		return nil, opt, usageError{err}
+	}
 	if opt.Judges, err = judge.Endpoints(cmd.StringSlice("judge"), cmd.StringSlice("endpoint")); err != nil {
 		return nil, opt, usageError{err}
 	}
@@ -145,19 +135,8 @@ func judgeSetup(ctx context.Context, cmd *cli.Command, readOnly bool) (*ingest.W
 	}
 	if len(cmd.StringSlice("where")) > 0 {
 		where, err := argsOf(cmd).Where(nil)
-		if err != nil {
-			w.Close()
-			return nil, opt, err
-		}
-		ds, err := reports.NewDataset(ctx, w, reports.Options{Name: w.Path, Where: where, Keep: reports.KeepValues})
 		if err == nil {
-			var runs []rows.RunRow
-			if runs, err = ds.Selected(); err == nil {
-				opt.Runs = map[string]bool{}
-				for _, r := range runs {
-					opt.Runs[r.RunID] = true
-				}
-			}
+			opt.Runs, err = reports.SelectedRuns(ctx, w, w.Path, where)
 		}
 		if err != nil {
 			w.Close()
@@ -183,28 +162,14 @@ func exportBatchCommand(e *env) *cli.Command {
 				return err
 			}
 			defer w.Close()
-			out := cmd.String("out")
-			var reps []judge.JudgeReport
-			if err := reports.WriteFileAtomic(out, func(bw io.Writer) error {
-				opt.Batch = &judge.Batch{Export: bw}
-				reps, err = judge.Run(ctx, w, opt)
-				return err
-			}); err != nil {
-				return err
-			}
+			reps, said, err := judge.ExportBatchFile(ctx, w, opt, cmd.String("out"))
 			for _, n := range judge.ReportNotes(reps) {
 				fmt.Fprintln(e.stderr, "note: "+n)
 			}
-			if !cmd.Bool("quiet") {
-				total := 0
-				var parts []string
-				for _, r := range reps {
-					total += r.Batch.Exported
-					parts = append(parts, fmt.Sprintf("%s %s %d (of %d, %d cached)", r.Judge, r.Metric, r.Batch.Exported, r.Items, r.Cached))
-				}
-				fmt.Fprintf(e.stdout, "wrote %s: %d requests — %s; then `gymlens judge import-batch OUTPUT.jsonl` with the same flags\n", out, total, strings.Join(parts, "; "))
+			if err == nil && !cmd.Bool("quiet") {
+				fmt.Fprintln(e.stdout, said)
 			}
-			return nil
+			return err
 		},
 	}
 }
@@ -227,29 +192,14 @@ func importBatchCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			answers, err := judge.ReadBatchOutput(cmd.Args().Slice()...)
-			if err != nil {
-				return err
-			}
-			defer answers.Close()
 			w, opt, err := judgeSetup(ctx, cmd, false)
 			if err != nil {
 				return err
 			}
 			defer w.Close()
-			opt.Batch = &judge.Batch{Answers: answers}
-			reps, runErr := judge.Run(ctx, w, opt)
+			reps, runErr := judge.ImportBatchFiles(ctx, w, opt, cmd.Args().Slice()...)
 			if err := printJudgeReports(e, format, reps, false); err != nil {
 				return err
-			}
-			if runErr == nil && !cmd.Bool("quiet") {
-				used := 0
-				for _, r := range reps {
-					used += r.Batch.Answered + r.Batch.Failed
-				}
-				if left := answers.Len() - used; left > 0 {
-					fmt.Fprintf(e.stderr, "note: %d lines of the batch match no request of this selection (another judge, metric or selection, or answered already)\n", left)
-				}
 			}
 			return runErr
 		},

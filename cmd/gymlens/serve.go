@@ -2,12 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -41,49 +36,22 @@ func serveCommand(e *env) *cli.Command {
 				return err
 			}
 			readOnly := cmd.Bool("read-only")
-			path := cmd.String("db")
-			if path == "" {
-				path = ingest.DefaultPath
-			}
-			if _, err := os.Stat(path); err != nil {
-				return fmt.Errorf("no warehouse at %s: run `gymlens ingest` (or `gymlens demo`) first, or name one with --db", path)
-			}
 			oo := openOptions(cmd, readOnly, "")
-			oo.Threads = 1 // many small queries at once: one thread each
-			oo.Viewer = true
-			w, err := ingest.Open(ctx, path, oo)
+			oo.Threads, oo.Viewer, oo.MustExist = 1, true, true // many small queries at once: one thread each
+			w, err := ingest.Open(ctx, cmd.String("db"), oo)
 			if err != nil {
 				return err
 			}
 			defer w.Close()
 			so := serve.Options{Name: w.Path, Token: token, Bootstrap: opt, ReadOnly: readOnly}
 			if !readOnly {
-				so.Sampler = sampler(w)
+				so.Histories = histories(w)
 			}
 			h, err := serve.New(ctx, w, so)
 			if err != nil {
 				return err
 			}
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return fmt.Errorf("--addr %s: %w", addr, err)
-			}
-			url := "http://" + ln.Addr().String() + "/"
-			if token != "" {
-				url += "?token=" + token
-			}
-			fmt.Fprintf(e.stdout, "gymlens serve: %s (Ctrl-C stops)\n", url)
-			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-			go func() {
-				<-ctx.Done()
-				sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-				defer cancel()
-				srv.Shutdown(sctx)
-			}()
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
+			return serve.Listen(ctx, addr, token, h, func(url string) { fmt.Fprintf(e.stdout, "gymlens serve: %s (Ctrl-C stops)\n", url) })
 		},
 	}
 }

@@ -1,0 +1,107 @@
+package reports
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest/rows"
+)
+
+// QueueStore is where annotation queues live (ingest.Warehouse is one).
+type QueueStore interface {
+	Queue(ctx context.Context, name string) (rows.Queue, []rows.QueueItem, error)
+	Answers(ctx context.Context, queue string) ([]rows.Answer, error)
+	CreateQueue(ctx context.Context, q rows.Queue, items []rows.QueueItem) error
+	PAREQueueItems(ctx context.Context) ([]rows.QueueItem, error)
+}
+
+// MakeQueue puts the items in their order (practice items first), checks
+// the queue and stores it; a PARE queue without items takes the PARE
+// samples ingested. It returns a line saying what was made.
+func MakeQueue(ctx context.Context, st QueueStore, name string, q rows.Queue, items []rows.QueueItem) (string, error) {
+	if q.Kind == rows.QueuePARE && items == nil {
+		var err error
+		if items, err = st.PAREQueueItems(ctx); err != nil {
+			return "", err
+		}
+		if len(items) == 0 {
+			return "", analysis.NoDataf("no PARE annotation sample in %s: ingest the samples (Parquet) first", name)
+		}
+	}
+	analysis.OrderQueue(items)
+	if err := analysis.CheckQueue(q, items); err != nil {
+		return "", err
+	}
+	if err := st.CreateQueue(ctx, q, items); err != nil {
+		return "", err
+	}
+	tut := 0
+	for _, it := range items {
+		if it.Tutorial {
+			tut++
+		}
+	}
+	return fmt.Sprintf("queue %s in %s: %d items (%d practice), %d annotators each, questions %s; annotate at /annotate/%s of `gymlens serve`",
+		q.Name, name, len(items)-tut, tut, q.K, strings.Join(q.Questions, ", "), url.PathEscape(q.Name)), nil
+}
+
+// ExportQueue writes a queue's answers to out (WriteQueueExport) and
+// returns the rows written.
+func ExportQueue(ctx context.Context, st QueueStore, queue, out string) (int, error) {
+	q, items, err := st.Queue(ctx, queue)
+	if err != nil {
+		return 0, err
+	}
+	answers, err := st.Answers(ctx, queue)
+	if err != nil {
+		return 0, err
+	}
+	return WriteQueueExport(out, analysis.NewQueueState(q, items, answers), answers)
+}
+
+// Histories gives what the user saw of each item drawn (run → its tasks;
+// "" for the run): judge.VisibleHistories over the warehouse.
+type Histories func(ctx context.Context, need map[string][]string) (map[[2]string]string, error)
+
+// DrawSample draws a stratified sample of the runs opt selects
+// (analysis.StratifiedSample), with what the user saw of each item: what
+// `annotate sample` writes as a sheet or a queue, and the viewer's
+// new-queue form draws. It returns the items, the strata and the
+// histories.
+func DrawSample(ctx context.Context, w Warehouse, opt Options, unit, by string, n int, seed uint64, histories Histories) ([]analysis.SampleItem, int, map[[2]string]string, error) {
+	ds, err := NewDataset(ctx, w, opt)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	runs, err := ds.Selected()
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	chosen, strata, err := analysis.StratifiedSample(runs, unit, by, n, seed)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	history, err := histories(ctx, analysis.ByRun(chosen))
+	return chosen, strata, history, err
+}
+
+// SelectedRuns are the ids of the runs where selects (a judge run's
+// --where).
+func SelectedRuns(ctx context.Context, w Warehouse, name string, where map[string][]string) (map[string]bool, error) {
+	ds, err := NewDataset(ctx, w, Options{Name: name, Where: where, Keep: KeepValues})
+	if err != nil {
+		return nil, err
+	}
+	runs, err := ds.Selected()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(runs))
+	for _, r := range runs {
+		out[r.RunID] = true
+	}
+	return out, nil
+}
