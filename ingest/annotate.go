@@ -25,46 +25,41 @@ func (w *Warehouse) CreateQueue(ctx context.Context, q rows.Queue, items []rows.
 	if len(items) == 0 {
 		return fmt.Errorf("queue %q: no items", q.Name)
 	}
-	w.writeMu.Lock()
-	defer w.writeMu.Unlock()
-	tx, err := w.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM annotation_queues WHERE queue = ?`, q.Name).Scan(&n); err != nil {
-		return err
-	}
-	if n > 0 {
-		return fmt.Errorf("queue %q is already in %s: choose another name", q.Name, w.Path)
-	}
-	qs, _ := json.Marshal(q.Questions)
-	created := q.Created
-	if created.IsZero() {
-		created = time.Now()
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO annotation_queues VALUES (?, ?, ?, ?::JSON::VARCHAR[], ?, ?)`,
-		q.Name, q.Kind, q.K, string(qs), q.Source, created.UTC()); err != nil {
-		return fmt.Errorf("storing queue %q: %w", q.Name, err)
-	}
-	seen := map[string]bool{}
-	for _, it := range items {
-		if seen[it.Item] {
-			return fmt.Errorf("queue %q: item %q appears twice", q.Name, it.Item)
+	return w.annotationTx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM annotation_queues WHERE queue = ?`, q.Name).Scan(&n); err != nil {
+			return err
 		}
-		seen[it.Item] = true
-		var key any
-		if len(it.Key) > 0 {
-			b, _ := json.Marshal(it.Key)
-			key = string(b)
+		if n > 0 {
+			return fmt.Errorf("queue %q is already in %s: choose another name", q.Name, w.Path)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO annotation_items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			q.Name, it.Item, it.Pos, nullString(it.RunID), nullString(it.Task), nullString(it.Sample), it.Tutorial, nullString(it.Context), key); err != nil {
-			return fmt.Errorf("storing queue %q, item %q: %w", q.Name, it.Item, err)
+		qs, _ := json.Marshal(q.Questions)
+		created := q.Created
+		if created.IsZero() {
+			created = time.Now()
 		}
-	}
-	return tx.Commit()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO annotation_queues VALUES (?, ?, ?, ?::JSON::VARCHAR[], ?, ?)`,
+			q.Name, q.Kind, q.K, string(qs), q.Source, created.UTC()); err != nil {
+			return fmt.Errorf("storing queue %q: %w", q.Name, err)
+		}
+		seen := map[string]bool{}
+		for _, it := range items {
+			if seen[it.Item] {
+				return fmt.Errorf("queue %q: item %q appears twice", q.Name, it.Item)
+			}
+			seen[it.Item] = true
+			var key any
+			if len(it.Key) > 0 {
+				b, _ := json.Marshal(it.Key)
+				key = string(b)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO annotation_items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				q.Name, it.Item, it.Pos, nullString(it.RunID), nullString(it.Task), nullString(it.Sample), it.Tutorial, nullString(it.Context), key); err != nil {
+				return fmt.Errorf("storing queue %q, item %q: %w", q.Name, it.Item, err)
+			}
+		}
+		return nil
+	})
 }
 
 func nullString(s string) any {
@@ -156,40 +151,35 @@ func (w *Warehouse) SaveAnswers(ctx context.Context, queue, item, annotator stri
 	if annotator == "" {
 		return errors.New("an answer needs an annotator")
 	}
-	w.writeMu.Lock()
-	defer w.writeMu.Unlock()
-	tx, err := w.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM annotation_items WHERE queue = ? AND item = ?`, queue, item).Scan(&n); err != nil {
-		return err
-	}
-	if n == 0 {
-		return fmt.Errorf("queue %q, item %q: %w", queue, item, rows.ErrNoQueue)
-	}
-	now := time.Now().UTC()
-	for _, a := range answers {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM annotation_answers WHERE queue = ? AND item = ? AND annotator = ? AND question = ?`,
-			queue, item, annotator, a.Question); err != nil {
+	return w.annotationTx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM annotation_items WHERE queue = ? AND item = ?`, queue, item).Scan(&n); err != nil {
 			return err
 		}
-		var v any
-		if !math.IsNaN(a.Value) {
-			v = a.Value
+		if n == 0 {
+			return fmt.Errorf("queue %q, item %q: %w", queue, item, rows.ErrNoQueue)
 		}
-		at := a.At
-		if at.IsZero() {
-			at = now
+		now := time.Now().UTC()
+		for _, a := range answers {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM annotation_answers WHERE queue = ? AND item = ? AND annotator = ? AND question = ?`,
+				queue, item, annotator, a.Question); err != nil {
+				return err
+			}
+			var v any
+			if !math.IsNaN(a.Value) {
+				v = a.Value
+			}
+			at := a.At
+			if at.IsZero() {
+				at = now
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO annotation_answers VALUES (?, ?, ?, ?, ?, ?, ?)`,
+				queue, item, annotator, a.Question, v, nullString(a.Choice), at.UTC()); err != nil {
+				return err
+			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO annotation_answers VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			queue, item, annotator, a.Question, v, nullString(a.Choice), at.UTC()); err != nil {
-			return err
-		}
-	}
-	return tx.Commit()
+		return nil
+	})
 }
 
 // queueRatings are the answers of the ratings queues' items that are not
@@ -236,4 +226,20 @@ func (w *Warehouse) PAREQueueItems(ctx context.Context) ([]rows.QueueItem, error
 		return nil
 	})
 	return out, err
+}
+
+// annotationTx runs fn in a transaction, one annotation write at a time
+// (reads go on meanwhile), and commits when fn succeeds.
+func (w *Warehouse) annotationTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	w.writeMu.Lock()
+	defer w.writeMu.Unlock()
+	tx, err := w.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
 }

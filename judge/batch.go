@@ -339,27 +339,10 @@ func importBatch(ctx context.Context, w Store, ep Endpoint, metric string, todo 
 		}
 		sv.save(*call)
 		for _, f := range followers[lean] {
-			c := *call
-			c.RunID, c.Task, c.SourceKey = f.RunID, f.Task, f.SourceKey
-			c.InputTokens, c.OutputTokens, c.Attempts, c.CostUSD = 0, 0, 0, nil
-			stamp(&c)
-			sv.save(c)
+			sv.save(copyOf(*call, f, stamp))
 		}
 		counts.Answered++
-		rep.Sent++
-		rep.InputTokens += call.InputTokens
-		rep.OutputTokens += call.OutputTokens
-		if call.Valid {
-			rep.Valid++
-		} else {
-			rep.Invalid++
-		}
-		if call.CostUSD != nil {
-			if rep.CostUSD == nil {
-				rep.CostUSD = new(float64)
-			}
-			*rep.CostUSD += *call.CostUSD
-		}
+		rep.count(call)
 		return nil
 	})
 	if cerr := sv.close(); err == nil {

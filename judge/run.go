@@ -380,12 +380,6 @@ func ask(ctx context.Context, w Store, ep Endpoint, metric, params string, todo 
 		return err
 	}
 	stamp := stamper(ep, params, metric, prices)
-	copyFor := func(call rows.JudgeCall, f *Item) rows.JudgeCall {
-		call.RunID, call.Task, call.SourceKey = f.RunID, f.Task, f.SourceKey
-		call.InputTokens, call.OutputTokens, call.Attempts, call.Latency, call.CostUSD = 0, 0, 0, 0, nil
-		stamp(&call)
-		return call
-	}
 	for i := range copies {
 		stamp(&copies[i])
 		sv.save(copies[i])
@@ -442,23 +436,10 @@ func ask(ctx context.Context, w Store, ep Endpoint, metric, params string, todo 
 				stamp(call)
 				sv.save(*call)
 				for _, f := range followers[j.lean] {
-					sv.save(copyFor(*call, f))
+					sv.save(copyOf(*call, f, stamp))
 				}
 				mu.Lock()
-				rep.Sent++
-				rep.InputTokens += call.InputTokens
-				rep.OutputTokens += call.OutputTokens
-				if call.Valid {
-					rep.Valid++
-				} else {
-					rep.Invalid++
-				}
-				if call.CostUSD != nil {
-					if rep.CostUSD == nil {
-						rep.CostUSD = new(float64)
-					}
-					*rep.CostUSD += *call.CostUSD
-				}
+				rep.count(call)
 				mu.Unlock()
 				atomic.AddInt64(&prog.Done, 1)
 				mu.Lock()
@@ -515,6 +496,33 @@ feed:
 		return fmt.Errorf("%s: %d requests failed, the first: %v (every answer received is saved; run again to ask the rest)", ep.Name, rep.Failed, firstErr)
 	}
 	return firstErr
+}
+
+// count adds an answer sent (and received) to the report.
+func (rep *JudgeReport) count(call *rows.JudgeCall) {
+	rep.Sent++
+	rep.InputTokens += call.InputTokens
+	rep.OutputTokens += call.OutputTokens
+	if call.Valid {
+		rep.Valid++
+	} else {
+		rep.Invalid++
+	}
+	if call.CostUSD != nil {
+		if rep.CostUSD == nil {
+			rep.CostUSD = new(float64)
+		}
+		*rep.CostUSD += *call.CostUSD
+	}
+}
+
+// copyOf is an answer's copy for an item with the same input: no
+// request, no tokens, no cost.
+func copyOf(call rows.JudgeCall, f *Item, stamp func(*rows.JudgeCall)) rows.JudgeCall {
+	call.RunID, call.Task, call.SourceKey = f.RunID, f.Task, f.SourceKey
+	call.InputTokens, call.OutputTokens, call.Attempts, call.Latency, call.CostUSD = 0, 0, 0, 0, nil
+	stamp(&call)
+	return call
 }
 
 // stamper sets what an answer was asked with: the judge, model,

@@ -379,6 +379,22 @@ type questionView struct {
 	Match      bool
 }
 
+// queueItem reads the queue and the item a request names, answering the
+// error when there is none.
+func (s *Server) queueItem(w http.ResponseWriter, r *http.Request) (*analysis.QueueState, rows.QueueItem, bool) {
+	st, err := s.queueState(r, r.PathValue("queue"))
+	if err != nil {
+		fail(w, err)
+		return nil, rows.QueueItem{}, false
+	}
+	it, err := itemAt(st, r.PathValue("n"))
+	if err != nil {
+		fail(w, err)
+		return nil, rows.QueueItem{}, false
+	}
+	return st, it, true
+}
+
 // itemAt finds an item by its place (1-based, as in the address).
 func itemAt(st *analysis.QueueState, n string) (rows.QueueItem, error) {
 	i, err := strconv.Atoi(n)
@@ -399,14 +415,8 @@ func itemAt(st *analysis.QueueState, n string) (rows.QueueItem, error) {
 // tutorial item is answered, its key.
 func (s *Server) item(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("queue")
-	st, err := s.queueState(r, name)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	it, err := itemAt(st, r.PathValue("n"))
-	if err != nil {
-		fail(w, err)
+	st, it, ok := s.queueItem(w, r)
+	if !ok {
 		return
 	}
 	a := annotatorOf(r)
@@ -454,14 +464,8 @@ func (s *Server) answerForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("queue")
-	st, err := s.queueState(r, name)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	it, err := itemAt(st, r.PathValue("n"))
-	if err != nil {
-		fail(w, err)
+	st, it, ok := s.queueItem(w, r)
+	if !ok {
 		return
 	}
 	if err := r.ParseForm(); err != nil {
