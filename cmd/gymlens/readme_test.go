@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -62,8 +64,12 @@ func readmeTour(t *testing.T) [][][]string {
 // Every command of the README's tour runs as written, in order, in a
 // fresh folder holding the repository's notebooks and PARE fixtures; the
 // judge's endpoint (localhost:8000) is the in-process OpenAI-compatible
-// server instead, the one change.
+// server instead, the one change. Each command is a process of its own
+// (this test binary as gymlens) started in that folder, so that the test
+// need not change this process's working folder and runs beside the
+// others.
 func TestReadmeTourRunsAsWritten(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, p := range []string{"notebooks", filepath.Join("ingest", "pare", "testdata")} {
 		abs, _ := filepath.Abs(filepath.Join("..", "..", p))
@@ -73,7 +79,6 @@ func TestReadmeTourRunsAsWritten(t *testing.T) {
 		}
 	}
 	tour := readmeTour(t)
-	t.Chdir(dir)
 	f := openaitest.New()
 	defer f.Close()
 	if len(tour) < 20 {
@@ -88,12 +93,23 @@ func TestReadmeTourRunsAsWritten(t *testing.T) {
 			if n := len(args); n >= 2 && args[n-2] == "__stdout__" {
 				args, to = args[:n-2], args[n-1]
 			}
-			code, stdout, stderr := gymlens(t, append([]string{"-q"}, args...)...)
+			cmd := exec.Command(os.Args[0], append([]string{"-q"}, args...)...)
+			cmd.Dir, cmd.Env = dir, append(os.Environ(), "GYMLENS_TEST_CLI=1")
+			var out, errOut bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errOut
+			code := 0
+			if err := cmd.Run(); err != nil {
+				code = -1
+				if ee, ok := err.(*exec.ExitError); ok {
+					code = ee.ExitCode()
+				}
+			}
+			stdout, stderr := out.String(), errOut.String()
 			if code != 0 {
 				t.Errorf("README: gymlens %s: exit %d: %s", strings.Join(args, " "), code, stderr)
 			}
 			if to != "" {
-				os.WriteFile(to, []byte(stdout), 0o644)
+				os.WriteFile(filepath.Join(dir, to), []byte(stdout), 0o644)
 			}
 		}
 	}
