@@ -354,6 +354,41 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 				t.Errorf("stratum %s: %d rows", s, c)
 			}
 		}
+		// As a queue: its 23 items and two questions; a bad sheet is refused
+		// naming its line and field, and makes no queue.
+		bad := filepath.Join(dir, "badsheet.csv")
+		os.WriteFile(bad, []byte("rater,question,value,run_id,task\n,trust,,,t1\n"), 0o644)
+		if code, _, stderr := gymlens(t, "--db", db, "annotate", "queue", "q1", "--sheet", bad); code != 1 || !strings.Contains(stderr, `badsheet.csv:2:`) || !strings.Contains(stderr, `field "run_id"`) {
+			t.Errorf("a bad sheet: exit %d, %q", code, stderr)
+		}
+		if code, stdout, stderr := gymlens(t, "--db", db, "annotate", "queue", "q1", "--sheet", sheet, "--k", "3"); code != 0 ||
+			!strings.Contains(stdout, "queue q1 in "+db+": 23 items (0 practice), 3 annotators each, questions trust, tc") {
+			t.Errorf("a queue from the sheet: exit %d, %q %q", code, stdout, stderr)
+		}
+		for _, c := range []struct {
+			args []string
+			code int
+			want string
+		}{
+			{[]string{"annotate", "queue", "q1", "--sheet", sheet}, 1, `queue "q1" is already in`},
+			{[]string{"annotate", "queue", "q2"}, 2, "give one of --sheet FILE.csv or --pare"},
+			{[]string{"annotate", "queue", "q3", "--pare"}, 1, "no PARE annotation sample"},
+			{[]string{"annotate", "queue", "a/b", "--sheet", sheet}, 2, "without /"},
+			{[]string{"annotate", "export", "nope", "--out", filepath.Join(dir, "x.csv")}, 1, `annotation queue "nope": not in the warehouse`},
+		} {
+			if code, _, stderr := gymlens(t, append([]string{"--db", db}, c.args...)...); code != c.code || !strings.Contains(stderr, c.want) {
+				t.Errorf("%v: exit %d, %q", c.args, code, stderr)
+			}
+		}
+		if code, stdout, _ := gymlens(t, "--db", db, "annotate", "export", "q1", "--out", filepath.Join(dir, "q1.csv")); code != 0 || !strings.Contains(stdout, ": 0 answers of queue q1") {
+			t.Errorf("export of a queue without answers: %q", stdout)
+		}
+		if code, _, stderr := gymlens(t, "--db", filepath.Join(dir, "none.duckdb"), "annotate", "queue", "q", "--sheet", sheet); code != 1 || !strings.Contains(stderr, "no warehouse at") {
+			t.Errorf("no warehouse: exit %d, %q", code, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "none.duckdb")); err == nil {
+			t.Error("annotate queue made a warehouse")
+		}
 		// Unfilled, it is refused; filled, it ingests as ratings.
 		if code, _, stderr := gymlens(t, "--db", db, "ingest", sheet); code != 1 || !strings.Contains(stderr, `field "rater"`) {
 			t.Errorf("unfilled sheet: exit %d, %q", code, stderr)
