@@ -372,7 +372,6 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 		}{
 			{[]string{"annotate", "queue", "q1", "--sheet", sheet}, 1, `queue "q1" is already in`},
 			{[]string{"annotate", "queue", "q2"}, 2, "give one of --sheet FILE.csv or --pare"},
-			{[]string{"annotate", "queue", "q3", "--pare"}, 1, "no PARE annotation sample"},
 			{[]string{"annotate", "queue", "a/b", "--sheet", sheet}, 2, "without /"},
 			{[]string{"annotate", "export", "nope", "--out", filepath.Join(dir, "x.csv")}, 1, `annotation queue "nope": not in the warehouse`},
 		} {
@@ -382,6 +381,13 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 		}
 		if code, stdout, _ := gymlens(t, "--db", db, "annotate", "export", "q1", "--out", filepath.Join(dir, "q1.csv")); code != 0 || !strings.Contains(stdout, ": 0 answers of queue q1") {
 			t.Errorf("export of a queue without answers: %q", stdout)
+		}
+		small := filepath.Join(dir, "small.duckdb")
+		if code, _, stderr := gymlens(t, "--db", small, "-q", "ingest", corpus(t, goodRun)); code != 0 {
+			t.Fatal(stderr)
+		}
+		if code, _, stderr := gymlens(t, "--db", small, "annotate", "queue", "q3", "--pare"); code != 1 || !strings.Contains(stderr, "no PARE annotation sample") {
+			t.Errorf("--pare without PARE samples: exit %d, %q", code, stderr)
 		}
 		if code, _, stderr := gymlens(t, "--db", filepath.Join(dir, "none.duckdb"), "annotate", "queue", "q", "--sheet", sheet); code != 1 || !strings.Contains(stderr, "no warehouse at") {
 			t.Errorf("no warehouse: exit %d, %q", code, stderr)
