@@ -450,29 +450,16 @@ func ask(ctx context.Context, w Store, ep Endpoint, metric, params string, todo 
 	}
 	// Rendered again a few runs at a time (todo is in run order), so that
 	// memory holds a batch of prompts, not all of them.
-	var renderErr error
-feed:
-	for lo := 0; lo < len(todo); {
-		hi, runs := lo, 0
-		for hi < len(todo) && (runs < renderBatch || todo[hi].RunID == todo[hi-1].RunID) {
-			if hi == lo || todo[hi].RunID != todo[hi-1].RunID {
-				runs++
-			}
-			hi++
+	renderErr := eachRendered(ctx, w, metric, todo, runByID, func(it, lean *Item) error {
+		select {
+		case jobs <- job{full: it, lean: lean}:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		full, err := rendered(ctx, w, metric, todo[lo:hi], runByID)
-		if err != nil {
-			renderErr = err
-			break
-		}
-		for i, it := range full {
-			select {
-			case jobs <- job{full: it, lean: todo[lo+i]}:
-			case <-ctx.Done():
-				break feed
-			}
-		}
-		lo = hi
+	})
+	if ctx.Err() != nil {
+		renderErr = nil // the interruption is reported below
 	}
 	close(jobs)
 	wg.Wait()
