@@ -52,19 +52,12 @@ func benchJudge(args []string) error {
 	}
 	// The server runs in a child process, so that this process's CPU time
 	// is the client's (with building the items and saving the answers).
-	child := exec.Command(os.Args[0], "child", "openai-server", latency.String())
-	child.Stderr = os.Stderr
-	stdin, _ := child.StdinPipe()
-	stdout, _ := child.StdoutPipe()
-	if err := child.Start(); err != nil {
+	urls, stop, err := childServers(*latency, 1)
+	if err != nil {
 		return err
 	}
-	defer func() { stdin.Close(); child.Wait() }()
-	var url string
-	if _, err := fmt.Fscanln(stdout, &url); err != nil {
-		return fmt.Errorf("starting the server: %w", err)
-	}
-	ep, _ := judge.ParseEndpoint("bench=fake@"+url+"/v1", func(string) string { return "" })
+	defer stop()
+	ep, _ := judge.ParseEndpoint("bench=fake@"+urls[0], func(string) string { return "" })
 	opt := judge.RunOptions{Metrics: []string{judge.TC}, Judges: []judge.Endpoint{ep}, Limit: *n,
 		Client: judge.ClientOptions{Concurrency: *conc}}
 	cpu0, t0 := cpuTime(), time.Now()
@@ -126,6 +119,29 @@ func benchJudge(args []string) error {
 	return nil
 }
 
+// childServers starts count in-process OpenAI-compatible servers in a
+// child process (so that this process's CPU time is the client's) and
+// returns their base URLs and how to stop them.
+func childServers(latency time.Duration, count int) ([]string, func(), error) {
+	child := exec.Command(os.Args[0], "child", "openai-server", latency.String(), fmt.Sprint(count))
+	child.Stderr = os.Stderr
+	stdin, _ := child.StdinPipe()
+	stdout, _ := child.StdoutPipe()
+	if err := child.Start(); err != nil {
+		return nil, nil, err
+	}
+	stop := func() { stdin.Close(); child.Wait() }
+	urls := make([]string, count)
+	for i := range urls {
+		if _, err := fmt.Fscanln(stdout, &urls[i]); err != nil {
+			stop()
+			return nil, nil, fmt.Errorf("starting the servers: %w", err)
+		}
+		urls[i] += "/v1"
+	}
+	return urls, stop, nil
+}
+
 // serveOpenAI is the child that serves the fake endpoint (count of them,
 // each printed on a line) until its standard input closes.
 func serveOpenAI(latency string, count int) error {
@@ -165,21 +181,11 @@ func benchJudgePool(args []string) error {
 		return err
 	}
 	defer w.Close()
-	child := exec.Command(os.Args[0], "child", "openai-server", latency.String(), fmt.Sprint(*servers))
-	child.Stderr = os.Stderr
-	stdin, _ := child.StdinPipe()
-	stdout, _ := child.StdoutPipe()
-	if err := child.Start(); err != nil {
+	urls, stop, err := childServers(*latency, *servers)
+	if err != nil {
 		return err
 	}
-	defer func() { stdin.Close(); child.Wait() }()
-	urls := make([]string, *servers)
-	for i := range urls {
-		if _, err := fmt.Fscanln(stdout, &urls[i]); err != nil {
-			return fmt.Errorf("starting the servers: %w", err)
-		}
-		urls[i] += "/v1"
-	}
+	defer stop()
 	// Each run under its own model name, so that the second is not served
 	// from the first one's cache.
 	one := func(model string, pool []string) (time.Duration, float64, error) {
