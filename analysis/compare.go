@@ -32,7 +32,7 @@ type Pair struct {
 func Compare(pairs []Pair, values [][]float64, scenario []string, metrics []int, opt BootstrapOptions) []Comparison {
 	names := make([]string, len(metrics))
 	for j, m := range metrics {
-		names[j] = AllMetrics[m]
+		names[j] = MetricName(m)
 	}
 	return compare(pairs, values, scenario, metrics, names, opt)
 }

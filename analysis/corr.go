@@ -208,7 +208,7 @@ func pairCorrelations(values [][]float64, scenario, config []string, cl, cfg map
 		}
 		r := est[j].Value
 		lo, hi := stat.FisherZInterval(r, n, opt.Level)
-		out = append(out, CorrResult{X: AllMetrics[ma], Y: AllMetrics[mb], Level: lv[0], Method: lv[1], R: r, N: n,
+		out = append(out, CorrResult{X: MetricName(ma), Y: MetricName(mb), Level: lv[0], Method: lv[1], R: r, N: n,
 			P: stat.CorrelationPValue(r, n), FisherLo: lo, FisherHi: hi, Estimate: est[j]})
 	}
 	return out
@@ -283,7 +283,7 @@ func RunCorrelationMatrix(values [][]float64, scenario []string, metrics []int, 
 	for p, pr := range pairs {
 		r := est[p].Value
 		lo, hi := stat.FisherZInterval(r, ns2[p], opt.Level)
-		out[p] = CorrResult{X: AllMetrics[pr.a], Y: AllMetrics[pr.b], Level: RunLevel, Method: PearsonR, R: r, N: ns2[p],
+		out[p] = CorrResult{X: MetricName(pr.a), Y: MetricName(pr.b), Level: RunLevel, Method: PearsonR, R: r, N: ns2[p],
 			P: stat.CorrelationPValue(r, ns2[p]), FisherLo: lo, FisherHi: hi, Estimate: est[p]}
 	}
 	return out

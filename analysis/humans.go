@@ -23,6 +23,9 @@ var trjConstructs = []string{"understandability", "competence", "reliability", "
 // TaskScore is a judge score of a task (judge "" averages the judges), and
 // whether there is one.
 func TaskScore(t *rows.TaskRow, score, judge string) (float64, bool) {
+	if strings.HasPrefix(score, CustomPrefix) {
+		return customScore(t.Custom, score, judge)
+	}
 	var sum float64
 	var n int
 	if strings.HasPrefix(score, "TC.") || score == "TC.diagnostics" {
@@ -143,8 +146,14 @@ func Judges(runs []rows.RunRow) []string {
 		for _, j := range runs[i].TA {
 			seen[j.Judge] = true
 		}
+		for _, j := range runs[i].Custom {
+			seen[j.Judge] = true
+		}
 		for _, t := range runs[i].Tasks {
 			for _, j := range t.TC {
+				seen[j.Judge] = true
+			}
+			for _, j := range t.Custom {
 				seen[j.Judge] = true
 			}
 			for _, j := range t.TRJ {

@@ -36,7 +36,22 @@ func CompareJudges(runs []rows.RunRow, names []string, opt BootstrapOptions) (*J
 	A, B := names[0], names[1]
 	scen, conf := Index{}, Index{}
 	var cont, bin, cfg []AgreementStat
-	for _, score := range TaskScores {
+	// continuous adds the agreement on a score: the configurations' means
+	// apart from the items'.
+	continuous := func(p Paired) {
+		if len(p.A) == 0 {
+			return
+		}
+		p.Clusters, p.Configs = len(scen), len(conf)
+		for _, s := range ContinuousAgreement(p, AgreementOptions{ConfigLevel: true}, opt) {
+			if s.Stat == StatConfigPearson || s.Stat == StatConfigSpearman {
+				cfg = append(cfg, s)
+			} else {
+				cont = append(cont, s)
+			}
+		}
+	}
+	for _, score := range append(slices.Clone(TaskScores), CustomScores(true)...) {
 		p := Paired{Score: score}
 		for i := range runs {
 			r := &runs[i]
@@ -48,17 +63,7 @@ func CompareJudges(runs []rows.RunRow, names []string, opt BootstrapOptions) (*J
 				}
 			}
 		}
-		if len(p.A) == 0 {
-			continue
-		}
-		p.Clusters, p.Configs = len(scen), len(conf)
-		for _, s := range ContinuousAgreement(p, AgreementOptions{ConfigLevel: true}, opt) {
-			if s.Stat == StatConfigPearson || s.Stat == StatConfigSpearman {
-				cfg = append(cfg, s)
-			} else {
-				cont = append(cont, s)
-			}
-		}
+		continuous(p)
 	}
 	for _, label := range TALabels {
 		p := Paired{Score: label}
@@ -82,6 +87,18 @@ func CompareJudges(runs []rows.RunRow, names []string, opt BootstrapOptions) (*J
 				}
 			}
 		}
+	}
+	for _, score := range CustomScores(false) {
+		p := Paired{Score: score}
+		for i := range runs {
+			r := &runs[i]
+			a, okA := customScore(r.Custom, score, A)
+			b, okB := customScore(r.Custom, score, B)
+			if okA && okB {
+				p.Add(a, b, scen.Of(r.Scenario), conf.Of(r.ConfigID))
+			}
+		}
+		continuous(p)
 	}
 	if len(cont)+len(bin) == 0 {
 		return nil, fmt.Errorf("judges %s and %s judged no item in common", A, B)

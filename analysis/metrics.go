@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/gymlens/gymlens/analysis/stat"
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -48,6 +49,11 @@ func MetricIndex(name string) int {
 	for i, m := range AllMetrics {
 		if m == name {
 			return i
+		}
+	}
+	for i, m := range CustomMetrics() {
+		if m == name {
+			return len(AllMetrics) + i
 		}
 	}
 	return -1
@@ -230,7 +236,7 @@ func RunValues(r *rows.RunRow, judge string) ([]float64, Missing) {
 			}
 		}
 	}
-	return v, miss
+	return append(v, customRunValues(r, judge)...), miss
 }
 
 // Group is a set of runs that one estimate summarises.
@@ -259,7 +265,7 @@ func Summarize(groups []Group, values [][]float64, missing []Missing, scenario [
 		for j, m := range metrics {
 			e := est[j]
 			e.Warnings, e.Kinds = slices.Clone(e.Warnings), slices.Clone(e.Kinds)
-			for _, w := range warn[family(AllMetrics[m])] {
+			for _, w := range warn[family(MetricName(m))] {
 				e.Warn(0, w)
 			}
 			if oneScenario {
@@ -268,7 +274,7 @@ func Summarize(groups []Group, values [][]float64, missing []Missing, scenario [
 			if nruns[j] == 0 {
 				e.Warn(0, "no run has this metric")
 			}
-			out = append(out, GroupEstimate{Group: g.Key, Metric: AllMetrics[m], NRuns: nruns[j], Estimate: e})
+			out = append(out, GroupEstimate{Group: g.Key, Metric: MetricName(m), NRuns: nruns[j], Estimate: e})
 		}
 	}
 	return out
@@ -359,6 +365,8 @@ func summarizeGroup(g Group, values [][]float64, scenario []string, cols []int, 
 // family is the metric family whose missing data concerns a metric.
 func family(metric string) string {
 	switch {
+	case strings.HasPrefix(metric, CustomPrefix):
+		return "custom" // a rubric's judgments: none of the 3T's gaps apply
 	case metric[:2] == "TC":
 		return "TC"
 	case metric[:2] == "TA":

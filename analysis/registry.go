@@ -76,6 +76,9 @@ func MetricNamed(name string) (Metric, bool) {
 			return m, true
 		}
 	}
+	if m, ok := customMetricNamed(name); ok {
+		return m, true
+	}
 	if passMetricName.MatchString(name) {
 		return Metric{Name: name, Scale: "percent", Decimals: 1, Kind: MeanOfScenarios, Source: "pare"}, true
 	}

@@ -35,7 +35,7 @@ var exportTables = []exportTable{
 	{"judgments", "run_id, task, metric, judge, prompt", true},
 	{"ratings", "file_id, src_line", false},
 	{"task_scores", "run_id, task", false},
-	{"judge_calls", "judge, model, prompt, run_id, task, metric, input_hash, created_at", false},
+	{"judge_calls", "judge, model, prompt, run_id, task, metric, input_hash, params, created_at", false},
 	{"pare_runs", "run_id", false},
 	{"pare_events", "run_id, seq", false},
 	{"decision_points", "run_id, sample_id", false},
@@ -47,6 +47,7 @@ var exportTables = []exportTable{
 	{"annotation_items", "queue, position", false},
 	{"annotation_answers", "queue, item, annotator, question", false},
 	{"judge_batches", "batch_id", false},
+	{"judge_rubrics", "prompt", false},
 }
 
 // ExportResult says what Export wrote.

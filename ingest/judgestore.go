@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -162,9 +163,14 @@ func (w *Warehouse) SaveJudgeCalls(ctx context.Context, calls []JudgeCall) error
 			if c.CostUSD != nil {
 				cost = *c.CostUSD
 			}
+			var scores any
+			if c.Valid && len(c.Scores) > 0 {
+				b, _ := json.Marshal(c.Scores) // map keys sorted: byte-stable
+				scores = json.RawMessage(b)
+			}
 			if err := ac.AppendRow(c.Model, c.Params, c.Prompt, c.InputHash, c.Judge, c.RunID, c.Task, c.Metric, status,
 				nullIfEmpty(c.Reason), nullIfEmpty(c.Answer), c.InputTokens, c.OutputTokens, cost, int32(c.Attempts),
-				float64(c.Latency.Microseconds())/1000, now, nullIfEmpty(c.SourceKey)); err != nil {
+				float64(c.Latency.Microseconds())/1000, now, nullIfEmpty(c.SourceKey), scores); err != nil {
 				ac.Close()
 				aj.Close()
 				return err
@@ -172,16 +178,7 @@ func (w *Warehouse) SaveJudgeCalls(ctx context.Context, calls []JudgeCall) error
 			if !c.Valid {
 				continue
 			}
-			row := []driver.Value{c.RunID, c.Task, c.Metric, c.Judge, c.Prompt}
-			for _, k := range scoreColumns {
-				if v, ok := c.Scores[k]; ok {
-					row = append(row, v)
-				} else {
-					row = append(row, nil)
-				}
-			}
-			ev, _ := json.Marshal(c.Evidence)
-			row = append(row, c.Reasons, json.RawMessage(ev), nil, int32(0), nil)
+			row := judgmentRow(c)
 			if err := aj.AppendRow(row...); err != nil {
 				ac.Close()
 				aj.Close()
@@ -213,6 +210,39 @@ func (w *Warehouse) SaveJudgeCalls(ctx context.Context, calls []JudgeCall) error
 	}
 	return nil
 }
+
+// judgmentRow is the judgments row of a valid answer: a built-in
+// metric's scores in their columns, a user rubric's (custom.NAME) in
+// extra, {"scores": {FIELD: value}}; Repeats > 1 (the mean of several
+// asks) is noted in extra too.
+func judgmentRow(c JudgeCall) []driver.Value {
+	row := []driver.Value{c.RunID, c.Task, c.Metric, c.Judge, c.Prompt}
+	custom := strings.HasPrefix(c.Metric, CustomMetricPrefix)
+	for _, k := range scoreColumns {
+		if v, ok := c.Scores[k]; ok && !custom {
+			row = append(row, v)
+		} else {
+			row = append(row, nil)
+		}
+	}
+	extra := map[string]any{}
+	if custom {
+		extra["scores"] = c.Scores
+	}
+	if c.Repeats > 1 {
+		extra["repeats"] = c.Repeats
+	}
+	var ex any
+	if len(extra) > 0 {
+		b, _ := json.Marshal(extra)
+		ex = json.RawMessage(b)
+	}
+	ev, _ := json.Marshal(c.Evidence)
+	return append(row, c.Reasons, json.RawMessage(ev), ex, int32(0), nil)
+}
+
+// CustomMetricPrefix begins the names of the metrics of user rubrics.
+const CustomMetricPrefix = "custom."
 
 // IngestedJudgments counts the judgments of judge on the metrics that
 // were ingested from files (not written by gymlens judge), per metric.
@@ -298,4 +328,42 @@ func (w *Warehouse) SaveJudgeBatch(ctx context.Context, b rows.JudgeBatch) error
 		return fmt.Errorf("storing batch %s: %w", b.ID, err)
 	}
 	return nil
+}
+
+// SaveRubrics stores the definitions of user rubrics (one row per prompt
+// version, replaced when judged again).
+func (w *Warehouse) SaveRubrics(ctx context.Context, rubs []rows.Rubric) error {
+	if w.ReadOnly {
+		return ErrReadOnly
+	}
+	now := time.Now().UTC()
+	for _, r := range rubs {
+		sc, _ := json.Marshal(r.Scores)
+		if _, err := w.db.ExecContext(ctx, `INSERT OR REPLACE INTO judge_rubrics VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.Prompt, r.Metric, r.Item, r.Level, string(sc), r.Digest, r.Text, now); err != nil {
+			return fmt.Errorf("storing rubric %s: %w", r.Prompt, err)
+		}
+	}
+	return nil
+}
+
+// LoadRubrics reads the user rubrics judged with: for each metric, the
+// definition of its latest prompt version (the one its metrics use).
+func (w *Warehouse) LoadRubrics(ctx context.Context) ([]rows.Rubric, error) {
+	var out []rows.Rubric
+	err := w.scan(ctx, `SELECT prompt, metric, item, level, scores::VARCHAR, digest, text FROM (
+			SELECT *, row_number() OVER (PARTITION BY metric ORDER BY prompt DESC) AS k FROM judge_rubrics) WHERE k = 1
+		ORDER BY metric`, func(rs *sql.Rows) error {
+		var r rows.Rubric
+		var sc string
+		if err := rs.Scan(&r.Prompt, &r.Metric, &r.Item, &r.Level, &sc, &r.Digest, &r.Text); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(sc), &r.Scores); err != nil {
+			return fmt.Errorf("rubric %s: scores: %w", r.Prompt, err)
+		}
+		out = append(out, r)
+		return nil
+	})
+	return out, err
 }

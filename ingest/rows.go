@@ -135,15 +135,19 @@ func (w *Warehouse) loadTasksAndJudgments(ctx context.Context, runs []RunRow, by
 	return w.scan(ctx, `SELECT run_id, coalesce(task, ''), metric, judge,
 		coalesce(correctness, 'NaN'), coalesce(grounding, 'NaN'), coalesce(completeness, 'NaN'), coalesce(artifact_quality, 'NaN'),
 		coalesce(ta_now, 'NaN'), coalesce(ta_later, 'NaN'), ta_cq,
-		coalesce(understandability, 'NaN'), coalesce(competence, 'NaN'), coalesce(reliability, 'NaN'), coalesce(attachment, 'NaN'), coalesce(faith, 'NaN')
+		coalesce(understandability, 'NaN'), coalesce(competence, 'NaN'), coalesce(reliability, 'NaN'), coalesce(attachment, 'NaN'), coalesce(faith, 'NaN'),
+		CASE WHEN starts_with(metric, 'custom.') THEN json_extract(extra, '$.scores')::VARCHAR END
 		FROM (SELECT *, row_number() OVER (PARTITION BY run_id, task, metric, judge ORDER BY prompt DESC) AS latest FROM judgments
 		      WHERE run_id BETWEEN ? AND ?)
 		WHERE latest = 1 ORDER BY run_id, task, metric, judge`, func(rows *sql.Rows) error {
-		var run, task, metric, judge sql.RawBytes
+		var run, task, metric, judge, custom sql.RawBytes
 		var v [11]float64
 		var cq sql.NullFloat64
-		if err := rows.Scan(&run, &task, &metric, &judge, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &cq, &v[6], &v[7], &v[8], &v[9], &v[10]); err != nil {
+		if err := rows.Scan(&run, &task, &metric, &judge, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &cq, &v[6], &v[7], &v[8], &v[9], &v[10], &custom); err != nil {
 			return err
+		}
+		if custom != nil {
+			return addCustom(runs, byID, taskIdx, in, run, task, metric, judge, custom)
 		}
 		i, ok := byID[string(run)]
 		if !ok {
@@ -168,6 +172,28 @@ func (w *Warehouse) loadTasksAndJudgments(ctx context.Context, runs []RunRow, by
 		}
 		return nil
 	}, from, to)
+}
+
+// addCustom adds a judgment of a user rubric to its run, or to its task
+// (an inactive task's is not in the metrics).
+func addCustom(runs []RunRow, byID map[string]int, taskIdx map[[2]string]int, in interner, run, task, metric, judge, scores []byte) error {
+	i, ok := byID[string(run)]
+	if !ok {
+		return nil
+	}
+	j := CustomJudgment{Metric: in.of(metric), Judge: in.of(judge)}
+	if err := json.Unmarshal(scores, &j.Scores); err != nil {
+		return fmt.Errorf("judgment of %s by %s on run %s: scores: %w", metric, judge, run, err)
+	}
+	r := &runs[i]
+	if len(task) == 0 {
+		r.Custom = append(r.Custom, j)
+		return nil
+	}
+	if ti, ok := taskIdx[[2]string{r.RunID, in.of(task)}]; ok {
+		r.Tasks[ti].Custom = append(r.Tasks[ti].Custom, j)
+	}
+	return nil
 }
 
 func (w *Warehouse) scan(ctx context.Context, q string, fn func(*sql.Rows) error, args ...any) error {

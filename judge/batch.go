@@ -240,13 +240,14 @@ type BatchCounts struct {
 
 // exportBatch writes the requests of todo as batch lines, rendered a few
 // runs at a time (memory holds a batch of prompts, not all of them).
-func exportBatch(ctx context.Context, w Store, ep Endpoint, metric string, todo []*Item, runByID map[string]*rows.JudgeRun, seed int64, out io.Writer, counts *BatchCounts) error {
-	tmpl, err := bodyTemplate(ep.Model, metric, seed)
+func exportBatch(ctx context.Context, w Store, ep Endpoint, rb *Rubric, todo []*Item, runByID map[string]*rows.JudgeRun, seed int64, out io.Writer, counts *BatchCounts) error {
+	metric := rb.Metric
+	tmpl, err := bodyTemplate(ep.Model, rb, seed)
 	if err != nil {
 		return err
 	}
 	var line []byte
-	return eachRendered(ctx, w, metric, todo, runByID, func(it, _ *Item) error {
+	return eachRendered(ctx, w, rb, todo, runByID, func(it, _ *Item) error {
 		line = tmpl.line(line[:0], CustomID(ep.Name, metric, it.Hash), it.System, it.User)
 		if _, err := out.Write(line); err != nil {
 			return fmt.Errorf("writing the batch: %w", err)
@@ -267,8 +268,8 @@ const (
 	userMark   = `\u0000gymlens-user\u0000`
 )
 
-func bodyTemplate(model, metric string, seed int64) (*batchTemplate, error) {
-	req := Request{System: "\x00gymlens-system\x00", User: "\x00gymlens-user\x00", SchemaName: metric + "_answer", Schema: Schema(metric)}
+func bodyTemplate(model string, rb *Rubric, seed int64) (*batchTemplate, error) {
+	req := Request{System: "\x00gymlens-system\x00", User: "\x00gymlens-user\x00", SchemaName: rb.schemaName(), Schema: rb.Schema()}
 	body, err := json.Marshal(chatParams(model, req, seed))
 	if err != nil {
 		return nil, err
@@ -302,8 +303,9 @@ func appendJSONString(dst []byte, s string) []byte {
 // importBatch saves the batch's answers to todo (and copies for the
 // items sharing their inputs), checked as live answers are; an item the
 // batch does not hold is left to ask.
-func importBatch(ctx context.Context, w Store, ep Endpoint, metric string, todo []*Item, followers map[*Item][]*Item, copies []rows.JudgeCall,
+func importBatch(ctx context.Context, w Store, ep Endpoint, rb *Rubric, todo []*Item, followers map[*Item][]*Item, copies []rows.JudgeCall,
 	runByID map[string]*rows.JudgeRun, answers *BatchOutput, stamp func(*rows.JudgeCall), rep *JudgeReport, counts *BatchCounts) error {
+	metric := rb.Metric
 	sv, err := newSaverOf(w, importBatchSize)
 	if err != nil {
 		return err
@@ -313,7 +315,7 @@ func importBatch(ctx context.Context, w Store, ep Endpoint, metric string, todo 
 		sv.save(copies[i])
 	}
 	var firstFail string
-	err = eachRendered(ctx, w, metric, todo, runByID, func(it, lean *Item) error {
+	err = eachRendered(ctx, w, rb, todo, runByID, func(it, lean *Item) error {
 		a, ok, err := answers.Get(CustomID(ep.Name, metric, it.Hash))
 		if err != nil {
 			return err
@@ -332,7 +334,7 @@ func importBatch(ctx context.Context, w Store, ep Endpoint, metric string, todo 
 		}
 		call := &rows.JudgeCall{RunID: it.RunID, Task: it.Task, Metric: metric, InputHash: it.Hash, SourceKey: it.SourceKey,
 			Attempts: 1, InputTokens: a.InputTokens, OutputTokens: a.OutputTokens}
-		applyAnswer(call, it, metric, a.Content)
+		applyAnswer(call, it, rb, a.Content)
 		stamp(call)
 		if call.CostUSD != nil {
 			*call.CostUSD *= BatchDiscount
@@ -359,7 +361,7 @@ func importBatch(ctx context.Context, w Store, ep Endpoint, metric string, todo 
 
 // eachRendered renders the lean items again a few runs at a time (todo
 // is in run order) and calls fn with each, full and lean.
-func eachRendered(ctx context.Context, w Store, metric string, todo []*Item, runByID map[string]*rows.JudgeRun, fn func(full, lean *Item) error) error {
+func eachRendered(ctx context.Context, w Store, rb *Rubric, todo []*Item, runByID map[string]*rows.JudgeRun, fn func(full, lean *Item) error) error {
 	for lo := 0; lo < len(todo); {
 		hi, runs := lo, 0
 		for hi < len(todo) && (runs < renderBatch || todo[hi].RunID == todo[hi-1].RunID) {
@@ -368,7 +370,7 @@ func eachRendered(ctx context.Context, w Store, metric string, todo []*Item, run
 			}
 			hi++
 		}
-		full, err := rendered(ctx, w, metric, todo[lo:hi], runByID)
+		full, err := rendered(ctx, w, rb, todo[lo:hi], runByID)
 		if err != nil {
 			return err
 		}

@@ -10,7 +10,7 @@ import (
 // own marshalling of the request makes, whatever the messages hold.
 func TestBatchLineIsTheRequest(t *testing.T) {
 	for _, metric := range []string{TC, TA, TRJ} {
-		tmpl, err := bodyTemplate("org/model", metric, 7)
+		tmpl, err := bodyTemplate("org/model", Builtin(metric), 7)
 		if err != nil {
 			t.Fatal(err)
 		}

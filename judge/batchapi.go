@@ -89,7 +89,7 @@ func batchClient(ep Endpoint, co ClientOptions) openai.Client {
 
 func runBatchesOf(ctx context.Context, w BatchStore, opt RunOptions, ep Endpoint, bo BatchOptions, say func(string)) ([]JudgeReport, error) {
 	cl := batchClient(ep, opt.Client)
-	metrics := strings.Join(opt.Metrics, ",")
+	metrics := strings.Join(opt.metricNames(), ",")
 	open, err := w.JudgeBatches(ctx, ep.Name, ep.Model)
 	if err != nil {
 		return nil, err

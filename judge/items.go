@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -82,7 +83,26 @@ func record(e rows.JudgeEvent) Record {
 //   - ta: one per run whose scenario has a decision window: the two
 //     competing tasks in id order, unlabelled, and every record inside it.
 func Items(run *rows.JudgeRun, metric string) []Item {
+	rb := Builtin(metric)
+	if rb == nil {
+		return nil
+	}
+	return rb.Items(run)
+}
+
+// Items builds the rubric's items of one run, deterministically: those of
+// the built-in metric it names as its item, or
+//
+//   - task: one per active task: its id and the records credited to it up
+//     to its final turn, of the kinds and actors selected;
+//   - run: one per run: every record of the run of the kinds and actors
+//     selected.
+//
+// Records kept for Visible are what the user saw: visible records, the
+// user's own, notifications.
+func (rb *Rubric) Items(run *rows.JudgeRun) []Item {
 	var out []Item
+	metric := rb.Metric
 	upTo := func(t rows.JudgeTask) int64 {
 		if t.FinalSeq != nil {
 			return *t.FinalSeq
@@ -114,7 +134,35 @@ func Items(run *rows.JudgeRun, metric string) []Item {
 		}
 		return rs
 	}
-	switch metric {
+	keep := func(e rows.JudgeEvent) bool {
+		if len(rb.Kinds) > 0 && !slices.Contains(rb.Kinds, e.Kind) {
+			return false
+		}
+		if len(rb.Actors) > 0 && !slices.Contains(rb.Actors, e.Actor) {
+			return false
+		}
+		return !rb.Visible || e.Visible || e.Actor == "user" || (e.Actor == "env" && e.Kind == "notification")
+	}
+	switch rb.Item {
+	case ItemTask:
+		for _, t := range run.Tasks {
+			var idx []int
+			for i, e := range run.Events {
+				if e.Task == t.Task && e.Seq <= upTo(t) && keep(e) {
+					idx = append(idx, i)
+				}
+			}
+			out = append(out, Item{Metric: metric, RunID: run.RunID, Task: t.Task, Records: records(idx),
+				data: object("records", list(idx), "task", str(t.Task))})
+		}
+	case ItemRun:
+		var idx []int
+		for i, e := range run.Events {
+			if keep(e) {
+				idx = append(idx, i)
+			}
+		}
+		out = append(out, Item{Metric: metric, RunID: run.RunID, Records: records(idx), data: object("records", list(idx))})
 	case TC:
 		for _, t := range run.Tasks {
 			var idx []int
@@ -130,7 +178,7 @@ func Items(run *rows.JudgeRun, metric string) []Item {
 					rubric, _ = json.Marshal(v)
 				}
 			}
-			out = append(out, Item{Metric: TC, RunID: run.RunID, Task: t.Task, Records: records(idx),
+			out = append(out, Item{Metric: metric, RunID: run.RunID, Task: t.Task, Records: records(idx),
 				data: object("chosen_depth", str(t.Chosen), "records", list(idx), "rubric", rubric, "task", str(t.Task))})
 		}
 	case TRJ:
@@ -146,7 +194,7 @@ func Items(run *rows.JudgeRun, metric string) []Item {
 					idx = append(idx, i)
 				}
 			}
-			out = append(out, Item{Metric: TRJ, RunID: run.RunID, Task: t.Task, Records: records(idx),
+			out = append(out, Item{Metric: metric, RunID: run.RunID, Task: t.Task, Records: records(idx),
 				data: object("persona", persona, "records", list(idx), "scenario", scen, "task", str(t.Task))})
 		}
 	case TA:
@@ -162,10 +210,10 @@ func Items(run *rows.JudgeRun, metric string) []Item {
 		tasks := []string{run.TAUrgent, run.TADeferable}
 		sort.Strings(tasks)
 		tj, _ := json.Marshal(tasks)
-		out = append(out, Item{Metric: TA, RunID: run.RunID, Records: records(idx), data: object("competing_tasks", tj, "records", list(idx))})
+		out = append(out, Item{Metric: metric, RunID: run.RunID, Records: records(idx), data: object("competing_tasks", tj, "records", list(idx))})
 	}
 	for i := range out {
-		render(&out[i])
+		render(&out[i], rb)
 	}
 	return out
 }
@@ -192,12 +240,18 @@ func str(s string) []byte {
 
 // render writes the prompt: the metric's instructions, and the item's data
 // as JSON between markers, so that trajectory text stays data.
-func render(it *Item) {
-	it.System = Prompt(it.Metric)
+//
+// The hash keys the cache: the prompt version and text, and the data; a
+// user rubric's digest adds its schema, scores and record selection.
+func render(it *Item, rb *Rubric) {
+	it.System = rb.Instructions
 	it.User = "BEGIN DATA\n" + string(it.data) + "\nEND DATA"
 	it.data = nil
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s", PromptVersion[it.Metric], it.System, it.User)
+	fmt.Fprintf(h, "%s\x00%s\x00%s", rb.Version, it.System, it.User)
+	if rb.Custom() {
+		fmt.Fprintf(h, "\x00%s", rb.digest)
+	}
 	it.Hash = hex.EncodeToString(h.Sum(nil))
 }
 

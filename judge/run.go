@@ -45,6 +45,29 @@ type RunOptions struct {
 	// Batch writes the requests to a batch file, or takes the answers
 	// from a batch's output, instead of sending them (nil: send).
 	Batch *Batch
+	// Rubrics are user rubrics to judge besides Metrics (LoadRubrics).
+	Rubrics []*Rubric
+}
+
+// rubrics are the rubrics a run judges: the built-in metrics asked for,
+// then the user's.
+func (o RunOptions) rubrics() []*Rubric {
+	var out []*Rubric
+	for _, m := range o.Metrics {
+		if rb := Builtin(m); rb != nil {
+			out = append(out, rb)
+		}
+	}
+	return append(out, o.Rubrics...)
+}
+
+// metricNames are the names of the metrics a run judges.
+func (o RunOptions) metricNames() []string {
+	var out []string
+	for _, rb := range o.rubrics() {
+		out = append(out, rb.Metric)
+	}
+	return out
 }
 
 // Progress is a snapshot of a judge run.
@@ -126,6 +149,9 @@ type Store interface {
 	// SaveJudgeCalls stores answers (and their judgments) in one
 	// transaction.
 	SaveJudgeCalls(ctx context.Context, calls []rows.JudgeCall) error
+	// SaveRubrics stores the definitions of user rubrics, for the metrics
+	// made of their judgments.
+	SaveRubrics(ctx context.Context, rubs []rows.Rubric) error
 }
 
 // Run asks every judge about every item of the metrics, except what the
@@ -159,14 +185,16 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 	}()
 	// A judge named like one whose judgments came from run logs would
 	// silently stand in for them in every metric.
+	rubs := opt.rubrics()
+	names := opt.metricNames()
 	for _, ep := range opt.Judges {
-		have, err := w.IngestedJudgments(ctx, ep.Name, opt.Metrics)
+		have, err := w.IngestedJudgments(ctx, ep.Name, names)
 		if err != nil {
 			return nil, err
 		}
 		var parts []string
 		var total int64
-		for _, m := range opt.Metrics {
+		for _, m := range names {
 			if have[m] > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", have[m], m))
 				total += have[m]
@@ -180,9 +208,18 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 				"give this judge another name, or pass --replace (ingesting the logs again with --replace restores them)", ep.Name, strings.Join(parts, ", "))
 		}
 		if !opt.DryRun {
-			if _, err := w.SupersedeIngestedJudgments(ctx, ep.Name, opt.Metrics); err != nil {
+			if _, err := w.SupersedeIngestedJudgments(ctx, ep.Name, names); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if !opt.DryRun && len(opt.Rubrics) > 0 {
+		var defs []rows.Rubric
+		for _, rb := range opt.Rubrics {
+			defs = append(defs, rb.Definition())
+		}
+		if err := w.SaveRubrics(ctx, defs); err != nil {
+			return nil, err
 		}
 	}
 	heads, err := w.JudgeHeads(ctx)
@@ -202,22 +239,24 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 	// First what the items would be made from, without reading a
 	// trajectory: a rerun finds its answers by these source keys alone.
 	stubs := map[string][]stub{}
-	for _, m := range opt.Metrics {
-		stubs[m] = stubsOf(heads, m, opt.Limit)
+	for _, rb := range rubs {
+		stubs[rb.Metric] = stubsOf(heads, rb, opt.Limit)
 	}
 	type plan struct {
 		ep     Endpoint
+		rb     *Rubric
 		metric string
 		rep    JudgeReport
 		src    map[string]bool // source keys answered
 	}
 	var plans []*plan
 	render := map[*rows.JudgeRun]bool{}
-	for _, metric := range opt.Metrics {
+	for _, rb := range rubs {
+		metric := rb.Metric
 		for _, ep := range opt.Judges {
-			p := &plan{ep: ep, metric: metric, rep: JudgeReport{Judge: ep.Name, Model: ep.Model, Metric: metric, Items: len(stubs[metric])}}
+			p := &plan{ep: ep, rb: rb, metric: metric, rep: JudgeReport{Judge: ep.Name, Model: ep.Model, Metric: metric, Items: len(stubs[metric])}}
 			if !opt.Force {
-				if p.src, err = w.JudgeSourceKeys(ctx, ep.Model, params, PromptVersion[metric]); err != nil {
+				if p.src, err = w.JudgeSourceKeys(ctx, ep.Model, params, rb.Version); err != nil {
 					return nil, err
 				}
 			}
@@ -239,7 +278,7 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 	}
 	// Items are planned from their hashes alone (lean: no prompt text in
 	// memory); what is asked is rendered again, a few runs at a time.
-	items, err := buildItems(ctx, w, opt.Metrics, toRender, all && len(toRender) == len(heads), true)
+	items, err := buildItems(ctx, w, rubs, toRender, all && len(toRender) == len(heads), true)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +287,7 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 		runByID[r.RunID] = r
 	}
 	for _, p := range plans {
-		metric, ep, rep := p.metric, p.ep, &p.rep
+		metric, rb, ep, rep := p.metric, p.rb, p.ep, &p.rep
 		// The input hashes are read only when a source key missed: a rerun
 		// with nothing changed reads none.
 		missed := false
@@ -260,7 +299,7 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 		}
 		var inputs map[string][][2]string
 		if !opt.Force && missed {
-			if inputs, err = w.JudgeCachedInputs(ctx, ep.Model, params, PromptVersion[metric]); err != nil {
+			if inputs, err = w.JudgeCachedInputs(ctx, ep.Model, params, rb.Version); err != nil {
 				return nil, err
 			}
 		}
@@ -308,17 +347,17 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 			for i, it := range reuse {
 				hashes[i] = it.Hash
 			}
-			stored, err := w.JudgeAnswers(ctx, ep.Model, params, PromptVersion[metric], hashes)
+			stored, err := w.JudgeAnswers(ctx, ep.Model, params, rb.Version, hashes)
 			if err != nil {
 				return nil, err
 			}
-			full, err := rendered(ctx, w, metric, reuse, runByID)
+			full, err := rendered(ctx, w, rb, reuse, runByID)
 			if err != nil {
 				return nil, err
 			}
 			for _, it := range full {
 				c := &rows.JudgeCall{RunID: it.RunID, Task: it.Task, Metric: metric, InputHash: it.Hash, SourceKey: it.SourceKey}
-				applyAnswer(c, it, metric, stored[it.Hash])
+				applyAnswer(c, it, rb, stored[it.Hash])
 				copies = append(copies, *c)
 			}
 		}
@@ -326,9 +365,9 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 			var err error
 			counts := &BatchCounts{}
 			if opt.Batch.Export != nil {
-				err = exportBatch(ctx, w, ep, metric, todo, runByID, opt.Client.Seed, opt.Batch.Export, counts)
+				err = exportBatch(ctx, w, ep, rb, todo, runByID, opt.Client.Seed, opt.Batch.Export, counts)
 			} else {
-				err = importBatch(ctx, w, ep, metric, todo, followers, copies, runByID, opt.Batch.Answers, stamper(ep, params, metric, prices), rep, counts)
+				err = importBatch(ctx, w, ep, rb, todo, followers, copies, runByID, opt.Batch.Answers, stamper(ep, params, rb, prices), rep, counts)
 			}
 			rep.Batch = counts
 			reports = append(reports, *rep)
@@ -337,7 +376,7 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 			}
 			continue
 		}
-		if err := ask(ctx, w, ep, metric, params, todo, followers, copies, runByID, opt, prices, rep, &prog, start); err != nil {
+		if err := ask(ctx, w, ep, rb, params, todo, followers, copies, runByID, opt, prices, rep, &prog, start); err != nil {
 			reports = append(reports, *rep)
 			return reports, err
 		}
@@ -350,7 +389,7 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 // ask sends todo to the judge and saves each answer, with a copy for each
 // of the item's followers (items with the same input); copies, answers
 // already had, are saved first. Copies cost nothing and use no tokens.
-func ask(ctx context.Context, w Store, ep Endpoint, metric, params string, todo []*Item, followers map[*Item][]*Item,
+func ask(ctx context.Context, w Store, ep Endpoint, rb *Rubric, params string, todo []*Item, followers map[*Item][]*Item,
 	copies []rows.JudgeCall, runByID map[string]*rows.JudgeRun, opt RunOptions, prices map[string]Price, rep *JudgeReport, prog *Progress, start time.Time) error {
 	c := NewClient(ep, opt.Client)
 	if len(todo) > 0 {
@@ -371,7 +410,6 @@ func ask(ctx context.Context, w Store, ep Endpoint, metric, params string, todo 
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: requests by server of its pool: %s", ep.Name, strings.Join(parts, ", ")))
 		}
 	}()
-	schema := Schema(metric)
 	_, known := prices[ep.Model]
 	var mu sync.Mutex
 	var firstErr error
@@ -379,7 +417,7 @@ func ask(ctx context.Context, w Store, ep Endpoint, metric, params string, todo 
 	if err != nil {
 		return err
 	}
-	stamp := stamper(ep, params, metric, prices)
+	stamp := stamper(ep, params, rb, prices)
 	for i := range copies {
 		stamp(&copies[i])
 		sv.save(copies[i])
@@ -416,7 +454,7 @@ func ask(ctx context.Context, w Store, ep Endpoint, metric, params string, todo 
 			defer wg.Done()
 			for j := range jobs {
 				it := j.full
-				call, attempts, err := judgeOne(ctx, c, it, metric, schema)
+				call, attempts, err := judgeOne(ctx, c, it, rb)
 				mu.Lock()
 				rep.Requests += attempts
 				mu.Unlock()
@@ -450,7 +488,7 @@ func ask(ctx context.Context, w Store, ep Endpoint, metric, params string, todo 
 	}
 	// Rendered again a few runs at a time (todo is in run order), so that
 	// memory holds a batch of prompts, not all of them.
-	renderErr := eachRendered(ctx, w, metric, todo, runByID, func(it, lean *Item) error {
+	renderErr := eachRendered(ctx, w, rb, todo, runByID, func(it, lean *Item) error {
 		select {
 		case jobs <- job{full: it, lean: lean}:
 			return nil
@@ -515,10 +553,10 @@ func copyOf(call rows.JudgeCall, f *Item, stamp func(*rows.JudgeCall)) rows.Judg
 // stamper sets what an answer was asked with: the judge, model,
 // parameters and prompt version, and its cost when the model's price is
 // known.
-func stamper(ep Endpoint, params, metric string, prices map[string]Price) func(*rows.JudgeCall) {
+func stamper(ep Endpoint, params string, rb *Rubric, prices map[string]Price) func(*rows.JudgeCall) {
 	price, known := prices[ep.Model]
 	return func(call *rows.JudgeCall) {
-		call.Model, call.Params, call.Prompt, call.Judge = ep.Model, params, PromptVersion[metric], ep.Name
+		call.Model, call.Params, call.Prompt, call.Judge = ep.Model, params, rb.Version, ep.Name
 		if known {
 			cost := (float64(call.InputTokens)*price.Input + float64(call.OutputTokens)*price.Output) / 1e6
 			call.CostUSD = &cost
@@ -528,11 +566,11 @@ func stamper(ep Endpoint, params, metric string, prices map[string]Price) func(*
 
 // judgeOne asks about one item, and once more when the answer does not
 // parse or cites what is not there.
-func judgeOne(ctx context.Context, c *Client, it *Item, metric string, schema map[string]any) (*rows.JudgeCall, int, error) {
-	call := &rows.JudgeCall{RunID: it.RunID, Task: it.Task, Metric: metric, InputHash: it.Hash, SourceKey: it.SourceKey}
+func judgeOne(ctx context.Context, c *Client, it *Item, rb *Rubric) (*rows.JudgeCall, int, error) {
+	call := &rows.JudgeCall{RunID: it.RunID, Task: it.Task, Metric: rb.Metric, InputHash: it.Hash, SourceKey: it.SourceKey}
 	attempts := 0
 	for try := 0; try < 2; try++ {
-		r := Request{System: it.System, User: it.User, SchemaName: metric + "_answer", Schema: schema, EstTokens: estTokens(it)}
+		r := Request{System: it.System, User: it.User, SchemaName: rb.schemaName(), Schema: rb.Schema(), EstTokens: estTokens(it)}
 		if c.noSchema.Load() {
 			r.Schema = nil
 		}
@@ -557,7 +595,7 @@ func judgeOne(ctx context.Context, c *Client, it *Item, metric string, schema ma
 		call.InputTokens += resp.InputTokens
 		call.OutputTokens += resp.OutputTokens
 		call.Latency += resp.Latency
-		if applyAnswer(call, it, metric, resp.Content) {
+		if applyAnswer(call, it, rb, resp.Content) {
 			break
 		}
 	}
@@ -576,10 +614,10 @@ func attemptsOf(err error) int {
 // applyAnswer parses an answer to an item and checks its evidence: a valid
 // one sets the call's scores, reasons and evidence; an invalid one its
 // reason. It says whether the answer is valid.
-func applyAnswer(call *rows.JudgeCall, it *Item, metric, content string) bool {
+func applyAnswer(call *rows.JudgeCall, it *Item, rb *Rubric, content string) bool {
 	call.Answer = content
-	a, err := ParseAnswer(metric, content)
-	if err == nil {
+	a, err := rb.ParseAnswer(content)
+	if err == nil && rb.evidence {
 		err = CheckEvidence(it, a)
 	}
 	if err != nil {
@@ -591,12 +629,7 @@ func applyAnswer(call *rows.JudgeCall, it *Item, metric, content string) bool {
 	call.Reasons, call.Evidence = a.Reasons, a.Evidence
 	call.Scores = map[string]float64{}
 	for k, v := range a.Scores {
-		switch k {
-		case "now", "later", "cq":
-			call.Scores["ta_"+k] = v
-		default:
-			call.Scores[k] = v
-		}
+		call.Scores[rb.scoreKey(k)] = v
 	}
 	return true
 }
@@ -730,7 +763,8 @@ const renderBatch = 64
 // rendered renders the lean items again, in full, in their order: their
 // runs' records are read and the prompts made as when they were planned
 // (the hash must match: rendering is deterministic).
-func rendered(ctx context.Context, w Store, metric string, lean []*Item, runByID map[string]*rows.JudgeRun) ([]*Item, error) {
+func rendered(ctx context.Context, w Store, rb *Rubric, lean []*Item, runByID map[string]*rows.JudgeRun) ([]*Item, error) {
+	metric := rb.Metric
 	var runs []*rows.JudgeRun
 	seen := map[string]bool{}
 	for _, it := range lean {
@@ -739,7 +773,7 @@ func rendered(ctx context.Context, w Store, metric string, lean []*Item, runByID
 			runs = append(runs, runByID[it.RunID])
 		}
 	}
-	items, err := buildItems(ctx, w, []string{metric}, runs, false, false)
+	items, err := buildItems(ctx, w, []*Rubric{rb}, runs, false, false)
 	if err != nil {
 		return nil, err
 	}
@@ -767,16 +801,19 @@ type itemKey struct{ metric, run, task string }
 
 // stubsOf lists the items of a metric in order (runs by id, then tasks as
 // the scenario lists them), the first limit when limit > 0.
-func stubsOf(runs []*rows.JudgeRun, metric string, limit int) []stub {
+func stubsOf(runs []*rows.JudgeRun, rb *Rubric, limit int) []stub {
 	var out []stub
 	for _, r := range runs {
-		if metric == TA {
+		switch rb.Item {
+		case TA:
 			if r.TAStart != nil && r.TAEnd != nil {
-				out = append(out, stub{run: r, key: sourceKey(metric, r, nil)})
+				out = append(out, stub{run: r, key: sourceKey(rb, r, nil)})
 			}
-		} else {
+		case ItemRun:
+			out = append(out, stub{run: r, key: sourceKey(rb, r, nil)})
+		default:
 			for i := range r.Tasks {
-				out = append(out, stub{run: r, task: r.Tasks[i].Task, key: sourceKey(metric, r, &r.Tasks[i])})
+				out = append(out, stub{run: r, task: r.Tasks[i].Task, key: sourceKey(rb, r, &r.Tasks[i])})
 			}
 		}
 		if limit > 0 && len(out) >= limit {
@@ -790,12 +827,12 @@ func stubsOf(runs []*rows.JudgeRun, metric string, limit int) []stub {
 // and prompt, the run's and the scenario's content (which include the
 // persona, the rubric, the final turn and the decision window), the task
 // and, for TC, the depth the scores chose.
-func sourceKey(metric string, r *rows.JudgeRun, t *rows.JudgeTask) string {
+func sourceKey(rb *Rubric, r *rows.JudgeRun, t *rows.JudgeTask) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d\x00%d", renderVersion, PromptVersion[metric], promptDigest(metric), r.RunID, r.RunHash, r.ScenarioHash)
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d\x00%d", renderVersion, rb.Version, rb.textDigest(), r.RunID, r.RunHash, r.ScenarioHash)
 	if t != nil {
 		fmt.Fprintf(h, "\x00%s", t.Task)
-		if metric == TC {
+		if rb.Item == TC {
 			fmt.Fprintf(h, "\x00%s", t.Chosen)
 		}
 	}
@@ -817,7 +854,7 @@ func promptDigest(metric string) string {
 // buildItems renders the items of every metric for the given runs, on
 // every core, keyed by metric, run and task. all says runs is every run in
 // the warehouse.
-func buildItems(ctx context.Context, w Store, metrics []string, runs []*rows.JudgeRun, all, lean bool) (map[itemKey]*Item, error) {
+func buildItems(ctx context.Context, w Store, rubs []*Rubric, runs []*rows.JudgeRun, all, lean bool) (map[itemKey]*Item, error) {
 	out := map[itemKey]*Item{}
 	if len(runs) == 0 {
 		return out, nil
@@ -831,8 +868,8 @@ func buildItems(ctx context.Context, w Store, metrics []string, runs []*rows.Jud
 			defer wg.Done()
 			for r := range jobs {
 				var its []Item
-				for _, m := range metrics {
-					its = append(its, Items(r, m)...)
+				for _, rb := range rubs {
+					its = append(its, rb.Items(r)...)
 				}
 				for i := range its {
 					its[i].Tokens = estTokens(&its[i])

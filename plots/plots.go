@@ -160,7 +160,14 @@ func single(name, caption string, w, h vg.Length, p *plot.Plot, marks int) *Figu
 // pad widens a continuous axis by 6% of its range on each side, so that
 // markers and interval caps at the extremes are drawn whole, inside the
 // axes.
+//
+// An axis with no finite range (a panel with no value: a metric no run
+// has) gets [0, 1]: gonum/plot's tick search never ends on NaN.
 func pad(a *plot.Axis) {
+	if math.IsNaN(a.Min) || math.IsNaN(a.Max) || math.IsInf(a.Min, 0) || math.IsInf(a.Max, 0) {
+		a.Min, a.Max = 0, 1
+		return
+	}
 	span := a.Max - a.Min
 	if span <= 0 || math.IsInf(span, 0) || math.IsNaN(span) {
 		span = math.Max(math.Abs(a.Max), 1)

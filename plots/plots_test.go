@@ -378,3 +378,27 @@ func TestResize(t *testing.T) {
 		t.Error("size poster accepted")
 	}
 }
+
+// A panel whose metric no run has (TR-J of a warehouse without judgments)
+// renders, on an axis of its own: gonum/plot's tick search never ends on
+// a NaN range, and the report hung on it.
+func TestPanelWithNoValueRenders(t *testing.T) {
+	var res []analysis.GroupEstimate
+	for _, h := range []string{"CC", "OC"} {
+		res = append(res, result(map[string]string{"harness": h}, "TC", 50), result(map[string]string{"harness": h}, "TR-J", math.NaN()))
+	}
+	f, err := HarnessComparison(res, []string{"TC", "TR-J"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := f.Render("svg"); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("rendering a panel with no value did not end")
+	}
+}

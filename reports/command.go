@@ -300,7 +300,7 @@ func bootstrapParams() []Param { return BootstrapParams(analysis.DefaultBootstra
 func SelectionParams() []Param {
 	return []Param{
 		{Name: "where", Usage: "keep runs with `DIM=VALUE` (repeat; values of one dimension are alternatives)"},
-		{Name: "metrics", Default: strings.Join(analysis.MainMetrics, ","), Usage: "`NAMES` to estimate, or \"all\""},
+		{Name: "metrics", Default: "", Usage: "`NAMES` to estimate, or \"all\" (default: " + strings.Join(analysis.MainMetrics, ",") + " and your rubrics' custom.NAME)"},
 		{Name: "judge", Default: "", Usage: "use one `JUDGE`'s judgments instead of the average"},
 	}
 }

@@ -95,15 +95,18 @@ type Dataset struct {
 // NewDataset checks the options and makes a dataset that reads from store
 // when first asked.
 func NewDataset(ctx context.Context, store Store, opt Options) (*Dataset, error) {
+	if err := RegisterRubrics(ctx, store); err != nil {
+		return nil, err
+	}
 	if len(opt.Metrics) == 1 && opt.Metrics[0] == "all" {
-		opt.Metrics = analysis.AllMetrics
+		opt.Metrics = analysis.MetricNames()
 	}
 	if len(opt.Metrics) == 0 {
-		opt.Metrics = analysis.MainMetrics
+		opt.Metrics = append(slices.Clone(analysis.MainMetrics), analysis.CustomMain()...)
 	}
 	for _, n := range opt.Metrics {
 		if analysis.MetricIndex(n) < 0 {
-			return nil, analysis.Optionf("--metrics: unknown metric %q: expected some of %s", n, strings.Join(analysis.AllMetrics, ", "))
+			return nil, analysis.Optionf("--metrics: unknown metric %q: expected some of %s", n, strings.Join(analysis.MetricNames(), ", "))
 		}
 	}
 	for d := range opt.Where {
@@ -112,6 +115,27 @@ func NewDataset(ctx context.Context, store Store, opt Options) (*Dataset, error)
 		}
 	}
 	return &Dataset{ctx: ctx, store: store, opt: opt, summary: map[string][]analysis.GroupEstimate{}}, nil
+}
+
+// RubricStore is a store that keeps user rubrics (the warehouse).
+type RubricStore interface {
+	LoadRubrics(ctx context.Context) ([]rows.Rubric, error)
+}
+
+// RegisterRubrics makes the metrics of the user rubrics the store keeps
+// known to analysis (analysis.RegisterCustom); a store without rubrics
+// has none.
+func RegisterRubrics(ctx context.Context, store any) error {
+	rs, ok := store.(RubricStore)
+	if !ok {
+		return nil
+	}
+	defs, err := rs.LoadRubrics(ctx)
+	if err != nil {
+		return err
+	}
+	analysis.RegisterCustom(defs)
+	return nil
 }
 
 // Options are the dataset's options.
@@ -278,7 +302,7 @@ func (s *Dataset) Summarize(dims []string, metrics []string, where map[string][]
 	for _, m := range metrics {
 		i := analysis.MetricIndex(m)
 		if i < 0 {
-			return nil, analysis.Optionf("unknown metric %q: expected one of %s", m, strings.Join(analysis.AllMetrics, ", "))
+			return nil, analysis.Optionf("unknown metric %q: expected one of %s", m, strings.Join(analysis.MetricNames(), ", "))
 		}
 		idx = append(idx, i)
 	}

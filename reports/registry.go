@@ -15,7 +15,7 @@ import (
 
 // TableNames are the paper tables, in the report's order.
 var TableNames = []string{"main", "tc-components", "ta-components", "trj-constructs", "judge-agreement", "judge-human",
-	"correlations", "by-scenario", "by-persona"}
+	"correlations", "by-scenario", "by-persona", "custom"}
 
 // metricTables are the tables of metric estimates: their grouping and
 // their metrics.
@@ -63,6 +63,17 @@ func Tables(ds *Dataset, name string) ([]*Table, error) {
 			return nil, err
 		}
 		return []*Table{CorrelationTable(analysis.Correlations(values, scen, conf, []int{0, 1, 2, 3}, ds.Bootstrap()))}, nil
+	case "custom":
+		metrics := analysis.CustomMetrics()
+		if len(metrics) == 0 {
+			return nil, analysis.NoDataf("no metric of a user rubric: judge with one first (gymlens judge --prompt FILE)")
+		}
+		dims := []string{"model", "harness", "effort"}
+		res, err := ds.Summarize(dims, metrics, nil)
+		if err != nil {
+			return nil, err
+		}
+		return []*Table{MetricTable(name, "The metrics of your rubrics (custom.NAME: the mean of its scores) per model and harness", res, dims, metrics)}, nil
 	}
 	mt, ok := metricTables[name]
 	if !ok {
@@ -143,7 +154,7 @@ func Figure(ds *Dataset, name string) (*plots.Figure, error) {
 		metric = ds.opt.FigureMetric
 	}
 	if analysis.MetricIndex(metric) < 0 {
-		return nil, analysis.Optionf("--metric: unknown metric %q: expected one of %s", metric, strings.Join(analysis.AllMetrics, ", "))
+		return nil, analysis.Optionf("--metric: unknown metric %q: expected one of %s", metric, strings.Join(analysis.MetricNames(), ", "))
 	}
 	switch name {
 	case "model-size":
@@ -240,6 +251,9 @@ func BuildReport(ctx context.Context, ds *Dataset) (*Report, error) {
 	}
 	r := &Report{Title: "gymlens report"}
 	for _, name := range TableNames {
+		if name == "custom" && len(analysis.CustomMain()) == 0 {
+			continue // no user rubric: nothing to say
+		}
 		ts, err := Tables(ds, name)
 		if err != nil {
 			if ctx.Err() != nil {

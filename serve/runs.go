@@ -55,7 +55,7 @@ func parseRunQuery(q url.Values) (RunQuery, error) {
 		rq.Limit = min(max(rq.Limit, 50), MaxLimit)
 	}
 	if rq.Sort != "" && analysis.MetricIndex(rq.Sort) < 0 {
-		return rq, analysis.Optionf("sort: unknown metric %q: expected one of %s", rq.Sort, strings.Join(analysis.AllMetrics, ", "))
+		return rq, analysis.Optionf("sort: unknown metric %q: expected one of %s", rq.Sort, strings.Join(analysis.MetricNames(), ", "))
 	}
 	return rq, nil
 }

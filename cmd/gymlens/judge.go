@@ -91,7 +91,8 @@ func judgeCommand(e *env) *cli.Command {
 // judgeFlags are the flags of gymlens judge and its batch commands.
 func judgeFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "metric", Value: "tc,ta,trj", Usage: "`METRICS` to judge: tc, ta, trj"},
+		&cli.StringFlag{Name: "metric", Value: "tc,ta,trj", Usage: "`METRICS` to judge: tc, ta, trj (with --prompt: none unless given)"},
+		&cli.StringSliceFlag{Name: "prompt", Usage: "judge with your rubric `FILE` too (YAML or JSON; a folder: each in it): metric custom.NAME"},
 		&cli.StringSliceFlag{Name: "judge", Usage: "`NAME=MODEL[@BASE_URL[,BASE_URL…]]`"},
 		&cli.StringSliceFlag{Name: "endpoint", Usage: "`NAME=BASE_URL[,BASE_URL…]`: judge NAME's endpoint(s), for a model name that holds '@' (then --judge NAME=MODEL alone)"},
 		&cli.IntFlag{Name: "concurrency", Value: 8, Usage: "requests in flight per judge and server (`N`)"},
@@ -120,6 +121,11 @@ func judgeSetup(ctx context.Context, cmd *cli.Command, readOnly bool) (*ingest.W
 	var err error
 	if opt.Metrics, err = judge.ParseMetrics(reports.SplitList(cmd.String("metric"))); err != nil {
 		return nil, opt, usageError{err}
+	}
+	if opt.Rubrics, err = judge.LoadRubrics(cmd.StringSlice("prompt")); err != nil {
+		return nil, opt, err
+	} else if len(opt.Rubrics) > 0 && !cmd.IsSet("metric") {
+		opt.Metrics = nil
 	}
 	if opt.Judges, err = judge.Endpoints(cmd.StringSlice("judge"), cmd.StringSlice("endpoint")); err != nil {
 		return nil, opt, usageError{err}

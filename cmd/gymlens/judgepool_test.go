@@ -177,3 +177,73 @@ func TestJudgeBatchAPI(t *testing.T) {
 		t.Errorf("%d live requests", f.Count())
 	}
 }
+
+// A researcher's rubrics (the shipped examples), judged over a pool of
+// two servers and, on a copy of the warehouse, through a batch: the same
+// judgments either way, and their metrics with intervals in metrics, the
+// custom table (compiled by TeX with the other tables' tests' preamble)
+// and the report.
+func TestRubricThroughPoolAndBatch(t *testing.T) {
+	t.Parallel()
+	_, db := sampleWarehouse(t, 4, 2, false)
+	db2 := filepath.Join(filepath.Dir(db), "w2.duckdb")
+	if b, err := os.ReadFile(db); err != nil || os.WriteFile(db2, b, 0o644) != nil {
+		t.Fatal(err)
+	}
+	examples := filepath.Join("..", "..", "judge", "prompts", "examples")
+	a, b, c := openaitest.New(), openaitest.New(), openaitest.New()
+	defer a.Close()
+	defer b.Close()
+	defer c.Close()
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "judge", "--prompt", examples, "--judge", "r=judge-model@"+a.URL+"/v1,"+b.URL+"/v1"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if a.Count() == 0 || b.Count() == 0 {
+		t.Errorf("the pool's requests: %d and %d", a.Count(), b.Count())
+	}
+	if code, _, stderr := gymlens(t, "--db", db2, "judge", "--batch", "--batch-wait", "--batch-poll", "1ms", "--prompt", examples, "--judge", "r=judge-model@"+c.URL+"/v1"); code != 0 {
+		t.Fatal(stderr)
+	}
+	q := "SELECT run_id, task, metric, prompt, extra::VARCHAR FROM judgments ORDER BY ALL"
+	_, live, _ := gymlens(t, "--db", db, "query", "--format", "csv", q)
+	_, batch, _ := gymlens(t, "--db", db2, "query", "--format", "csv", q)
+	if live != batch || strings.Count(live, "\n") < 50 || !strings.Contains(live, "custom.initiative,initiative/v1") || !strings.Contains(live, "custom.interruption,interruption/v1") {
+		t.Errorf("judgments through the pool and through the batch differ, or are too few:\n%.600s\n---\n%.600s", live, batch)
+	}
+	// metrics: the 3T metrics and the rubrics' by default, with intervals.
+	code, out, stderr := gymlens(t, "--db", db, "metrics", "--by", "model,harness", "--format", "json", "--resamples", "200")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	var est []map[string]any
+	if err := json.Unmarshal([]byte(out), &est); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, e := range est {
+		m, _ := e["metric"].(string)
+		lo, _ := e["ci_low"].(float64)
+		hi, _ := e["ci_high"].(float64)
+		v, _ := e["mean"].(float64)
+		ws, _ := e["warnings"].([]any)
+		if strings.HasPrefix(m, "custom.") && (!(lo <= v && v <= hi && lo < hi) || len(ws) > 0) {
+			t.Errorf("%v", e)
+		}
+		seen[m]++
+	}
+	if seen["custom.interruption"] != 2 || seen["custom.initiative"] != 2 || seen["TC"] != 2 {
+		t.Errorf("metrics shown: %v", seen)
+	}
+	if code, out, stderr := gymlens(t, "--db", db, "table", "custom", "-f", "md", "--resamples", "200"); code != 0 || !strings.Contains(out, "custom.interruption.timing") {
+		t.Errorf("table custom: %d %s %.300s", code, stderr, out)
+	}
+	dir := filepath.Join(t.TempDir(), "rep")
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "report", "--out", dir, "--resamples", "200"); code != 0 {
+		t.Fatal(stderr)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil || !strings.Contains(string(page), "custom.initiative") {
+		t.Errorf("the report shows no rubric metric (%v)", err)
+	}
+	checkTeX(t, filepath.Join(dir, "tables"))
+}

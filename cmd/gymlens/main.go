@@ -8,10 +8,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
-	"runtime/debug"
-	"runtime/pprof"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -20,20 +17,12 @@ import (
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/internal/process"
 	"github.com/gymlens/gymlens/reports"
 )
 
 func main() {
-	// Go's collector works harder as the heap nears this, so that gymlens
-	// with DuckDB's own limit (ingest.DefaultMemoryLimit) stays under 1 GB
-	// (docs/benchmarks.md); $GYMLENS_GO_MEMORY (bytes) or GOMEMLIMIT overrides.
-	if os.Getenv("GOMEMLIMIT") == "" {
-		limit := int64(goMemoryLimit)
-		if v, err := strconv.ParseInt(os.Getenv("GYMLENS_GO_MEMORY"), 10, 64); err == nil && v > 0 {
-			limit = v
-		}
-		debug.SetMemoryLimit(limit)
-	}
+	stopProfile := process.Setup()
 	// SIGTERM (kill, a batch system's timeout) stops gymlens as Ctrl-C does.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
@@ -49,25 +38,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gymlens: stopped: the command did not finish within 10 s of the signal")
 		os.Exit(1)
 	}()
-	// GYMLENS_CPUPROFILE=FILE writes a CPU profile of the command (for
-	// `go tool pprof`).
-	if path := os.Getenv("GYMLENS_CPUPROFILE"); path != "" {
-		if f, err := os.Create(path); err == nil {
-			pprof.StartCPUProfile(f)
-			defer f.Close()
-		}
-	}
 	code := run(ctx, os.Args, os.Stdout, os.Stderr)
-	pprof.StopCPUProfile()
+	stopProfile()
 	stop()
 	os.Exit(code)
 }
 
 // stopGrace is how long a command may take to stop after Ctrl-C or SIGTERM.
 const stopGrace = 10 * time.Second
-
-// goMemoryLimit is the soft limit of Go's heap.
-const goMemoryLimit = 640 << 20
 
 // interrupted is a command stopped by Ctrl-C or SIGTERM that kept some of
 // its work: saved says truthfully what.

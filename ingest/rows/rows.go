@@ -23,6 +23,7 @@ type RunRow struct {
 	HasTAWindow                                     bool
 	Tasks                                           []TaskRow // active tasks
 	TA                                              []TAJudgment
+	Custom                                          []CustomJudgment // run-level judgments of user rubrics
 }
 
 // TaskRow is one active task of a run.
@@ -36,6 +37,41 @@ type TaskRow struct {
 	Expected, Chosen string // depths; "" when not logged
 	TC               []TCJudgment
 	TRJ              []TRJJudgment
+	Custom           []CustomJudgment // judgments of user rubrics
+}
+
+// CustomJudgment is one judge's scores of an item under a user rubric
+// (metric custom.NAME), by score field.
+type CustomJudgment struct {
+	Metric, Judge string
+	Scores        map[string]float64
+}
+
+// Rubric is what the warehouse keeps of a user rubric: its metric and
+// prompt version, the item it judges (its level: task or run), its scores
+// with their ranges, and its text.
+type Rubric struct {
+	Metric, Prompt, Item, Level string
+	Scores                      []RubricScore
+	Digest, Text                string
+}
+
+// RubricScore is one score of a rubric: its range, and its levels when
+// it has a fixed set.
+type RubricScore struct {
+	Name   string    `json:"name"`
+	Min    float64   `json:"min"`
+	Max    float64   `json:"max"`
+	Levels []float64 `json:"levels,omitempty"`
+}
+
+// RepeatItem is one item a judge was asked several times (distinct
+// seeds): the scores of each valid answer, by score name as analysis
+// names them (TC.correctness, TA.now, custom.NAME.FIELD), in seed order.
+type RepeatItem struct {
+	RunID, Task, Metric, Judge, Scenario string
+	Seeds                                []int64
+	Scores                               []map[string]float64
 }
 
 // TCJudgment is one judge's TC diagnostics of a task.
@@ -171,6 +207,9 @@ type JudgeCall struct {
 	Scores   map[string]float64
 	Reasons  string
 	Evidence any
+	// Repeats is how many valid answers the scores are the mean of (0 or
+	// 1: one answer).
+	Repeats int `json:",omitempty"`
 }
 
 // JudgeVersion is a judge and prompt version with the judgments stored.

@@ -9,9 +9,11 @@ package openaitest
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,7 +25,8 @@ import (
 // "outofrange", "badevidence", or "json:CONTENT". After the script, "ok".
 // An "ok" answer fits the metric named by the request's response_format
 // (tc_answer, ta_answer, trj_answer) and cites the first record it was
-// shown, word for word.
+// shown, word for word; a user rubric's (custom_NAME_answer) is made from
+// its schema (fromSchema).
 type Server struct {
 	*httptest.Server
 	// The Files and Batches endpoints: a batch is "validating" when made;
@@ -187,6 +190,9 @@ func answerFor(body map[string]any, bad bool) string {
 		}
 	}
 	ev := fmt.Sprintf(`"reasons":"scripted","evidence":[{"seq":%d,"quote":%q}]`, seq, quote)
+	if strings.HasPrefix(name, "custom_") {
+		return fromSchema(body, seq, quote)
+	}
 	switch name {
 	case "ta_answer":
 		return `{"now":1,"later":0,"cq":0.5,` + ev + `}`
@@ -194,6 +200,55 @@ func answerFor(body map[string]any, bad bool) string {
 		return `{"understandability":4,"competence":4,"reliability":3,"attachment":3,"faith":4,` + ev + `}`
 	}
 	return `{"correctness":0.75,"grounding":0.5,"completeness":1,"artifact_quality":0.5,` + ev + `}`
+}
+
+// fromSchema answers a user rubric's schema: each number a value of its
+// range (its enum's, else one of five evenly spaced points, integers for
+// an integer) picked by a hash of the item's data, strings "scripted",
+// evidence citing the first record.
+func fromSchema(body map[string]any, seq int64, quote string) string {
+	rf, _ := body["response_format"].(map[string]any)
+	js, _ := rf["json_schema"].(map[string]any)
+	sch, _ := js["schema"].(map[string]any)
+	props, _ := sch["properties"].(map[string]any)
+	h := fnv.New64a()
+	h.Write([]byte(lastUser(body)))
+	pick := h.Sum64()
+	out := map[string]any{}
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the same answer to the same request
+	for _, k := range keys {
+		p, _ := props[k].(map[string]any)
+		switch p["type"] {
+		case "number", "integer":
+			pick = pick*6364136223846793005 + 1442695040888963407
+			if en, ok := p["enum"].([]any); ok && len(en) > 0 {
+				out[k] = en[(pick>>33)%uint64(len(en))]
+				continue
+			}
+			lo, _ := p["minimum"].(float64)
+			hi, ok := p["maximum"].(float64)
+			if !ok {
+				hi = lo + 1
+			}
+			x := lo + (hi-lo)*float64((pick>>33)%5)/4
+			if p["type"] == "integer" {
+				x = float64(int64(x))
+			}
+			out[k] = x
+		case "string":
+			out[k] = "scripted"
+		case "array":
+			out[k] = []map[string]any{{"seq": seq, "quote": quote}}
+		case "boolean":
+			out[k] = true
+		}
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
 }
 
 func firstRole(body map[string]any, role string) string {
