@@ -94,7 +94,7 @@ func RunLabel(r *rows.RunRow, label, judge string) (float64, bool) {
 		}
 		switch label {
 		case "TA":
-			sum += j.Now * j.Later
+			sum += j.BothShare()
 		case "TA.now":
 			sum += j.Now
 		case "TA.later":

@@ -219,9 +219,7 @@ func RunValues(r *rows.RunRow, judge string) ([]float64, Missing) {
 			if judge != "" && j.Judge != judge {
 				continue
 			}
-			if j.Now == 1 && j.Later == 1 {
-				both++
-			}
+			both += j.BothShare()
 			now, later, n = now+j.Now, later+j.Later, n+1
 			if j.HasCQ {
 				cq, ncq = cq+j.CQ, ncq+1

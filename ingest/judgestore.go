@@ -367,3 +367,142 @@ func (w *Warehouse) LoadRubrics(ctx context.Context) ([]rows.Rubric, error) {
 	})
 	return out, err
 }
+
+// SettleRepeats sets each judgment of spec's judge, model, prompt and
+// metric to the mean of its item's valid answers over the repeats'
+// parameters (answers to the item's current input alone), noting in extra
+// how many there were; reasons and evidence stay those of the answer last
+// saved. It returns how many judgments it set, in one transaction.
+func (w *Warehouse) SettleRepeats(ctx context.Context, spec rows.RepeatSpec) (int, error) {
+	if w.ReadOnly {
+		return 0, ErrReadOnly
+	}
+	type acc struct {
+		sum  map[string]float64
+		both float64 // TA: answers with now and later both 1
+		n    int
+	}
+	accs := map[[2]string]*acc{}
+	var order [][2]string
+	err := w.scan(ctx, `SELECT run_id, task, coalesce(source_key, ''), scores::VARCHAR FROM judge_calls
+		WHERE judge = ? AND model = ? AND prompt = ? AND metric = ? AND status = 'valid' AND scores IS NOT NULL
+		AND list_contains(?, params) ORDER BY run_id, task, params`, func(rs *sql.Rows) error {
+		var k [2]string
+		var key, sc string
+		if err := rs.Scan(&k[0], &k[1], &key, &sc); err != nil {
+			return err
+		}
+		if spec.Keys[k] != key {
+			return nil // an answer to an earlier input of the item
+		}
+		var s map[string]float64
+		if err := json.Unmarshal([]byte(sc), &s); err != nil {
+			return fmt.Errorf("the scores of a judge call on run %s task %q: %w", k[0], k[1], err)
+		}
+		a := accs[k]
+		if a == nil {
+			a = &acc{sum: map[string]float64{}}
+			accs[k] = a
+			order = append(order, k)
+		}
+		for n, v := range s {
+			a.sum[n] += v
+		}
+		if s["ta_now"] == 1 && s["ta_later"] == 1 {
+			a.both++
+		}
+		a.n++
+		return nil
+	}, spec.Judge, spec.Model, spec.Prompt, spec.Metric, spec.Params)
+	if err != nil || len(order) == 0 {
+		return 0, err
+	}
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE _js AS SELECT * FROM judgments LIMIT 0`); err != nil {
+		return 0, err
+	}
+	err = conn.Raw(func(dc any) error {
+		ap, err := duckdb.NewAppender(dc.(driver.Conn), "temp", "main", "_js")
+		if err != nil {
+			return err
+		}
+		for _, k := range order {
+			a := accs[k]
+			c := JudgeCall{RunID: k[0], Task: k[1], Metric: spec.Metric, Judge: spec.Judge, Prompt: spec.Prompt, Scores: map[string]float64{}, Repeats: a.n}
+			for n, v := range a.sum {
+				c.Scores[n] = v / float64(a.n)
+			}
+			row := judgmentRow(c)
+			if spec.Metric == "ta" && a.n > 1 {
+				// TA is 1[now ∧ later]: its mean over the repeats, which the
+				// means of now and of later do not give.
+				b, _ := json.Marshal(map[string]any{"repeats": a.n, "both": a.both / float64(a.n)})
+				row[len(row)-3] = json.RawMessage(b)
+			}
+			if err := ap.AppendRow(row...); err != nil {
+				ap.Close()
+				return err
+			}
+		}
+		return ap.Close()
+	})
+	if err != nil {
+		return 0, fmt.Errorf("averaging repeated answers: %w", err)
+	}
+	set := make([]string, 0, len(scoreColumns)+1)
+	for _, c := range scoreColumns {
+		set = append(set, c+" = s."+c)
+	}
+	set = append(set, "extra = s.extra")
+	if _, err := conn.ExecContext(ctx, `UPDATE judgments SET `+strings.Join(set, ", ")+` FROM _js s
+		WHERE judgments.run_id = s.run_id AND judgments.task = s.task AND judgments.metric = s.metric
+		AND judgments.judge = s.judge AND judgments.prompt = s.prompt AND judgments.file_id = 0`); err != nil {
+		return 0, fmt.Errorf("averaging repeated answers: %w", err)
+	}
+	return len(order), nil
+}
+
+// JudgeRepeats lists the inputs a judge (every judge: "") answered
+// validly under two parameter sets or more (gymlens judge --repeats: the
+// seeds), for its latest prompt version of each metric: each input once,
+// named by its first item (run, task), with the scores of each answer in
+// seed order. Copies of an answer for items sharing the input are not
+// answers of their own.
+func (w *Warehouse) JudgeRepeats(ctx context.Context, judge string) ([]rows.RepeatItem, error) {
+	var out []rows.RepeatItem
+	var hashes []string
+	err := w.scan(ctx, `WITH c AS (
+			SELECT judge, metric, prompt, model, input_hash, params, min(run_id || chr(0) || task) AS item,
+				min(scores::VARCHAR) AS scores, coalesce(TRY_CAST(json_extract(params, '$.seed') AS BIGINT), 0) AS seed
+			FROM judge_calls WHERE status = 'valid' AND scores IS NOT NULL AND (? = '' OR judge = ?)
+			GROUP BY judge, metric, prompt, model, input_hash, params),
+		latest AS (SELECT judge, metric, max(prompt) AS prompt FROM c GROUP BY ALL),
+		multi AS (SELECT judge, metric, prompt, model, input_hash FROM c GROUP BY ALL HAVING count(*) >= 2)
+		SELECT c.judge, c.metric, c.input_hash, c.item, coalesce(r.scenario, ''), c.seed, c.scores
+		FROM c JOIN multi USING (judge, metric, prompt, model, input_hash) JOIN latest USING (judge, metric, prompt)
+		LEFT JOIN runs r ON r.run_id = split_part(c.item, chr(0), 1)
+		ORDER BY c.judge, c.metric, c.item, c.input_hash, c.seed, c.params`, func(rs *sql.Rows) error {
+		var judge, metric, hash, item, scen, sc string
+		var seed int64
+		if err := rs.Scan(&judge, &metric, &hash, &item, &scen, &seed, &sc); err != nil {
+			return err
+		}
+		var s map[string]float64
+		if err := json.Unmarshal([]byte(sc), &s); err != nil {
+			return fmt.Errorf("the scores of a judge call of %s: %w", judge, err)
+		}
+		run, task, _ := strings.Cut(item, "\x00")
+		if n := len(out); n == 0 || out[n-1].Judge != judge || out[n-1].Metric != metric || out[n-1].RunID != run || out[n-1].Task != task || hashes[n-1] != hash {
+			out = append(out, rows.RepeatItem{RunID: run, Task: task, Metric: metric, Judge: judge, Scenario: scen})
+			hashes = append(hashes, hash)
+		}
+		it := &out[len(out)-1]
+		it.Seeds, it.Scores = append(it.Seeds, seed), append(it.Scores, s)
+		return nil
+	}, judge, judge)
+	return out, err
+}

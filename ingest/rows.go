@@ -136,14 +136,15 @@ func (w *Warehouse) loadTasksAndJudgments(ctx context.Context, runs []RunRow, by
 		coalesce(correctness, 'NaN'), coalesce(grounding, 'NaN'), coalesce(completeness, 'NaN'), coalesce(artifact_quality, 'NaN'),
 		coalesce(ta_now, 'NaN'), coalesce(ta_later, 'NaN'), ta_cq,
 		coalesce(understandability, 'NaN'), coalesce(competence, 'NaN'), coalesce(reliability, 'NaN'), coalesce(attachment, 'NaN'), coalesce(faith, 'NaN'),
-		CASE WHEN starts_with(metric, 'custom.') THEN json_extract(extra, '$.scores')::VARCHAR END
+		CASE WHEN starts_with(metric, 'custom.') THEN json_extract(extra, '$.scores')::VARCHAR END,
+		CASE WHEN metric = 'ta' AND file_id = 0 THEN TRY_CAST(json_extract(extra, '$.both') AS DOUBLE) END
 		FROM (SELECT *, row_number() OVER (PARTITION BY run_id, task, metric, judge ORDER BY prompt DESC) AS latest FROM judgments
 		      WHERE run_id BETWEEN ? AND ?)
 		WHERE latest = 1 ORDER BY run_id, task, metric, judge`, func(rows *sql.Rows) error {
 		var run, task, metric, judge, custom sql.RawBytes
 		var v [11]float64
-		var cq sql.NullFloat64
-		if err := rows.Scan(&run, &task, &metric, &judge, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &cq, &v[6], &v[7], &v[8], &v[9], &v[10], &custom); err != nil {
+		var cq, both sql.NullFloat64
+		if err := rows.Scan(&run, &task, &metric, &judge, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &cq, &v[6], &v[7], &v[8], &v[9], &v[10], &custom, &both); err != nil {
 			return err
 		}
 		if custom != nil {
@@ -157,7 +158,7 @@ func (w *Warehouse) loadTasksAndJudgments(ctx context.Context, runs []RunRow, by
 		name := in.of(judge)
 		switch string(metric) {
 		case "ta":
-			r.TA = append(r.TA, TAJudgment{Judge: name, Now: v[4], Later: v[5], CQ: cq.Float64, HasCQ: cq.Valid})
+			r.TA = append(r.TA, TAJudgment{Judge: name, Now: v[4], Later: v[5], CQ: cq.Float64, HasCQ: cq.Valid, Both: both.Float64, HasBoth: both.Valid})
 		case "tc", "trj":
 			ti, ok := taskIdx[[2]string{r.RunID, in.of(task)}]
 			if !ok {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -43,8 +44,15 @@ type BatchAnswer struct {
 
 // CustomID names a request in a batch: the judge, the metric and the
 // hash of the rendered input (the cache key's part that a batch line does
-// not otherwise carry).
-func CustomID(judge, metric, hash string) string { return judge + "|" + metric + "|" + hash }
+// not otherwise carry), and for the repeats of --repeats after the first,
+// the repeat (|r1, |r2…).
+func CustomID(judge, metric, hash string, repeat int) string {
+	id := judge + "|" + metric + "|" + hash
+	if repeat > 0 {
+		id += "|r" + strconv.Itoa(repeat)
+	}
+	return id
+}
 
 // batchLine is a request of a batch input file.
 type batchLine struct {
@@ -240,15 +248,15 @@ type BatchCounts struct {
 
 // exportBatch writes the requests of todo as batch lines, rendered a few
 // runs at a time (memory holds a batch of prompts, not all of them).
-func exportBatch(ctx context.Context, w Store, ep Endpoint, rb *Rubric, todo []*Item, runByID map[string]*rows.JudgeRun, seed int64, out io.Writer, counts *BatchCounts) error {
+func exportBatch(ctx context.Context, w Store, ep Endpoint, rb *Rubric, todo []*Item, runByID map[string]*rows.JudgeRun, co ClientOptions, repeat int, out io.Writer, counts *BatchCounts) error {
 	metric := rb.Metric
-	tmpl, err := bodyTemplate(ep.Model, rb, seed)
+	tmpl, err := bodyTemplate(ep.Model, rb, co)
 	if err != nil {
 		return err
 	}
 	var line []byte
 	return eachRendered(ctx, w, rb, todo, runByID, func(it, _ *Item) error {
-		line = tmpl.line(line[:0], CustomID(ep.Name, metric, it.Hash), it.System, it.User)
+		line = tmpl.line(line[:0], CustomID(ep.Name, metric, it.Hash, repeat), it.System, it.User)
 		if _, err := out.Write(line); err != nil {
 			return fmt.Errorf("writing the batch: %w", err)
 		}
@@ -268,9 +276,9 @@ const (
 	userMark   = `\u0000gymlens-user\u0000`
 )
 
-func bodyTemplate(model string, rb *Rubric, seed int64) (*batchTemplate, error) {
+func bodyTemplate(model string, rb *Rubric, co ClientOptions) (*batchTemplate, error) {
 	req := Request{System: "\x00gymlens-system\x00", User: "\x00gymlens-user\x00", SchemaName: rb.schemaName(), Schema: rb.Schema()}
-	body, err := json.Marshal(chatParams(model, req, seed))
+	body, err := json.Marshal(chatParams(model, req, co))
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +311,7 @@ func appendJSONString(dst []byte, s string) []byte {
 // importBatch saves the batch's answers to todo (and copies for the
 // items sharing their inputs), checked as live answers are; an item the
 // batch does not hold is left to ask.
-func importBatch(ctx context.Context, w Store, ep Endpoint, rb *Rubric, todo []*Item, followers map[*Item][]*Item, copies []rows.JudgeCall,
+func importBatch(ctx context.Context, w Store, ep Endpoint, rb *Rubric, repeat int, todo []*Item, followers map[*Item][]*Item, copies []rows.JudgeCall,
 	runByID map[string]*rows.JudgeRun, answers *BatchOutput, stamp func(*rows.JudgeCall), rep *JudgeReport, counts *BatchCounts) error {
 	metric := rb.Metric
 	sv, err := newSaverOf(w, importBatchSize)
@@ -316,7 +324,7 @@ func importBatch(ctx context.Context, w Store, ep Endpoint, rb *Rubric, todo []*
 	}
 	var firstFail string
 	err = eachRendered(ctx, w, rb, todo, runByID, func(it, lean *Item) error {
-		a, ok, err := answers.Get(CustomID(ep.Name, metric, it.Hash))
+		a, ok, err := answers.Get(CustomID(ep.Name, metric, it.Hash, repeat))
 		if err != nil {
 			return err
 		}

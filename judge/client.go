@@ -150,6 +150,7 @@ type ClientOptions struct {
 	BaseBackoff time.Duration // first backoff (default 1 s), doubled each retry
 	MaxBackoff  time.Duration // cap (default 60 s)
 	Seed        int64         // sent where the endpoint supports it
+	Temperature float64       // sampling temperature (default 0)
 	HTTPClient  *http.Client
 }
 
@@ -381,7 +382,7 @@ func (c *Client) release(m *member, o outcome) {
 // the server's Retry-After when it gives one. Other errors (400, 401, …)
 // are returned at once.
 func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
-	params := chatParams(c.ep.Model, req, c.opt.Seed)
+	params := chatParams(c.ep.Model, req, c.opt)
 	var last error
 	for attempt := 1; attempt <= c.opt.MaxRetries+1; attempt++ {
 		if err := c.wait(ctx, req.EstTokens); err != nil {
@@ -418,14 +419,14 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 
 // chatParams is the chat completion a request is: the one body both a
 // live request and a batch line send.
-func chatParams(model string, req Request, seed int64) openai.ChatCompletionNewParams {
+func chatParams(model string, req Request, co ClientOptions) openai.ChatCompletionNewParams {
 	params := openai.ChatCompletionNewParams{
 		Model:       shared.ChatModel(model),
 		Messages:    []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(req.System), openai.UserMessage(req.User)},
-		Temperature: openai.Float(0),
+		Temperature: openai.Float(co.Temperature),
 	}
-	if seed != 0 {
-		params.Seed = openai.Int(seed)
+	if co.Seed != 0 {
+		params.Seed = openai.Int(co.Seed)
 	}
 	if req.Schema != nil {
 		params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{

@@ -47,6 +47,28 @@ type RunOptions struct {
 	Batch *Batch
 	// Rubrics are user rubrics to judge besides Metrics (LoadRubrics).
 	Rubrics []*Rubric
+	// Repeats asks every item so many times (0 or 1: once), the r-th
+	// time (from 0) with seed Client.Seed + r: every answer is kept, and
+	// the judgment is the mean of the valid ones.
+	Repeats int
+}
+
+// repeats is how many times each item is asked.
+func (o RunOptions) repeats() int { return max(1, o.Repeats) }
+
+// ParamsOf are the answer-changing parameters of a request, canonical:
+// the seed and the temperature. They key the cache with the model, the
+// prompt version and the input.
+func ParamsOf(co ClientOptions) string {
+	b, _ := json.Marshal(map[string]any{"temperature": co.Temperature, "seed": co.Seed})
+	return string(b)
+}
+
+// repeatOptions are the client options of repeat r: seed Seed + r.
+func (o RunOptions) repeatOptions(r int) ClientOptions {
+	co := o.Client
+	co.Seed += int64(r)
+	return co
 }
 
 // rubrics are the rubrics a run judges: the built-in metrics asked for,
@@ -110,12 +132,7 @@ type JudgeReport struct {
 	Notes                     []string     // what the run learnt of the endpoint
 	Requests                  int          // HTTP attempts
 	Batch                     *BatchCounts // a batch export or import: what it did
-}
-
-// params are the answer-changing parameters, canonical.
-func (o RunOptions) params() string {
-	b, _ := json.Marshal(map[string]any{"temperature": 0, "seed": o.Client.Seed})
-	return string(b)
+	Seed                      *int64       // with --repeats: the repeat's seed
 }
 
 // estTokens is a rough count of a prompt's tokens (4 characters each).
@@ -152,6 +169,9 @@ type Store interface {
 	// SaveRubrics stores the definitions of user rubrics, for the metrics
 	// made of their judgments.
 	SaveRubrics(ctx context.Context, rubs []rows.Rubric) error
+	// SettleRepeats sets the judgments of repeated asks to the mean of
+	// their valid answers; it returns how many judgments it set.
+	SettleRepeats(ctx context.Context, spec rows.RepeatSpec) (int, error)
 }
 
 // Run asks every judge about every item of the metrics, except what the
@@ -159,8 +179,13 @@ type Store interface {
 // answer as it comes. An answer whose cited evidence is not in the records
 // is asked once more, then stored as invalid with the reason.
 func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
+	if opt.Repeats < 0 || opt.Repeats > 100 {
+		return nil, fmt.Errorf("--repeats: expected 1 to 100 asks per item, found %d", opt.Repeats)
+	}
+	if t := opt.Client.Temperature; !(t >= 0 && t <= 2) {
+		return nil, fmt.Errorf("--temperature: expected 0 to 2, found %g", t)
+	}
 	var reports []JudgeReport
-	params := opt.params()
 	prices := map[string]Price{}
 	for k, v := range DefaultPrices {
 		prices[k] = v
@@ -246,6 +271,9 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 		ep     Endpoint
 		rb     *Rubric
 		metric string
+		repeat int
+		co     ClientOptions // with the repeat's seed
+		params string
 		rep    JudgeReport
 		src    map[string]bool // source keys answered
 	}
@@ -254,18 +282,25 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 	for _, rb := range rubs {
 		metric := rb.Metric
 		for _, ep := range opt.Judges {
-			p := &plan{ep: ep, rb: rb, metric: metric, rep: JudgeReport{Judge: ep.Name, Model: ep.Model, Metric: metric, Items: len(stubs[metric])}}
-			if !opt.Force {
-				if p.src, err = w.JudgeSourceKeys(ctx, ep.Model, params, rb.Version); err != nil {
-					return nil, err
+			for r := range opt.repeats() {
+				co := opt.repeatOptions(r)
+				p := &plan{ep: ep, rb: rb, metric: metric, repeat: r, co: co, params: ParamsOf(co),
+					rep: JudgeReport{Judge: ep.Name, Model: ep.Model, Metric: metric, Items: len(stubs[metric])}}
+				if opt.repeats() > 1 {
+					p.rep.Seed = &co.Seed
 				}
-			}
-			for _, st := range stubs[metric] {
-				if !p.src[st.key] {
-					render[st.run] = true
+				if !opt.Force {
+					if p.src, err = w.JudgeSourceKeys(ctx, ep.Model, p.params, rb.Version); err != nil {
+						return nil, err
+					}
 				}
+				for _, st := range stubs[metric] {
+					if !p.src[st.key] {
+						render[st.run] = true
+					}
+				}
+				plans = append(plans, p)
 			}
-			plans = append(plans, p)
 		}
 	}
 	// Then render what is not found that way: its answer may still be
@@ -286,8 +321,32 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 	for _, r := range heads {
 		runByID[r.RunID] = r
 	}
+	// With --repeats, each judgment becomes the mean of its item's valid
+	// answers, also when the run stops early (what it received counts).
+	settle := func() error {
+		if opt.repeats() < 2 || opt.DryRun || (opt.Batch != nil && opt.Batch.Export != nil) {
+			return nil
+		}
+		var params []string
+		for r := range opt.repeats() {
+			params = append(params, ParamsOf(opt.repeatOptions(r)))
+		}
+		for _, rb := range rubs {
+			keys := map[[2]string]string{}
+			for _, st := range stubs[rb.Metric] {
+				keys[[2]string{st.run.RunID, st.task}] = st.key
+			}
+			for _, ep := range opt.Judges {
+				spec := rows.RepeatSpec{Judge: ep.Name, Model: ep.Model, Prompt: rb.Version, Metric: rb.Metric, Params: params, Keys: keys}
+				if _, err := w.SettleRepeats(context.WithoutCancel(ctx), spec); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
 	for _, p := range plans {
-		metric, rb, ep, rep := p.metric, p.rb, p.ep, &p.rep
+		metric, rb, ep, rep, params := p.metric, p.rb, p.ep, &p.rep, p.params
 		// The input hashes are read only when a source key missed: a rerun
 		// with nothing changed reads none.
 		missed := false
@@ -365,33 +424,45 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 			var err error
 			counts := &BatchCounts{}
 			if opt.Batch.Export != nil {
-				err = exportBatch(ctx, w, ep, rb, todo, runByID, opt.Client.Seed, opt.Batch.Export, counts)
+				err = exportBatch(ctx, w, ep, rb, todo, runByID, p.co, p.repeat, opt.Batch.Export, counts)
 			} else {
-				err = importBatch(ctx, w, ep, rb, todo, followers, copies, runByID, opt.Batch.Answers, stamper(ep, params, rb, prices), rep, counts)
+				err = importBatch(ctx, w, ep, rb, p.repeat, todo, followers, copies, runByID, opt.Batch.Answers, stamper(ep, params, rb, prices), rep, counts)
 			}
 			rep.Batch = counts
 			reports = append(reports, *rep)
 			if err != nil {
-				return reports, err
+				return reports, withSettle(err, settle)
 			}
 			continue
 		}
-		if err := ask(ctx, w, ep, rb, params, todo, followers, copies, runByID, opt, prices, rep, &prog, start); err != nil {
+		if err := ask(ctx, w, ep, rb, params, todo, followers, copies, runByID, opt, p.co, prices, rep, &prog, start); err != nil {
 			reports = append(reports, *rep)
-			return reports, err
+			return reports, withSettle(err, settle)
 		}
 		reports = append(reports, *rep)
 	}
+	if err := settle(); err != nil {
+		return reports, err
+	}
 	sort.SliceStable(reports, func(a, b int) bool { return reports[a].Judge < reports[b].Judge })
 	return reports, nil
+}
+
+// withSettle is err after settle has run, with settle's error joined
+// when it fails (err itself otherwise, so that errors.Is and == see it).
+func withSettle(err error, settle func() error) error {
+	if serr := settle(); serr != nil {
+		return errors.Join(err, serr)
+	}
+	return err
 }
 
 // ask sends todo to the judge and saves each answer, with a copy for each
 // of the item's followers (items with the same input); copies, answers
 // already had, are saved first. Copies cost nothing and use no tokens.
 func ask(ctx context.Context, w Store, ep Endpoint, rb *Rubric, params string, todo []*Item, followers map[*Item][]*Item,
-	copies []rows.JudgeCall, runByID map[string]*rows.JudgeRun, opt RunOptions, prices map[string]Price, rep *JudgeReport, prog *Progress, start time.Time) error {
-	c := NewClient(ep, opt.Client)
+	copies []rows.JudgeCall, runByID map[string]*rows.JudgeRun, opt RunOptions, co ClientOptions, prices map[string]Price, rep *JudgeReport, prog *Progress, start time.Time) error {
+	c := NewClient(ep, co)
 	if len(todo) > 0 {
 		// A server that is not there fails the run now, not after hours
 		// of retries.
@@ -932,6 +1003,10 @@ func ReadPrices(path string) (map[string]Price, error) {
 func ReportTable(reps []JudgeReport, dry bool) ([]string, [][]any) {
 	cols := []string{"judge", "model", "metric", "items", "cached", "sent", "valid", "invalid", "failed",
 		"requests", "est_input_tokens", "input_tokens", "output_tokens", "cost_usd"}
+	seeds := slices.ContainsFunc(reps, func(r JudgeReport) bool { return r.Seed != nil })
+	if seeds {
+		cols = slices.Insert(cols, 3, "seed")
+	}
 	var out [][]any
 	for _, r := range reps {
 		var cost any = "unknown"
@@ -944,8 +1019,16 @@ func ReportTable(reps []JudgeReport, dry bool) ([]string, [][]any) {
 				cost = "–"
 			}
 		}
-		out = append(out, []any{r.Judge, r.Model, r.Metric, r.Items, r.Cached, r.Sent, r.Valid, r.Invalid, r.Failed,
-			r.Requests, r.EstInputTokens, r.InputTokens, r.OutputTokens, cost})
+		row := []any{r.Judge, r.Model, r.Metric, r.Items, r.Cached, r.Sent, r.Valid, r.Invalid, r.Failed,
+			r.Requests, r.EstInputTokens, r.InputTokens, r.OutputTokens, cost}
+		if seeds {
+			var seed any
+			if r.Seed != nil {
+				seed = *r.Seed
+			}
+			row = slices.Insert(row, 3, seed)
+		}
+		out = append(out, row)
 	}
 	return cols, out
 }

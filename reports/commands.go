@@ -91,10 +91,15 @@ var Commands = []*Command{
 			"quadratic-weighted κ and the confusion matrix on 1–5 scales; the humans' own reliability (Krippendorff's α,\n" +
 			"pairwise κ); the conflation check (r between TR-J and TC for the judge and for the humans); and the judge mean\n" +
 			"corrected by the human labels (prediction-powered inference).\n" +
+			"--self JUDGE: the judge against itself on the items it was asked again (gymlens judge --repeats N): per score\n" +
+			"Krippendorff's α (nominal for labels, ordinal for TR-J and TA.cq, interval otherwise), ICC(1,1), the flip rate\n" +
+			"of binary labels, the within-item SD; then, against each other judge, the share of their disagreement that the\n" +
+			"judges' own noise explains. Intervals: bootstrap, items resampled.\n" +
 			"--input FILE.csv: columns item, rater, value (and optional question); Krippendorff's α at --level, Fleiss' κ,\n" +
 			"Cohen's κ and quadratic-weighted κ for two raters, percent agreement. An empty value is a missing rating.",
 		Params: params([]Param{
 			{Name: "judges", Default: "", Usage: "compare judge `A,B`"},
+			{Name: "self", Default: "", Usage: "`JUDGE` against itself: its answers to the items it was asked again (judge --repeats)"},
 			{Name: "human", Default: false, Usage: "compare the human ratings with the judges"},
 			{Name: "pare", Default: false, Usage: "compare PARE's human annotations with its simulated user"},
 			{Name: "judge", Default: "", Usage: "with --human: this `JUDGE` alone instead of the judges' average"},
@@ -371,19 +376,21 @@ func runCorr(ctx context.Context, x *Exec) error {
 
 func runAgree(ctx context.Context, x *Exec) error {
 	modes := 0
-	for _, f := range []string{"judges", "human", "input", "pare"} {
+	for _, f := range []string{"judges", "human", "input", "pare", "self"} {
 		if x.IsSet(f) {
 			modes++
 		}
 	}
 	if modes != 1 {
-		return analysis.Optionf("agree: give one of --judges A,B, --human, --pare or --input FILE.csv")
+		return analysis.Optionf("agree: give one of --judges A,B, --self JUDGE, --human, --pare or --input FILE.csv")
 	}
 	switch {
 	case x.IsSet("input"):
 		return x.agreeInput()
 	case x.IsSet("pare"):
 		return x.agreePARE(ctx)
+	case x.IsSet("self"):
+		return x.agreeSelf(ctx)
 	}
 	keep := KeepTasks
 	ds, err := x.Dataset(ctx, keep)
@@ -433,6 +440,54 @@ func (x *Exec) agreeInput() error {
 		figs[i] = analysis.RatingAgreement(s, level, opt)
 	}
 	return WriteRatingAgreement(x.Writer(), figs, level, opt)
+}
+
+// RepeatStore is a warehouse that keeps repeated judge answers.
+type RepeatStore interface {
+	JudgeRepeats(ctx context.Context, judge string) ([]rows.RepeatItem, error)
+}
+
+// agreeSelf compares a judge with itself (analysis.CompareSelf).
+func (x *Exec) agreeSelf(ctx context.Context) error {
+	ds, err := x.Dataset(ctx, KeepTasks)
+	if err != nil {
+		return err
+	}
+	runs, err := ds.Selected()
+	if err != nil {
+		return err
+	}
+	w, _ := x.Warehouse(ctx)
+	rs, ok := w.(RepeatStore)
+	if !ok {
+		return analysis.NoDataf("this store keeps no repeated judge answers")
+	}
+	items, err := rs.JudgeRepeats(ctx, "")
+	if err != nil {
+		return err
+	}
+	// Only the runs selected (--where).
+	keep := map[string]bool{}
+	for _, r := range runs {
+		keep[r.RunID] = true
+	}
+	sel := items[:0:0]
+	for _, it := range items {
+		if keep[it.RunID] {
+			sel = append(sel, it)
+		}
+	}
+	s, err := analysis.CompareSelf(x.String("self"), sel, runs, ds.Bootstrap())
+	if err != nil {
+		return err
+	}
+	cols, body := analysis.SelfTable(s)
+	ncols, nbody := analysis.NoiseTable(s)
+	secs := []Section{{Name: "self", Title: fmt.Sprintf("Judge %s against itself (items asked again)", s.Judge), Table: &Result{Columns: cols, Rows: body}}}
+	if len(nbody) > 0 {
+		secs = append(secs, Section{Name: "noise", Title: "Share of the disagreement with each other judge that the judges' own noise explains", Table: &Result{Columns: ncols, Rows: nbody}})
+	}
+	return x.Writer().Sections(secs, x.footnotes(nil, ds.Bootstrap(), "items"))
 }
 
 // agreePARE compares the human decisions on PARE's annotation samples with

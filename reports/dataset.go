@@ -90,19 +90,32 @@ type Dataset struct {
 	ratings []rows.RatingRow
 	loaded  bool
 	summary map[string][]analysis.GroupEstimate
+	rubrics []string // the store's rubrics' metrics (custom.NAME, then its fields)
 }
+
+// Rubrics are the metrics of the store's user rubrics: each custom.NAME,
+// then its fields.
+func (s *Dataset) Rubrics() []string { return s.rubrics }
 
 // NewDataset checks the options and makes a dataset that reads from store
 // when first asked.
 func NewDataset(ctx context.Context, store Store, opt Options) (*Dataset, error) {
-	if err := RegisterRubrics(ctx, store); err != nil {
+	defs, err := RegisterRubrics(ctx, store)
+	if err != nil {
 		return nil, err
 	}
+	var rubricMain, rubricAll []string
+	for _, d := range defs {
+		rubricMain, rubricAll = append(rubricMain, d.Metric), append(rubricAll, d.Metric)
+		for _, f := range d.Scores {
+			rubricAll = append(rubricAll, d.Metric+"."+f.Name)
+		}
+	}
 	if len(opt.Metrics) == 1 && opt.Metrics[0] == "all" {
-		opt.Metrics = analysis.MetricNames()
+		opt.Metrics = append(slices.Clone(analysis.AllMetrics), rubricAll...)
 	}
 	if len(opt.Metrics) == 0 {
-		opt.Metrics = append(slices.Clone(analysis.MainMetrics), analysis.CustomMain()...)
+		opt.Metrics = append(slices.Clone(analysis.MainMetrics), rubricMain...)
 	}
 	for _, n := range opt.Metrics {
 		if analysis.MetricIndex(n) < 0 {
@@ -114,7 +127,7 @@ func NewDataset(ctx context.Context, store Store, opt Options) (*Dataset, error)
 			return nil, analysis.Optionf("--where: %v", err)
 		}
 	}
-	return &Dataset{ctx: ctx, store: store, opt: opt, summary: map[string][]analysis.GroupEstimate{}}, nil
+	return &Dataset{ctx: ctx, store: store, opt: opt, summary: map[string][]analysis.GroupEstimate{}, rubrics: rubricAll}, nil
 }
 
 // RubricStore is a store that keeps user rubrics (the warehouse).
@@ -123,19 +136,19 @@ type RubricStore interface {
 }
 
 // RegisterRubrics makes the metrics of the user rubrics the store keeps
-// known to analysis (analysis.RegisterCustom); a store without rubrics
-// has none.
-func RegisterRubrics(ctx context.Context, store any) error {
+// known to analysis (analysis.RegisterCustom) and returns them; a store
+// without rubrics has none.
+func RegisterRubrics(ctx context.Context, store any) ([]rows.Rubric, error) {
 	rs, ok := store.(RubricStore)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	defs, err := rs.LoadRubrics(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	analysis.RegisterCustom(defs)
-	return nil
+	return defs, nil
 }
 
 // Options are the dataset's options.

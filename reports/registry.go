@@ -64,7 +64,7 @@ func Tables(ds *Dataset, name string) ([]*Table, error) {
 		}
 		return []*Table{CorrelationTable(analysis.Correlations(values, scen, conf, []int{0, 1, 2, 3}, ds.Bootstrap()))}, nil
 	case "custom":
-		metrics := analysis.CustomMetrics()
+		metrics := ds.Rubrics()
 		if len(metrics) == 0 {
 			return nil, analysis.NoDataf("no metric of a user rubric: judge with one first (gymlens judge --prompt FILE)")
 		}
@@ -251,7 +251,7 @@ func BuildReport(ctx context.Context, ds *Dataset) (*Report, error) {
 	}
 	r := &Report{Title: "gymlens report"}
 	for _, name := range TableNames {
-		if name == "custom" && len(analysis.CustomMain()) == 0 {
+		if name == "custom" && len(ds.Rubrics()) == 0 {
 			continue // no user rubric: nothing to say
 		}
 		ts, err := Tables(ds, name)

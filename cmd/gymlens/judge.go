@@ -101,6 +101,8 @@ func judgeFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "timeout", Value: 120 * time.Second, Usage: "per request"},
 		&cli.IntFlag{Name: "retries", Value: 5, Usage: "retries of a request that may succeed later"},
 		&cli.Int64Flag{Name: "seed", Value: 1, Usage: "sampling `SEED` sent where supported"},
+		&cli.IntFlag{Name: "repeats", Value: 1, Usage: "ask each item `N` times, with seeds SEED, SEED+1, …: every answer kept, the judgment their mean (gymlens agree --self)"},
+		&cli.FloatFlag{Name: "temperature", Usage: "sampling `T` (0: the most likely answer; repeats differ more above 0)"},
 		&cli.IntFlag{Name: "limit", Usage: "at most `N` items per metric"},
 		&cli.BoolFlag{Name: "force", Usage: "ask again what is cached"},
 		&cli.BoolFlag{Name: "replace", Usage: "let a judge take the name of one whose judgments were ingested from run logs, taking those out (ingest --replace of the logs restores them)"},
@@ -112,9 +114,9 @@ func judgeFlags() []cli.Flag {
 // judgeSetup reads the judge's flags into options and opens the warehouse
 // (read-only for a dry run).
 func judgeSetup(ctx context.Context, cmd *cli.Command, readOnly bool) (*ingest.Warehouse, judge.RunOptions, error) {
-	opt := judge.RunOptions{Limit: int(cmd.Int("limit")), Force: cmd.Bool("force"), Replace: cmd.Bool("replace"),
+	opt := judge.RunOptions{Limit: int(cmd.Int("limit")), Force: cmd.Bool("force"), Replace: cmd.Bool("replace"), Repeats: int(cmd.Int("repeats")),
 		Client: judge.ClientOptions{Concurrency: int(cmd.Int("concurrency")), RPM: int(cmd.Int("rpm")), TPM: int(cmd.Int("tpm")),
-			Timeout: cmd.Duration("timeout"), MaxRetries: int(cmd.Int("retries")), Seed: cmd.Int64("seed")}}
+			Timeout: cmd.Duration("timeout"), MaxRetries: int(cmd.Int("retries")), Seed: cmd.Int64("seed"), Temperature: cmd.Float("temperature")}}
 	if opt.Client.MaxRetries == 0 {
 		opt.Client.MaxRetries = -1 // no retries asked for
 	}

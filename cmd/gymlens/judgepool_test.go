@@ -247,3 +247,38 @@ func TestRubricThroughPoolAndBatch(t *testing.T) {
 	}
 	checkTeX(t, filepath.Join(dir, "tables"))
 }
+
+// judge --repeats 2, then agree --self: the judge against itself, and the
+// noise share against the sample's logged judge.
+func TestRepeatsThenAgreeSelf(t *testing.T) {
+	t.Parallel()
+	_, db := sampleWarehouse(t, 4, 1, true)
+	f := openaitest.New()
+	defer f.Close()
+	f.FlipEvery = 3
+	code, out, stderr := gymlens(t, "--db", db, "judge", "--metric", "ta,tc", "--repeats", "2", "--judge", "again=judge-model@"+f.URL+"/v1", "--format", "csv")
+	if code != 0 || !strings.HasPrefix(out, "judge,model,metric,seed,items") || !strings.Contains(out, "again,judge-model,ta,2,") {
+		t.Fatalf("%d %s\n%s", code, stderr, out)
+	}
+	code, out, stderr = gymlens(t, "--db", db, "agree", "--self", "again", "--format", "csv", "--resamples", "200")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	lines := strings.Split(out, "\n")
+	var now, noise string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "self,again,TA.now,binary,") {
+			now = l
+		}
+		if strings.HasPrefix(l, "noise,again,") && strings.Contains(l, ",TC.correctness,") {
+			noise = l
+		}
+	}
+	if now == "" || noise == "" {
+		t.Fatalf("agree --self:\n%s", out)
+	}
+
+	if code, _, stderr := gymlens(t, "--db", db, "agree", "--self", "nobody"); code == 0 || !strings.Contains(stderr, "asked no item twice") {
+		t.Errorf("a judge never asked again: %d %s", code, stderr)
+	}
+}

@@ -65,6 +65,16 @@ type RubricScore struct {
 	Levels []float64 `json:"levels,omitempty"`
 }
 
+// RepeatSpec names the repeated asks of one judge, model, prompt
+// version and metric whose valid answers a judgment is the mean of: the
+// parameters of each repeat, and for each item (run, task) the source key
+// of its current input (answers to an older input are left out).
+type RepeatSpec struct {
+	Judge, Model, Prompt, Metric string
+	Params                       []string
+	Keys                         map[[2]string]string
+}
+
 // RepeatItem is one item a judge was asked several times (distinct
 // seeds): the scores of each valid answer, by score name as analysis
 // names them (TC.correctness, TA.now, custom.NAME.FIELD), in seed order.
@@ -93,6 +103,24 @@ type TAJudgment struct {
 	Now, Later float64
 	CQ         float64
 	HasCQ      bool
+	// Both is the share of the judge's answers with now and later both 1
+	// when the judgment is the mean of repeated asks (HasBoth); otherwise
+	// it follows from Now and Later.
+	Both    float64
+	HasBoth bool
+}
+
+// BothShare is the share of the judge's answers that took up the urgent
+// task now and deferred the other: 1[now ∧ later], or over repeats the
+// mean of it.
+func (j TAJudgment) BothShare() float64 {
+	if j.HasBoth {
+		return j.Both
+	}
+	if j.Now == 1 && j.Later == 1 {
+		return 1
+	}
+	return 0
 }
 
 // PAREResultRow is a run as a PARE or Meta-ARE result file lists it.

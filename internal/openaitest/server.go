@@ -37,11 +37,18 @@ type Server struct {
 	// (HTTP 500), and when expired or cancelled the second half of the
 	// lines did not run (batch_expired, batch_cancelled). A failed batch
 	// has neither file.
-	BatchSteps  []string
-	BatchFail   func(line int) bool
-	files       map[string][]byte
-	batchList   map[string]*fakeBatch
-	BatchGets   int // GETs of batches received
+	BatchSteps []string
+	BatchFail  func(line int) bool
+	files      map[string][]byte
+	batchList  map[string]*fakeBatch
+	BatchGets  int // GETs of batches received
+	// FlipEvery, when > 0, makes the answers of one item in FlipEvery
+	// (by a hash of the item's data: Flips says which) depend on the
+	// request's seed: asked with an even seed, TA's now is 0 instead of 1,
+	// TC's correctness 0.25 instead of 0.75, TR-J's faith 2 instead of 4,
+	// so that a judge asked again with seeds S, S+1 flips on exactly those
+	// items.
+	FlipEvery   int
 	mu          sync.Mutex
 	script      []string
 	Requests    []map[string]any
@@ -112,6 +119,11 @@ func (f *Server) handle(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"error":{"message":%q}}`, msg)
 	}
 	answer := answerFor(body, false)
+	if f.FlipEvery > 0 && Flips(lastUser(body), f.FlipEvery) {
+		if seed, _ := body["seed"].(float64); int64(seed)%2 == 0 {
+			answer = strings.NewReplacer(`"now":1`, `"now":0`, `"correctness":0.75`, `"correctness":0.25`, `"faith":4`, `"faith":2`).Replace(answer)
+		}
+	}
 	switch {
 	case strings.HasPrefix(step, "429:"):
 		w.Header().Set("Retry-After", step[4:])
@@ -146,6 +158,14 @@ func (f *Server) handle(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","created":1,"model":%q,
 		"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":%s}}],
 		"usage":{"prompt_tokens":120,"completion_tokens":30,"total_tokens":150}}`, body["model"], content)
+}
+
+// Flips says whether the item whose request carries user (the data
+// message) is one that FlipEvery every flips.
+func Flips(user string, every int) bool {
+	h := fnv.New32a()
+	h.Write([]byte(user))
+	return h.Sum32()%uint32(every) == 0
 }
 
 // Answer is the answer an "ok" step gives to a request body (a chat

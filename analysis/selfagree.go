@@ -1,0 +1,453 @@
+package analysis
+
+import (
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/gymlens/gymlens/analysis/stat"
+	"github.com/gymlens/gymlens/ingest/rows"
+)
+
+// SelfAgreement is how far a judge agrees with itself when asked the same
+// item again (gymlens judge --repeats: other seeds), score by score, and
+// how much of its disagreement with each other judge that noise explains.
+type SelfAgreement struct {
+	Judge  string
+	Scores []SelfScore
+	Noise  []NoiseShare
+}
+
+// SelfScore is a judge's test-retest agreement on one score.
+type SelfScore struct {
+	Score   string  // as the metrics name it: TC.correctness, TA.now, custom.NAME.FIELD
+	Scale   string  // binary, ordinal or interval
+	Items   int     // inputs answered validly twice or more
+	Answers float64 // answers per item, on average
+	// Alpha is Krippendorff's α over the items (units) and their answers,
+	// at the scale's level (nominal for binary labels).
+	Alpha Estimate
+	// ICC is the one-way random-effects intraclass correlation of a single
+	// answer, ICC(1,1) (unbalanced items: the ANOVA estimator with k₀);
+	// not for binary labels.
+	ICC Estimate
+	// FlipRate is, for a binary label, the share of items whose answers
+	// are not all the same.
+	FlipRate Estimate
+	// SDWithin is the root of the mean within-item variance (n − 1 in the
+	// denominator), on the metric's scale: the noise of one answer.
+	SDWithin float64
+}
+
+// NoiseShare is how much of the disagreement between the judge and
+// another judge on one score the judges' own noise explains: over the
+// items both judged, with ā and b̄ the judges' means of an item's answers
+// and v_A, v_B the variances of its answers (n in the denominator; 0 for a
+// judge asked once),
+//
+//	MSD   = mean over items of (ā − b̄)² + v_A + v_B,
+//
+// the mean squared difference between one answer of each, and
+//
+//	Share = mean(v_A + v_B) / MSD,
+//
+// the part of it that asking again would change (1: noise alone; 0: the
+// judges differ systematically).
+type NoiseShare struct {
+	Score, Other string
+	Items        int
+	MSD, Noise   float64
+	Share        Estimate
+}
+
+// Scales of a score for self-agreement.
+const (
+	ScaleBinary   = "binary"
+	ScaleOrdinal  = "ordinal"
+	ScaleInterval = "interval"
+)
+
+// repeatScore names a stored score (a judgments column, or a rubric's
+// field) as the metrics name it, with its scale and the factor that puts
+// it on the metric's scale.
+func repeatScore(metric, key string) (name, scale string, factor float64) {
+	switch metric {
+	case "tc":
+		return "TC." + key, ScaleInterval, 100
+	case "trj":
+		return "TRJ." + key, ScaleOrdinal, 1
+	case "ta":
+		switch key {
+		case "ta_now", "ta_later":
+			return "TA." + strings.TrimPrefix(key, "ta_"), ScaleBinary, 1
+		case "ta_cq":
+			return "TA.cq", ScaleOrdinal, 1
+		}
+		return "", "", 0
+	}
+	if !strings.HasPrefix(metric, CustomPrefix) {
+		return "", "", 0
+	}
+	name = metric + "." + key
+	m, k := customOf(name)
+	if m == nil || k < 0 {
+		return name, ScaleInterval, 1
+	}
+	f := m.fields[k]
+	switch {
+	case len(f.Levels) == 2:
+		scale = ScaleBinary
+	case len(f.Levels) > 2:
+		scale = ScaleOrdinal
+	default:
+		scale = ScaleInterval
+	}
+	factor = 1
+	if f.Min == 0 && f.Max == 1 && scale != ScaleBinary {
+		factor = 100
+	}
+	return name, scale, factor
+}
+
+// repeated is one score's items: the answers of each (on the metric's
+// scale), with where the item belongs.
+type repeated struct {
+	scale  string
+	values [][]float64
+	keys   [][3]string // run, task, metric
+}
+
+func collectRepeats(items []rows.RepeatItem, judge string) (map[string]*repeated, []string) {
+	by := map[string]*repeated{}
+	var names []string
+	for _, it := range items {
+		if it.Judge != judge {
+			continue
+		}
+		keys := map[string]bool{}
+		for _, s := range it.Scores {
+			for k := range s {
+				keys[k] = true
+			}
+		}
+		for _, k := range slices.Sorted(mapsKeys(keys)) {
+			name, scale, factor := repeatScore(it.Metric, k)
+			if name == "" {
+				continue
+			}
+			var vs []float64
+			for _, s := range it.Scores {
+				if v, ok := s[k]; ok {
+					vs = append(vs, factor*v)
+				}
+			}
+			if len(vs) < 2 {
+				continue
+			}
+			r := by[name]
+			if r == nil {
+				r = &repeated{scale: scale}
+				by[name] = r
+				names = append(names, name)
+			}
+			r.values = append(r.values, vs)
+			r.keys = append(r.keys, [3]string{it.RunID, it.Task, it.Metric})
+		}
+	}
+	return by, names
+}
+
+func mapsKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// CompareSelf computes the judge's test-retest agreement from its
+// repeated answers (items: ingest's JudgeRepeats, every judge's), and, on
+// the runs given (with their judgments), the noise share of its
+// disagreement with each other judge. Intervals resample the items.
+func CompareSelf(judge string, items []rows.RepeatItem, runs []rows.RunRow, opt BootstrapOptions) (*SelfAgreement, error) {
+	by, names := collectRepeats(items, judge)
+	if len(names) == 0 {
+		var have []string
+		for _, it := range items {
+			if !slices.Contains(have, it.Judge) {
+				have = append(have, it.Judge)
+			}
+		}
+		if len(have) == 0 {
+			return nil, NoDataf("--self %s: no judge was asked any item twice: judge with --repeats 2 or more first", judge)
+		}
+		return nil, NoDataf("--self %s: the judge was asked no item twice (judges asked again: %s): judge with --repeats 2 or more", judge, strings.Join(have, ", "))
+	}
+	out := &SelfAgreement{Judge: judge}
+	for _, name := range names {
+		out.Scores = append(out.Scores, selfScore(name, by[name], opt))
+	}
+	// The noise of the other judges, where they were asked again too.
+	others := Judges(runs)
+	for _, b := range others {
+		if b == judge {
+			continue
+		}
+		byB, _ := collectRepeats(items, b)
+		for _, name := range names {
+			if ns, ok := noiseShare(name, by[name], byB[name], runs, b, opt); ok {
+				out.Noise = append(out.Noise, ns)
+			}
+		}
+	}
+	return out, nil
+}
+
+func selfScore(name string, r *repeated, opt BootstrapOptions) SelfScore {
+	nan := Estimate{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	s := SelfScore{Score: name, Scale: r.scale, Items: len(r.values), ICC: nan, FlipRate: nan}
+	var answers, within float64
+	var dfw float64
+	for _, vs := range r.values {
+		answers += float64(len(vs))
+		m := mean(vs)
+		for _, v := range vs {
+			within += (v - m) * (v - m)
+		}
+		dfw += float64(len(vs) - 1)
+	}
+	s.Answers = answers / float64(len(r.values))
+	s.SDWithin = math.Sqrt(within / dfw)
+	level := map[string]string{ScaleBinary: Nominal, ScaleOrdinal: Ordinal, ScaleInterval: Interval}[r.scale]
+	s.Alpha, _ = AlphaWithInterval(r.values, level, opt)
+	if r.scale == ScaleBinary {
+		flips := make([]float64, len(r.values))
+		for i, vs := range r.values {
+			if slices.Min(vs) != slices.Max(vs) {
+				flips[i] = 1
+			}
+		}
+		s.FlipRate = stat.ClusterBootstrap(len(flips), 1, func(w, out []float64) {
+			var n, f float64
+			for i, x := range flips {
+				n, f = n+w[i], f+w[i]*x
+			}
+			out[0] = f / n
+		}, opt)[0]
+	} else {
+		s.ICC = stat.ClusterBootstrap(len(r.values), 1, func(w, out []float64) { out[0] = ICC1(r.values, w) }, opt)[0]
+	}
+	return s
+}
+
+// ICC1 is the one-way random-effects intraclass correlation of a single
+// measurement, ICC(1,1), of groups (each item's answers), each weighted w
+// (nil: 1; a bootstrap resample's multiplicities):
+//
+//	ICC = (MSB − MSW) / (MSB + (k₀ − 1) MSW),
+//
+// MSB and MSW the between- and within-group mean squares of the one-way
+// ANOVA and k₀ = (N − Σ nᵢ²/N)/(g − 1) the effective group size (nᵢ for
+// balanced groups; Shrout & Fleiss 1979, and the unbalanced form of
+// Donner 1986). NaN with fewer than two groups or no within variance and
+// no between variance.
+func ICC1(groups [][]float64, w []float64) float64 {
+	var g, N, sum, sumSq float64
+	for i, vs := range groups {
+		wi := 1.0
+		if w != nil {
+			wi = w[i]
+		}
+		if wi == 0 {
+			continue
+		}
+		g += wi
+		n := float64(len(vs))
+		N += wi * n
+		sumSq += wi * n * n
+		for _, v := range vs {
+			sum += wi * v
+		}
+	}
+	if g < 2 || N <= g {
+		return math.NaN()
+	}
+	grand := sum / N
+	var ssb, ssw float64
+	for i, vs := range groups {
+		wi := 1.0
+		if w != nil {
+			wi = w[i]
+		}
+		if wi == 0 {
+			continue
+		}
+		m := mean(vs)
+		ssb += wi * float64(len(vs)) * (m - grand) * (m - grand)
+		for _, v := range vs {
+			ssw += wi * (v - m) * (v - m)
+		}
+	}
+	msb, msw := ssb/(g-1), ssw/(N-g)
+	k0 := (N - sumSq/N) / (g - 1)
+	den := msb + (k0-1)*msw
+	if den == 0 {
+		return math.NaN()
+	}
+	return (msb - msw) / den
+}
+
+func mean(vs []float64) float64 {
+	var s float64
+	for _, v := range vs {
+		s += v
+	}
+	return s / float64(len(vs))
+}
+
+func variance0(vs []float64) float64 {
+	if len(vs) < 2 {
+		return 0
+	}
+	m := mean(vs)
+	var s float64
+	for _, v := range vs {
+		s += (v - m) * (v - m)
+	}
+	return s / float64(len(vs))
+}
+
+// noiseShare is the noise share of one score between judge A's repeated
+// answers and judge b's judgments (and b's repeats, where b was asked
+// again), over the items both have.
+func noiseShare(name string, a, bRep *repeated, runs []rows.RunRow, b string, opt BootstrapOptions) (NoiseShare, bool) {
+	bVar := map[[3]string]float64{}
+	if bRep != nil {
+		for i, k := range bRep.keys {
+			bVar[k] = variance0(bRep.values[i])
+		}
+	}
+	type key = [3]string
+	byKey := map[key]int{}
+	for i, k := range a.keys {
+		byKey[k] = i
+	}
+	var d2, noise []float64
+	for i := range runs {
+		r := &runs[i]
+		try := func(task string, bv float64, ok bool) {
+			if !ok {
+				return
+			}
+			for _, metric := range metricsOfScore(name) {
+				j, has := byKey[key{r.RunID, task, metric}]
+				if !has {
+					continue
+				}
+				am := mean(a.values[j])
+				d2 = append(d2, (am-bv)*(am-bv))
+				noise = append(noise, variance0(a.values[j])+bVar[key{r.RunID, task, metric}])
+			}
+		}
+		if strings.HasPrefix(name, "TA.") {
+			bv, ok := RunLabel(r, name, b)
+			try("", bv, ok)
+			continue
+		}
+		if m, _ := customOf(name); m != nil && m.run {
+			bv, ok := customScore(r.Custom, name, b)
+			try("", bv, ok)
+			continue
+		}
+		for k := range r.Tasks {
+			bv, ok := TaskScore(&r.Tasks[k], name, b)
+			try(r.Tasks[k].Task, bv, ok)
+		}
+	}
+	if len(d2) == 0 {
+		return NoiseShare{}, false
+	}
+	msd, nz, _ := noiseParts(d2, noise, nil)
+	est := stat.ClusterBootstrap(len(d2), 1, func(w, out []float64) { _, _, out[0] = noiseParts(d2, noise, w) }, opt)[0]
+	return NoiseShare{Score: name, Other: b, Items: len(d2), MSD: msd, Noise: nz, Share: est}, true
+}
+
+// noiseParts are the MSD, the mean noise and the share of items with
+// squared mean differences d2 and noise v_A + v_B, each weighted w (nil:
+// 1).
+func noiseParts(d2, noise, w []float64) (msd, nz, share float64) {
+	var n float64
+	for i := range d2 {
+		wi := 1.0
+		if w != nil {
+			wi = w[i]
+		}
+		msd, nz, n = msd+wi*(d2[i]+noise[i]), nz+wi*noise[i], n+wi
+	}
+	if msd == 0 {
+		return 0, 0, math.NaN()
+	}
+	return msd / n, nz / n, nz / msd
+}
+
+// NoiseDecomposition is NoiseShare's arithmetic for two judges' answers
+// to the same items (a[i], b[i]: every answer of each to item i): the
+// mean squared difference of one answer of each, the mean noise, and the
+// noise's share of it.
+func NoiseDecomposition(a, b [][]float64) (msd, noise, share float64) {
+	d2, nz := make([]float64, len(a)), make([]float64, len(a))
+	for i := range a {
+		d := mean(a[i]) - mean(b[i])
+		d2[i], nz[i] = d*d, variance0(a[i])+variance0(b[i])
+	}
+	return noiseParts(d2, nz, nil)
+}
+
+// metricsOfScore is the judged metric a score comes from.
+func metricsOfScore(name string) []string {
+	switch {
+	case strings.HasPrefix(name, "TC."):
+		return []string{"tc"}
+	case strings.HasPrefix(name, "TRJ."):
+		return []string{"trj"}
+	case strings.HasPrefix(name, "TA."):
+		return []string{"ta"}
+	}
+	if m, _ := customOf(name); m != nil {
+		return []string{m.name}
+	}
+	return nil
+}
+
+// SelfTable lays a self-agreement out: a row per score, then a row per
+// score and other judge for the noise shares.
+func SelfTable(s *SelfAgreement) ([]string, [][]any) {
+	cols := []string{"judge", "score", "scale", "items", "answers_per_item", "alpha", "alpha_low", "alpha_high",
+		"icc", "icc_low", "icc_high", "flip_rate", "flip_low", "flip_high", "sd_within"}
+	var out [][]any
+	num := nanNil
+	for _, r := range s.Scores {
+		out = append(out, []any{s.Judge, r.Score, r.Scale, r.Items, r.Answers, num(r.Alpha.Value), num(r.Alpha.Lo), num(r.Alpha.Hi),
+			num(r.ICC.Value), num(r.ICC.Lo), num(r.ICC.Hi), num(r.FlipRate.Value), num(r.FlipRate.Lo), num(r.FlipRate.Hi), num(r.SDWithin)})
+	}
+	return cols, out
+}
+
+// NoiseTable lays the noise shares out, a row per score and other judge.
+func NoiseTable(s *SelfAgreement) ([]string, [][]any) {
+	cols := []string{"judge", "other", "score", "items", "msd", "noise", "share", "share_low", "share_high"}
+	var out [][]any
+	for _, n := range s.Noise {
+		out = append(out, []any{s.Judge, n.Other, n.Score, n.Items, n.MSD, n.Noise, nanNil(n.Share.Value), nanNil(n.Share.Lo), nanNil(n.Share.Hi)})
+	}
+	return cols, out
+}
+
+func nanNil(x float64) any {
+	if math.IsNaN(x) {
+		return nil
+	}
+	return x
+}
