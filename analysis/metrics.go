@@ -256,9 +256,15 @@ type GroupEstimate struct {
 // bootstrap over its scenarios. values[i] are run i's values (RunValues);
 // scenario[i] its scenario. Warnings say what was missing.
 func Summarize(groups []Group, values [][]float64, missing []Missing, scenario []string, metrics []int, opt BootstrapOptions) []GroupEstimate {
+	return SummarizeNoisy(groups, values, missing, scenario, metrics, opt, nil)
+}
+
+// SummarizeNoisy is Summarize whose intervals also include the judges'
+// noise (noise nil: as Summarize): a two-stage bootstrap, JudgeNoise.
+func SummarizeNoisy(groups []Group, values [][]float64, missing []Missing, scenario []string, metrics []int, opt BootstrapOptions, noise *JudgeNoise) []GroupEstimate {
 	var out []GroupEstimate
 	for _, g := range groups {
-		est, nruns, oneScenario := summarizeGroup(g, values, scenario, metrics, opt)
+		est, nruns, oneScenario := summarizeGroup(g, values, scenario, metrics, opt, noise)
 		warn := groupWarnings(g, missing)
 		for j, m := range metrics {
 			e := est[j]
@@ -288,7 +294,7 @@ func SummarizeNamed(groups []Group, values [][]float64, scenario []string, names
 	}
 	var out []GroupEstimate
 	for _, g := range groups {
-		est, nruns, oneScenario := summarizeGroup(g, values, scenario, cols, opt)
+		est, nruns, oneScenario := summarizeGroup(g, values, scenario, cols, opt, nil)
 		for j, name := range names {
 			e := est[j]
 			if oneScenario {
@@ -306,7 +312,7 @@ func SummarizeNamed(groups []Group, values [][]float64, scenario []string, names
 // summarizeGroup estimates the mean over a group's runs of each column
 // (positions in values' rows), with a cluster bootstrap over the group's
 // scenarios — over its runs when it has one scenario only.
-func summarizeGroup(g Group, values [][]float64, scenario []string, cols []int, opt BootstrapOptions) ([]Estimate, []int, bool) {
+func summarizeGroup(g Group, values [][]float64, scenario []string, cols []int, opt BootstrapOptions, noise *JudgeNoise) ([]Estimate, []int, bool) {
 	// Clusters: the scenarios of the group, in order of appearance. A
 	// group within one scenario (a per-scenario breakdown) has nothing
 	// to resample but its runs, which are then taken as independent.
@@ -341,6 +347,15 @@ func summarizeGroup(g Group, values [][]float64, scenario []string, cols []int, 
 				cnt[c*k+j]++
 				nruns[j]++
 			}
+		}
+	}
+	if noise != nil {
+		if sums := noise.noisySums(g, values, clusterOf, cols, sum); sums != nil {
+			est := summarizeNoisy(len(cl), k, sum, cnt, sums, noise.seed, opt)
+			for j := range est {
+				est[j].Warn(0, fmt.Sprintf("interval includes the judges' noise: the repeated judgments of %d runs redrawn in each resample", noise.runsIn(g)))
+			}
+			return est, nruns, oneScenario
 		}
 	}
 	statFn := func(w, res []float64) {

@@ -202,7 +202,7 @@ func (a *Args) Where(dims []string) (map[string][]string, error) {
 // Options turns the selection, bootstrap and figure parameters a command
 // has into the options of a Dataset over the warehouse name.
 func (a *Args) Options(name string, keep Keep) (Options, error) {
-	opt := Options{Name: name, Keep: keep, Judge: a.String("judge"), Metrics: a.Split("metrics"), Judges: a.Split("judges"),
+	opt := Options{Name: name, Keep: keep, Judge: a.String("judge"), JudgeNoise: a.Bool("judge-noise"), Metrics: a.Split("metrics"), Judges: a.Split("judges"),
 		FigureMetric: a.String("metric"), Question: a.String("question"), Switch: a.Split("switch"), Mark: a.String("mark")}
 	if opt.Mark != "" && opt.Mark != "rank" && opt.Mark != "significance" {
 		return opt, analysis.Optionf("--mark: expected rank or significance, found %q", opt.Mark)
@@ -302,6 +302,7 @@ func SelectionParams() []Param {
 		{Name: "where", Usage: "keep runs with `DIM=VALUE` (repeat; values of one dimension are alternatives)"},
 		{Name: "metrics", Default: "", Usage: "`NAMES` to estimate, or \"all\" (default: " + strings.Join(analysis.MainMetrics, ",") + " and your rubrics' custom.NAME)"},
 		{Name: "judge", Default: "", Usage: "use one `JUDGE`'s judgments instead of the average"},
+		{Name: "judge-noise", Default: false, Usage: "intervals include the judges' own noise: each resample also redraws the answers of items asked again (judge --repeats)"},
 	}
 }
 

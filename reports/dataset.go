@@ -61,6 +61,10 @@ type Options struct {
 	// harness-switch (empty: CC,OC).
 	FigureMetric, Question string
 	Switch                 []string
+	// JudgeNoise makes the metrics' intervals include the judges' own
+	// noise (analysis.JudgeNoise): it needs judgments asked again (judge
+	// --repeats), and keeps the tasks.
+	JudgeNoise bool
 	// Mark is how tables with a row per configuration mark values: ""
 	// or "rank" (best bold, second underlined), "significance" (bold: the
 	// best and every configuration not distinguishable from it,
@@ -91,6 +95,7 @@ type Dataset struct {
 	loaded  bool
 	summary map[string][]analysis.GroupEstimate
 	rubrics []string // the store's rubrics' metrics (custom.NAME, then its fields)
+	noise   *analysis.JudgeNoise
 }
 
 // Rubrics are the metrics of the store's user rubrics: each custom.NAME,
@@ -113,6 +118,12 @@ func NewDataset(ctx context.Context, store Store, opt Options) (*Dataset, error)
 	}
 	if len(opt.Metrics) == 1 && opt.Metrics[0] == "all" {
 		opt.Metrics = append(slices.Clone(analysis.AllMetrics), rubricAll...)
+	}
+	if opt.JudgeNoise {
+		if _, ok := store.(RepeatStore); !ok {
+			return nil, analysis.Optionf("--judge-noise: this store keeps no repeated judge answers")
+		}
+		opt.Keep = KeepTasks
 	}
 	if len(opt.Metrics) == 0 {
 		opt.Metrics = append(slices.Clone(analysis.MainMetrics), rubricMain...)
@@ -160,7 +171,7 @@ func (s *Dataset) Options() Options { return s.opt }
 // or marks then hold the warehouse's runs once (a notebook's blocks). It
 // says whether it shared anything.
 func (s *Dataset) ShareFrom(o *Dataset) bool {
-	if o.store != s.store || o.opt.Judge != s.opt.Judge || o.opt.Keep < s.opt.Keep || (o.values == nil && !o.loaded) {
+	if o.store != s.store || o.opt.Judge != s.opt.Judge || o.opt.JudgeNoise != s.opt.JudgeNoise || o.opt.Keep < s.opt.Keep || (o.values == nil && !o.loaded) {
 		return false
 	}
 	if o.values != nil && s.values == nil {
@@ -169,7 +180,7 @@ func (s *Dataset) ShareFrom(o *Dataset) bool {
 		for _, n := range s.opt.Metrics {
 			v.Metrics = append(v.Metrics, analysis.MetricIndex(n))
 		}
-		s.values = &v
+		s.values, s.noise = &v, o.noise
 	}
 	if o.loaded && !s.loaded {
 		s.ratings, s.loaded = o.ratings, true
@@ -240,6 +251,15 @@ func (s *Dataset) Values() (*Values, error) {
 	v.Scenario = make([]string, len(v.Runs))
 	for i := range v.Runs {
 		v.Scenario[i] = v.Runs[i].Scenario
+	}
+	if s.opt.JudgeNoise {
+		items, err := s.store.(RepeatStore).JudgeRepeats(s.ctx, "")
+		if err != nil {
+			return nil, err
+		}
+		if s.noise = analysis.NewJudgeNoise(v.Runs, items, judge, s.opt.Bootstrap); s.noise == nil {
+			return nil, analysis.NoDataf("--judge-noise: no judgment of these runs was asked again: judge with --repeats 2 or more first")
+		}
 	}
 	s.values = v
 	return v, nil
@@ -319,7 +339,7 @@ func (s *Dataset) Summarize(dims []string, metrics []string, where map[string][]
 		}
 		idx = append(idx, i)
 	}
-	r := analysis.Summarize(groups, v.Values, v.Missing, v.Scenario, idx, s.opt.Bootstrap)
+	r := analysis.SummarizeNoisy(groups, v.Values, v.Missing, v.Scenario, idx, s.opt.Bootstrap, s.noise)
 	s.summary[key] = r
 	return r, nil
 }
@@ -486,7 +506,7 @@ func (s *Dataset) Metrics(by []string) ([]analysis.GroupEstimate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return analysis.Summarize(groups, v.Values, v.Missing, v.Scenario, v.Metrics, s.opt.Bootstrap), nil
+	return analysis.SummarizeNoisy(groups, v.Values, v.Missing, v.Scenario, v.Metrics, s.opt.Bootstrap, s.noise), nil
 }
 
 // Correlations are the correlations among Options.Metrics (at least two)

@@ -148,6 +148,19 @@ func ClusterBootstrap(clusters, k int, stat Statistics, opt BootstrapOptions) []
 // replicates, resample-major (b*k + j); nil when there are fewer than two
 // clusters.
 func ClusterBootstrapReplicates(clusters, k int, stat Statistics, opt BootstrapOptions) ([]Estimate, []float64) {
+	return ClusterBootstrapIndexed(clusters, k, func(_ int, w, out []float64) { stat(w, out) }, opt)
+}
+
+// IndexedStatistics is Statistics told which resample it computes (b from
+// 0; -1 for the point estimate and the jackknife), for a statistic that
+// draws more than clusters in each resample: the judge's noise
+// (analysis.JudgeNoise), a second stage seeded by b.
+type IndexedStatistics func(b int, w []float64, out []float64)
+
+// ClusterBootstrapIndexed is ClusterBootstrapReplicates for a statistic
+// that is told its resample.
+func ClusterBootstrapIndexed(clusters, k int, istat IndexedStatistics, opt BootstrapOptions) ([]Estimate, []float64) {
+	stat := func(w, out []float64) { istat(-1, w, out) }
 	opt = opt.WithDefaults()
 	est := make([]Estimate, k)
 	ones := make([]float64, clusters)
@@ -169,7 +182,7 @@ func ClusterBootstrapReplicates(clusters, k int, stat Statistics, opt BootstrapO
 		}
 		return est, nil
 	}
-	reps := Replicates(clusters, k, stat, opt)
+	reps := replicates(clusters, k, istat, opt)
 	var jack [][]float64
 	if opt.Method == BCa {
 		jack = Jackknife(clusters, k, stat)
@@ -237,6 +250,10 @@ func explainNullInterval(e *Estimate) {
 // resamples, resample-major (b*k + j). Work is split among workers by
 // resample; each resample's draws depend only on (Seed, b).
 func Replicates(clusters, k int, stat Statistics, opt BootstrapOptions) []float64 {
+	return replicates(clusters, k, func(_ int, w, out []float64) { stat(w, out) }, opt)
+}
+
+func replicates(clusters, k int, stat IndexedStatistics, opt BootstrapOptions) []float64 {
 	opt = opt.WithDefaults()
 	out := make([]float64, opt.Resamples*k)
 	var wg sync.WaitGroup
@@ -258,7 +275,7 @@ func Replicates(clusters, k int, stat Statistics, opt BootstrapOptions) []float6
 				for range clusters {
 					w[rng.IntN(clusters)]++
 				}
-				stat(w, out[b*k:(b+1)*k])
+				stat(b, w, out[b*k:(b+1)*k])
 			}
 		}()
 	}

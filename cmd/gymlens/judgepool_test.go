@@ -281,4 +281,27 @@ func TestRepeatsThenAgreeSelf(t *testing.T) {
 	if code, _, stderr := gymlens(t, "--db", db, "agree", "--self", "nobody"); code == 0 || !strings.Contains(stderr, "asked no item twice") {
 		t.Errorf("a judge never asked again: %d %s", code, stderr)
 	}
+	// --judge-noise: the same estimates, intervals at least as wide, and
+	// a note that says so.
+	width := func(args ...string) (map[string]float64, map[string]float64, string) {
+		code, out, stderr := gymlens(t, append([]string{"--db", db, "metrics", "--judge", "again", "--metrics", "TC.correctness,TA", "--format", "json", "--resamples", "300"}, args...)...)
+		if code != 0 {
+			t.Fatal(stderr)
+		}
+		var est []map[string]any
+		if err := json.Unmarshal([]byte(out), &est); err != nil {
+			t.Fatal(err)
+		}
+		mean, w := map[string]float64{}, map[string]float64{}
+		for _, e := range est {
+			m := e["metric"].(string)
+			mean[m], w[m] = e["mean"].(float64), e["ci_high"].(float64)-e["ci_low"].(float64)
+		}
+		return mean, w, out
+	}
+	m0, w0, _ := width()
+	m1, w1, out := width("--judge-noise")
+	if m0["TC.correctness"] != m1["TC.correctness"] || !(w1["TC.correctness"] > w0["TC.correctness"]) || !(w1["TA"] >= w0["TA"]) || !strings.Contains(out, "interval includes the judges' noise") {
+		t.Errorf("--judge-noise: means %v %v, widths %v %v\n%.400s", m0, m1, w0, w1, out)
+	}
 }

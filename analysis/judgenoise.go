@@ -1,0 +1,223 @@
+package analysis
+
+import (
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/gymlens/gymlens/analysis/stat"
+	"github.com/gymlens/gymlens/ingest/rows"
+)
+
+// JudgeNoise makes the metrics' intervals include the judges' own noise:
+// a two-stage bootstrap. Each resample draws the scenarios (the first
+// stage, as always) and then, for every item a judge was asked several
+// times (gymlens judge --repeats), as many of its answers with
+// replacement, whose mean stands for the judgment in that resample; the
+// runs' values are computed again from those judgments. The interval then
+// covers asking the judge again as well as drawing other scenarios.
+// Judgments asked once are fixed, as without it.
+type JudgeNoise struct {
+	draws int
+	seed  uint64
+	judge string
+	runs  []rows.RunRow // as the values: index i is values[i]'s run
+	reps  map[repKey][]map[string]float64
+	noisy map[int]bool // the runs with a repeated judgment
+}
+
+type repKey struct{ run, task, metric, judge string }
+
+// maxNoiseDraws caps the second stage's distinct draws: resample b uses
+// draw b mod the cap (each draw is every noisy run's values computed
+// again).
+const maxNoiseDraws = 1000
+
+// NewJudgeNoise prepares the second stage for runs (with their tasks and
+// judgments) from the judges' repeated answers (ingest's JudgeRepeats);
+// judge, when not empty, is the one judge the metrics use. It returns nil
+// when no judgment of the runs was asked again.
+func NewJudgeNoise(runs []rows.RunRow, items []rows.RepeatItem, judge string, opt BootstrapOptions) *JudgeNoise {
+	opt = opt.WithDefaults()
+	n := &JudgeNoise{draws: min(opt.Resamples, maxNoiseDraws), seed: opt.Seed, judge: judge, runs: runs,
+		reps: map[repKey][]map[string]float64{}, noisy: map[int]bool{}}
+	byRun := map[string]int{}
+	for i := range runs {
+		byRun[runs[i].RunID] = i
+	}
+	for _, it := range items {
+		if len(it.Scores) < 2 || (judge != "" && it.Judge != judge) {
+			continue
+		}
+		i, ok := byRun[it.RunID]
+		if !ok {
+			continue
+		}
+		n.reps[repKey{it.RunID, it.Task, it.Metric, it.Judge}] = it.Scores
+		n.noisy[i] = true
+	}
+	if len(n.noisy) == 0 {
+		return nil
+	}
+	return n
+}
+
+// Runs is how many runs have a judgment asked again.
+func (n *JudgeNoise) Runs() int { return len(n.noisy) }
+
+// values are run i's metric values in draw d: each repeated judgment the
+// mean of a resample of its answers, drawn from a generator seeded by
+// (seed, d, the run), so that a draw is the same for every group.
+func (n *JudgeNoise) values(i, d int) []float64 {
+	r := n.runs[i]
+	h := fnv.New64a()
+	h.Write([]byte(r.RunID))
+	rng := rand.New(rand.NewPCG(n.seed^h.Sum64(), uint64(d)))
+	draw := func(task, metric, judge string) map[string]float64 {
+		answers := n.reps[repKey{r.RunID, task, metric, judge}]
+		if answers == nil {
+			return nil
+		}
+		out := map[string]float64{}
+		both := 0.0
+		for range answers {
+			a := answers[rng.IntN(len(answers))]
+			for k, v := range a {
+				out[k] += v
+			}
+			if a["ta_now"] == 1 && a["ta_later"] == 1 {
+				both++
+			}
+		}
+		for k := range out {
+			out[k] /= float64(len(answers))
+		}
+		out["\x00both"] = both / float64(len(answers))
+		return out
+	}
+	r.TA = slices.Clone(r.TA)
+	for k := range r.TA {
+		j := &r.TA[k]
+		if s := draw("", "ta", j.Judge); s != nil {
+			j.Now, j.Later, j.Both, j.HasBoth = s["ta_now"], s["ta_later"], s["\x00both"], true
+			if v, ok := s["ta_cq"]; ok {
+				j.CQ, j.HasCQ = v, true
+			}
+		}
+	}
+	r.Custom = drawCustom(r.Custom, "", draw)
+	r.Tasks = slices.Clone(r.Tasks)
+	for t := range r.Tasks {
+		tk := &r.Tasks[t]
+		tk.TC, tk.TRJ = slices.Clone(tk.TC), slices.Clone(tk.TRJ)
+		for k := range tk.TC {
+			j := &tk.TC[k]
+			if s := draw(tk.Task, "tc", j.Judge); s != nil {
+				j.Correctness, j.Grounding, j.Completeness, j.ArtifactQ = s["correctness"], s["grounding"], s["completeness"], s["artifact_quality"]
+			}
+		}
+		for k := range tk.TRJ {
+			j := &tk.TRJ[k]
+			if s := draw(tk.Task, "trj", j.Judge); s != nil {
+				for c, name := range trjConstructs {
+					j.Scores[c] = s[name]
+				}
+			}
+		}
+		tk.Custom = drawCustom(tk.Custom, tk.Task, draw)
+	}
+	v, _ := RunValues(&r, n.judge)
+	return v
+}
+
+func drawCustom(js []rows.CustomJudgment, task string, draw func(task, metric, judge string) map[string]float64) []rows.CustomJudgment {
+	js = slices.Clone(js)
+	for k := range js {
+		if s := draw(task, js[k].Metric, js[k].Judge); s != nil {
+			delete(s, "\x00both")
+			js[k].Scores = s
+		}
+	}
+	return js
+}
+
+// noisySums are, for each draw, the group's per-cluster sums (cluster c,
+// column j at c*k+j) with its noisy runs' values of that draw.
+func (n *JudgeNoise) noisySums(g Group, values [][]float64, clusterOf func(int) int, cols []int, base []float64) [][]float64 {
+	k := len(cols)
+	var mine []int
+	for _, i := range g.Runs {
+		if n.noisy[i] {
+			mine = append(mine, i)
+		}
+	}
+	if len(mine) == 0 {
+		return nil
+	}
+	out := make([][]float64, n.draws)
+	for d := range out {
+		s := slices.Clone(base)
+		for _, i := range mine {
+			v := n.values(i, d)
+			c := clusterOf(i)
+			for j, m := range cols {
+				if x, b := v[m], values[i][m]; !math.IsNaN(x) && !math.IsNaN(b) {
+					s[c*k+j] += x - b
+				}
+			}
+		}
+		out[d] = s
+	}
+	return out
+}
+
+// summarizeNoisy is summarizeGroup's bootstrap with the judges' noise:
+// in resample b, each copy of a cluster drawn takes a draw of its own
+// (drawn from a generator seeded by (seed, b)), as the second stage of a
+// two-stage bootstrap redraws the items of every cluster copy
+// independently; a cluster drawn twice with one draw would count the
+// noise twice over.
+func summarizeNoisy(clusters, k int, sum, cnt []float64, noisy [][]float64, seed uint64, opt BootstrapOptions) []Estimate {
+	est, _ := stat.ClusterBootstrapIndexed(clusters, k, func(b int, w, res []float64) {
+		var rng *rand.Rand
+		if b >= 0 {
+			rng = rand.New(rand.NewPCG(seed^0x9e3779b97f4a7c15, uint64(b)))
+		}
+		for j := range res {
+			res[j] = 0
+		}
+		var m []float64 = make([]float64, k)
+		for c, wc := range w {
+			for copy := 0; copy < int(wc); copy++ {
+				s := sum
+				if rng != nil {
+					s = noisy[rng.IntN(len(noisy))]
+				}
+				for j := range res {
+					res[j] += s[c*k+j]
+					m[j] += cnt[c*k+j]
+				}
+			}
+		}
+		for j := range res {
+			if m[j] == 0 {
+				res[j] = math.NaN()
+			} else {
+				res[j] /= m[j]
+			}
+		}
+	}, opt)
+	return est
+}
+
+// runsIn is how many of the group's runs have a repeated judgment.
+func (n *JudgeNoise) runsIn(g Group) int {
+	c := 0
+	for _, i := range g.Runs {
+		if n.noisy[i] {
+			c++
+		}
+	}
+	return c
+}
