@@ -4,7 +4,10 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/gymlens/gymlens/analysis/stat"
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -29,10 +32,10 @@ type JudgeNoise struct {
 
 type repKey struct{ run, task, metric, judge string }
 
-// maxNoiseDraws caps the second stage's distinct draws: resample b uses
-// draw b mod the cap (each draw is every noisy run's values computed
-// again).
-const maxNoiseDraws = 1000
+// maxNoiseDraws caps the second stage's distinct draws per run (each
+// draw is every noisy run's values computed again); each copy of a
+// cluster in a resample picks one of them at random.
+const maxNoiseDraws = 200
 
 // NewJudgeNoise prepares the second stage for runs (with their tasks and
 // judgments) from the judges' repeated answers (ingest's JudgeRepeats);
@@ -156,19 +159,28 @@ func (n *JudgeNoise) noisySums(g Group, values [][]float64, clusterOf func(int) 
 		return nil
 	}
 	out := make([][]float64, n.draws)
-	for d := range out {
-		s := slices.Clone(base)
-		for _, i := range mine {
-			v := n.values(i, d)
-			c := clusterOf(i)
-			for j, m := range cols {
-				if x, b := v[m], values[i][m]; !math.IsNaN(x) && !math.IsNaN(b) {
-					s[c*k+j] += x - b
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for d := int(next.Add(1) - 1); d < n.draws; d = int(next.Add(1) - 1) {
+				s := slices.Clone(base)
+				for _, i := range mine {
+					v := n.values(i, d)
+					c := clusterOf(i)
+					for j, m := range cols {
+						if x, b := v[m], values[i][m]; !math.IsNaN(x) && !math.IsNaN(b) {
+							s[c*k+j] += x - b
+						}
+					}
 				}
+				out[d] = s
 			}
-		}
-		out[d] = s
+		}()
 	}
+	wg.Wait()
 	return out
 }
 

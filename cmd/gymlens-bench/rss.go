@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,7 +20,7 @@ func benchRSS(args []string) error {
 	fl := flag.NewFlagSet("rss", flag.ExitOnError)
 	scales := fl.String("scales", "1,10", "sample corpus scales, comma-separated")
 	dir := fl.String("dir", "", "work folder (default: a new one under $TMPDIR, removed after)")
-	only := fl.String("only", "", "run only the commands whose name holds this text")
+	only := fl.String("only", "", "run only the commands whose name holds one of these comma-separated texts")
 	fl.Parse(args)
 	work := *dir
 	if work == "" {
@@ -38,6 +39,13 @@ func benchRSS(args []string) error {
 	if err != nil {
 		return err
 	}
+	// A judge server for the judge's commands (latency 0: the client's
+	// memory is measured, not the server's pace).
+	urls, stopServers, err := childServers(0, 1)
+	if err != nil {
+		return err
+	}
+	defer stopServers()
 	type result struct {
 		wall time.Duration
 		rss  int64
@@ -63,6 +71,13 @@ func benchRSS(args []string) error {
 		{"judge --dry-run", func(int, string) []string {
 			return []string{"judge", "--metric", "tc,ta,trj", "--judge", "x=m@http://127.0.0.1:9/v1", "--dry-run"}
 		}},
+		{"judge ta --repeats 2", func(int, string) []string {
+			return []string{"judge", "--metric", "ta", "--repeats", "2", "--concurrency", "32", "--judge", "again=m@" + urls[0]}
+		}},
+		{"agree --self", func(int, string) []string { return []string{"agree", "--self", "again"} }},
+		{"metrics --judge-noise", func(int, string) []string {
+			return []string{"metrics", "--by", "model,harness", "--judge", "again", "--judge-noise"}
+		}},
 		{"annotate sample", func(k int, d string) []string {
 			return []string{"annotate", "sample", "-n", "200", "--by", "scenario", "--out", filepath.Join(d, "sheet.csv")}
 		}},
@@ -80,7 +95,7 @@ func benchRSS(args []string) error {
 			return fmt.Errorf("sample --scale %d: %v\n%s", k, err, out)
 		}
 		for _, c := range commands {
-			if *only != "" && !strings.Contains(c.name, *only) && c.name != "ingest" && c.name != "validate" {
+			if *only != "" && !slices.ContainsFunc(strings.Split(*only, ","), func(o string) bool { return strings.Contains(c.name, o) }) && c.name != "ingest" && c.name != "validate" {
 				continue
 			}
 			cmd := exec.Command(bin, append([]string{"--db", db, "-q"}, c.args(k, d)...)...)

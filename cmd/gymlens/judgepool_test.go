@@ -234,6 +234,13 @@ func TestRubricThroughPoolAndBatch(t *testing.T) {
 	if seen["custom.interruption"] != 2 || seen["custom.initiative"] != 2 || seen["TC"] != 2 {
 		t.Errorf("metrics shown: %v", seen)
 	}
+	// corr and compare take them by name too.
+	if code, out, stderr := gymlens(t, "--db", db, "corr", "--metrics", "TC,custom.interruption", "--format", "csv", "--resamples", "200"); code != 0 || !strings.Contains(out, "TC,custom.interruption,") {
+		t.Errorf("corr: %d %s %.300s", code, stderr, out)
+	}
+	if code, out, stderr := gymlens(t, "--db", db, "compare", "--harness-switch", "CC,CD", "--metrics", "custom.initiative", "--format", "csv", "--resamples", "200"); code != 0 || !strings.Contains(out, "custom.initiative") {
+		t.Errorf("compare: %d %s %.300s", code, stderr, out)
+	}
 	if code, out, stderr := gymlens(t, "--db", db, "table", "custom", "-f", "md", "--resamples", "200"); code != 0 || !strings.Contains(out, "custom.interruption.timing") {
 		t.Errorf("table custom: %d %s %.300s", code, stderr, out)
 	}
