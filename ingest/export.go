@@ -31,6 +31,7 @@ var exportTables = []exportTable{
 	{"scenario_tools", "scenario, tool", false},
 	{"runs", "run_id", false},
 	{"events", "run_id, seq", true},
+	{"run_spans", "run_id, file_id", false},
 	{"task_outcomes", "run_id, task", true},
 	{"judgments", "run_id, task, metric, judge, prompt", true},
 	{"ratings", "file_id, src_line", false},

@@ -19,14 +19,57 @@ import (
 // viewer's page, not an export.
 const MaxRunEvents = 20000
 
+// eventColumns are the columns of a trajectory's records, as EventRow
+// scans them.
+const eventColumns = `seq, t, actor, kind, coalesce(task, '') AS task, coalesce(text, '') AS text, coalesce(tool, '') AS tool,
+	coalesce(depth, '') AS depth, coalesce(CAST(args AS VARCHAR), '') AS args, coalesce(CAST(result AS VARCHAR), '') AS result, ok,
+	coalesce(decision, '') AS decision, coalesce(phase, '') AS phase, coalesce(ref, 0) AS ref, visible`
+
+// spansOf is a query (and its arguments) that reads cols of the events of
+// runs from where they lie (run_spans): a UNION ALL of one scan per run
+// and file, each bounded by the file and the lines it holds, so that
+// DuckDB reads the row groups of those lines alone (a run id's zone map
+// prunes nothing, and an IN list of ids is not pushed into the scan at
+// all: it read every event). "" when the runs have no event.
+func (w *Warehouse) spansOf(ctx context.Context, ids []string, cols string) (string, []any, error) {
+	in := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")"
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	var parts []string
+	var out []any
+	err := w.scan(ctx, `SELECT run_id, file_id, lo, hi FROM run_spans WHERE run_id IN `+in+` ORDER BY run_id, file_id`, func(rs *sql.Rows) error {
+		var id string
+		var file int64
+		var lo, hi sql.NullInt64
+		if err := rs.Scan(&id, &file, &lo, &hi); err != nil {
+			return err
+		}
+		if lo.Valid && hi.Valid {
+			parts = append(parts, `SELECT `+cols+` FROM events WHERE file_id = ? AND src_line BETWEEN ? AND ? AND run_id = ?`)
+			out = append(out, file, lo.Int64, hi.Int64, id)
+		} else {
+			parts = append(parts, `SELECT `+cols+` FROM events WHERE file_id = ? AND run_id = ?`)
+			out = append(out, file, id)
+		}
+		return nil
+	}, args...)
+	if err != nil {
+		return "", nil, err
+	}
+	return strings.Join(parts, " UNION ALL "), out, nil
+}
+
 // RunEvents reads a run's trajectory in order, at most MaxRunEvents
 // events (none for a run not in the warehouse).
 func (w *Warehouse) RunEvents(ctx context.Context, runID string) ([]rows.EventRow, error) {
 	var events []rows.EventRow
-	rs, err := w.db.QueryContext(ctx, `SELECT seq, t, actor, kind, coalesce(task, ''), coalesce(text, ''), coalesce(tool, ''),
-		coalesce(depth, ''), coalesce(CAST(args AS VARCHAR), ''), coalesce(CAST(result AS VARCHAR), ''), ok,
-		coalesce(decision, ''), coalesce(phase, ''), coalesce(ref, 0), visible
-		FROM events WHERE run_id = ? ORDER BY seq LIMIT ?`, runID, MaxRunEvents)
+	from, fargs, err := w.spansOf(ctx, []string{runID}, eventColumns)
+	if err != nil || from == "" {
+		return nil, err
+	}
+	rs, err := w.db.QueryContext(ctx, `SELECT `+eventColumns+` FROM (`+from+`) ORDER BY seq LIMIT ?`, append(fargs, MaxRunEvents)...)
 	if err != nil {
 		return nil, err
 	}
@@ -349,10 +392,15 @@ func (w *Warehouse) RunPages(ctx context.Context, ids []string) (map[string]*row
 	if err != nil {
 		return nil, err
 	}
-	err = w.scan(ctx, `SELECT run_id, seq, t, actor, kind, coalesce(task, ''), coalesce(text, ''), coalesce(tool, ''),
-		coalesce(depth, ''), coalesce(CAST(args AS VARCHAR), ''), coalesce(CAST(result AS VARCHAR), ''), ok,
-		coalesce(decision, ''), coalesce(phase, ''), coalesce(ref, 0), visible
-		FROM events WHERE run_id IN `+in+` QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY seq) <= `+strconv.Itoa(MaxRunEvents)+`
+	from, fargs, err := w.spansOf(ctx, ids, "run_id, "+eventColumns)
+	if err != nil {
+		return nil, err
+	}
+	if from == "" {
+		from, fargs = `SELECT run_id, `+eventColumns+` FROM events WHERE false`, nil
+	}
+	err = w.scan(ctx, `SELECT run_id, `+eventColumns+` FROM (`+from+`)
+		QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY seq) <= `+strconv.Itoa(MaxRunEvents)+`
 		ORDER BY run_id, seq`, func(rs *sql.Rows) error {
 		var id string
 		var e rows.EventRow
@@ -373,7 +421,7 @@ func (w *Warehouse) RunPages(ctx context.Context, ids []string) (map[string]*row
 		}
 		p.Events = append(p.Events, e)
 		return nil
-	}, args...)
+	}, fargs...)
 	if err != nil {
 		return nil, err
 	}

@@ -145,6 +145,14 @@ func (p *pass) load(decisions map[string]runDecision) error {
 			}
 		}
 	}
+	if p.stages[runlog.TypeEvent] != nil {
+		// Where the new events lie (RunPages reads a run from its spans).
+		if err := p.exec(`INSERT INTO run_spans SELECT run_id, file_id,
+			CASE WHEN count(src_line) = count(*) THEN min(src_line) END, CASE WHEN count(src_line) = count(*) THEN max(src_line) END, count(*)
+			FROM events WHERE file_id >= ? GROUP BY ALL`, first); err != nil {
+			return err
+		}
+	}
 	if p.stages[runlog.TypeJudgment] != nil {
 		if err := p.settleJudgments(first); err != nil {
 			return err
@@ -310,7 +318,7 @@ func (p *pass) loadRuns(decisions map[string]runDecision, first int) error {
 		if err := p.exec(`CREATE OR REPLACE TEMP TABLE _replace_runs AS SELECT unnest(?::VARCHAR[]) AS run_id`, replaced); err != nil {
 			return err
 		}
-		for _, t := range []string{"runs", "events", "task_outcomes", "judgments"} {
+		for _, t := range []string{"runs", "events", "run_spans", "task_outcomes", "judgments"} {
 			if err := p.exec(`DELETE FROM `+t+` WHERE file_id < ? AND run_id IN (SELECT run_id FROM _replace_runs)`, first); err != nil {
 				return err
 			}

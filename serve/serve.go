@@ -138,9 +138,10 @@ func New(ctx context.Context, store Store, opt Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{store: store, opt: opt, mux: http.NewServeMux(), cop: http.NewCrossOriginProtection()}
-	// A reader per two cores: each batch scans the tables once, and a
-	// burst split between more readers scans them more often (measured in
-	// docs/benchmarks.md).
+	// A reader per two cores: the tables but events are scanned once a
+	// batch, and a burst split between more readers scans them more often
+	// (a reader per core took 426 ms, not 331, for 100 cold pages at
+	// --scale 10: docs/benchmarks.md).
 	s.reads = &pageReads{read: store.RunPages, readers: max(1, runtime.GOMAXPROCS(0)/2)}
 	s.notes, _ = store.(Annotations)
 	s.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
