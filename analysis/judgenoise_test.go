@@ -65,17 +65,7 @@ func TestJudgeNoiseDraws(t *testing.T) {
 // point, with it the judges' noise alone spreads it.
 func TestSummarizeWithJudgeNoise(t *testing.T) {
 	runs, items := noiseRuns()
-	values := make([][]float64, len(runs))
-	missing := make([]Missing, len(runs))
-	scen := make([]string, len(runs))
-	for i := range runs {
-		values[i], missing[i] = RunValues(&runs[i], "")
-		scen[i] = runs[i].Scenario
-	}
-	groups, err := GroupRuns(runs, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	values, missing, scen, groups := summarizeInputs(t, runs)
 	opt := BootstrapOptions{Resamples: 500, Seed: 1, Method: "percentile"}
 	m := []int{MetricIndex("TC.correctness")}
 	plain := Summarize(groups, values, missing, scen, m, opt)[0]

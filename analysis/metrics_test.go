@@ -87,17 +87,7 @@ func TestSummarizeAndWarnings(t *testing.T) {
 	runs := []rows.RunRow{tinyRun(), tinyRun(), tinyRun()}
 	runs[1].RunID, runs[1].Scenario, runs[1].Tasks[0].Chosen = "r2", "s2", "noop"
 	runs[2].RunID, runs[2].Scenario, runs[2].HasTAWindow = "r3", "s3", false
-	values := make([][]float64, len(runs))
-	missing := make([]Missing, len(runs))
-	scen := make([]string, len(runs))
-	for i := range runs {
-		values[i], missing[i] = RunValues(&runs[i], "")
-		scen[i] = runs[i].Scenario
-	}
-	groups, err := GroupRuns(runs, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	values, missing, scen, groups := summarizeInputs(t, runs)
 	res := Summarize(groups, values, missing, scen, []int{mTC, mTA, mTRD}, BootstrapOptions{Resamples: 500})
 	if res[2].Metric != "TR-D" || math.Abs(res[2].Value-100.0/3) > 1e-12 || res[2].NRuns != 3 || res[2].Clusters != 3 {
 		t.Errorf("TR-D %+v", res[2])
@@ -115,4 +105,21 @@ func TestSummarizeAndWarnings(t *testing.T) {
 	if len(g) != 2 || g[0].Key["scenario"] != "s1" || g[1].Key["scenario"] != "s3" {
 		t.Errorf("groups %+v", g)
 	}
+}
+
+// summarizeInputs are what Summarize takes for runs, in one group.
+func summarizeInputs(t *testing.T, runs []rows.RunRow) ([][]float64, []Missing, []string, []Group) {
+	t.Helper()
+	values := make([][]float64, len(runs))
+	missing := make([]Missing, len(runs))
+	scen := make([]string, len(runs))
+	for i := range runs {
+		values[i], missing[i] = RunValues(&runs[i], "")
+		scen[i] = runs[i].Scenario
+	}
+	groups, err := GroupRuns(runs, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return values, missing, scen, groups
 }

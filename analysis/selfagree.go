@@ -254,12 +254,15 @@ func selfScore(name string, r *repeated, opt BootstrapOptions) SelfScore {
 // Donner 1986). NaN with fewer than two groups or no within variance and
 // no between variance.
 func ICC1(groups [][]float64, w []float64) float64 {
+	weight := func(i int) float64 {
+		if w == nil {
+			return 1
+		}
+		return w[i]
+	}
 	var g, N, sum, sumSq float64
 	for i, vs := range groups {
-		wi := 1.0
-		if w != nil {
-			wi = w[i]
-		}
+		wi := weight(i)
 		if wi == 0 {
 			continue
 		}
@@ -277,10 +280,7 @@ func ICC1(groups [][]float64, w []float64) float64 {
 	grand := sum / N
 	var ssb, ssw float64
 	for i, vs := range groups {
-		wi := 1.0
-		if w != nil {
-			wi = w[i]
-		}
+		wi := weight(i)
 		if wi == 0 {
 			continue
 		}
