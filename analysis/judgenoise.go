@@ -28,6 +28,11 @@ type JudgeNoise struct {
 	runs  []rows.RunRow // as the values: index i is values[i]'s run
 	reps  map[repKey][]map[string]float64
 	noisy map[int]bool // the runs with a repeated judgment
+	// Progress, when not nil, is told how many draws are done so far
+	// (from one goroutine at a time).
+	Progress func(done int64)
+	done     atomic.Int64
+	mu       sync.Mutex
 }
 
 type repKey struct{ run, task, metric, judge string }
@@ -177,6 +182,12 @@ func (n *JudgeNoise) noisySums(g Group, values [][]float64, clusterOf func(int) 
 					}
 				}
 				out[d] = s
+				if n.Progress != nil {
+					k := n.done.Add(1)
+					n.mu.Lock()
+					n.Progress(k)
+					n.mu.Unlock()
+				}
 			}
 		}()
 	}

@@ -146,6 +146,8 @@ type Exec struct {
 	// ReadRatings reads a long-format ratings file (agree --input) into
 	// one rating set per question (ingest/runlog.ReadRatingSets).
 	ReadRatings func(path string, categories []string, level string) ([]rows.RatingSet, error)
+	// Progress, when not nil, is told how a long read goes (Options.Progress).
+	Progress func(Progress)
 	// Datasets, when not nil, keeps the datasets made, by their options,
 	// for the next Exec that shares the map (the blocks of a notebook).
 	Datasets map[string]*Dataset
@@ -235,6 +237,7 @@ func (x *Exec) Dataset(ctx context.Context, keep Keep) (*Dataset, error) {
 	if ds := x.Datasets[key]; ds != nil {
 		return ds, nil
 	}
+	opt.Progress = x.Progress // not in the key: the same read whoever watches it
 	ds, err := NewDataset(ctx, w, opt)
 	if err != nil {
 		return nil, err

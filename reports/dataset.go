@@ -61,6 +61,9 @@ type Options struct {
 	// harness-switch (empty: CC,OC).
 	FigureMetric, Question string
 	Switch                 []string
+	// Progress, when not nil, is told what the dataset is doing, for a
+	// long read (never concurrently).
+	Progress func(Progress)
 	// JudgeNoise makes the metrics' intervals include the judges' own
 	// noise (analysis.JudgeNoise): it needs judgments asked again (judge
 	// --repeats), and keeps the tasks.
@@ -70,6 +73,13 @@ type Options struct {
 	// best and every configuration not distinguishable from it,
 	// TiesWithBest) or "none".
 	Mark string
+}
+
+// Progress is a step of a long read: what, how far, out of how many (-1:
+// not known).
+type Progress struct {
+	Stage       string
+	Done, Total int64
 }
 
 // Values are the runs with their metric values (every metric of
@@ -227,6 +237,9 @@ func (s *Dataset) Values() (*Values, error) {
 	judges := map[string]bool{}
 	var err error
 	v.Runs, err = s.store.LoadRunsWith(s.ctx, func(i int, r *rows.RunRow) {
+		if s.opt.Progress != nil && i%256 == 255 {
+			s.opt.Progress(Progress{Stage: "reading runs", Done: int64(i + 1), Total: -1})
+		}
 		for _, j := range analysis.Judges([]rows.RunRow{*r}) {
 			judges[j] = true
 		}
@@ -259,6 +272,9 @@ func (s *Dataset) Values() (*Values, error) {
 		}
 		if s.noise = analysis.NewJudgeNoise(v.Runs, items, judge, s.opt.Bootstrap); s.noise == nil {
 			return nil, analysis.NoDataf("--judge-noise: no judgment of these runs was asked again: judge with --repeats 2 or more first")
+		}
+		if p := s.opt.Progress; p != nil {
+			s.noise.Progress = func(done int64) { p(Progress{Stage: "redrawing the judges' repeated answers", Done: done, Total: -1}) }
 		}
 	}
 	s.values = v

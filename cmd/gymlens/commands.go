@@ -51,6 +51,13 @@ func ingestOptions(cmd *cli.Command) (string, ingest.IngestOptions, error) {
 	return format, opt, err
 }
 
+// newBar is a progress bar on stderr (total -1: a spinner), redrawn at
+// most ten times a second and cleared when finished.
+func newBar(e *env, total int64, opts ...progressbar.Option) *progressbar.ProgressBar {
+	return progressbar.NewOptions64(total, append([]progressbar.Option{progressbar.OptionSetWriter(e.stderr),
+		progressbar.OptionThrottle(100 * time.Millisecond), progressbar.OptionClearOnFinish()}, opts...)...)
+}
+
 // progressBar draws ingest progress on a terminal: files, records, MB/s.
 func progressBar(e *env, quiet bool) (func(ingest.Progress), func()) {
 	if quiet || !e.terminal {
@@ -59,10 +66,7 @@ func progressBar(e *env, quiet bool) (func(ingest.Progress), func()) {
 	var bar *progressbar.ProgressBar
 	update := func(p ingest.Progress) {
 		if bar == nil {
-			bar = progressbar.NewOptions64(p.TotalBytes, progressbar.OptionSetWriter(e.stderr),
-				progressbar.OptionShowBytes(true), progressbar.OptionSetWidth(30),
-				progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish(),
-				progressbar.OptionSetPredictTime(true))
+			bar = newBar(e, p.TotalBytes, progressbar.OptionShowBytes(true), progressbar.OptionSetWidth(30), progressbar.OptionSetPredictTime(true))
 		}
 		if p.Loading {
 			bar.Describe(fmt.Sprintf("%s records checked · loading into the warehouse", reports.Thousands(p.Records)))

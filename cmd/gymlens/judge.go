@@ -58,8 +58,7 @@ func judgeCommand(e *env) *cli.Command {
 			if e.terminal && !cmd.Bool("quiet") && !opt.DryRun {
 				opt.Progress = func(p judge.Progress) {
 					if bar == nil {
-						bar = progressbar.NewOptions64(p.Total, progressbar.OptionSetWriter(e.stderr), progressbar.OptionSetPredictTime(true),
-							progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+						bar = newBar(e, p.Total, progressbar.OptionSetPredictTime(true))
 					}
 					bar.ChangeMax64(p.Total)
 					bar.Describe(p.String())

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -305,6 +307,20 @@ func TestRepeatsThenAgreeSelf(t *testing.T) {
 			mean[m], w[m] = e["mean"].(float64), e["ci_high"].(float64)-e["ci_low"].(float64)
 		}
 		return mean, w, out
+	}
+	// On a terminal, the long read shows what it does; with -q nothing.
+	for _, quiet := range []bool{false, true} {
+		var o, eb bytes.Buffer
+		args := []string{"gymlens", "--db", db, "metrics", "--judge", "again", "--judge-noise", "--resamples", "100"}
+		if quiet {
+			args = append(args, "-q")
+		}
+		if err := newApp(&env{stdout: &o, stderr: &eb, terminal: true}).Run(context.Background(), args); err != nil {
+			t.Fatal(err)
+		}
+		if shown := strings.Contains(eb.String(), "redrawing the judges' repeated answers"); shown == quiet {
+			t.Errorf("quiet %v: progress %q", quiet, eb.String())
+		}
 	}
 	m0, w0, _ := width()
 	m1, w1, out := width("--judge-noise")

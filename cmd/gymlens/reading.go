@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v3"
 
 	"github.com/gymlens/gymlens/analysis"
@@ -34,8 +35,10 @@ func readCommand(e *env, name string) *cli.Command {
 					w.Close()
 				}
 			}()
+			progress, done := readProgress(e, cmd.Bool("quiet"))
+			defer done()
 			x := &reports.Exec{Args: argsOf(cmd), Format: format, Out: e.stdout, Err: e.stderr, Quiet: cmd.Bool("quiet"), Name: cmd.String("db"),
-				ReadRatings: runlog.ReadRatingSets,
+				ReadRatings: runlog.ReadRatingSets, Progress: progress,
 				Open: func(ctx context.Context) (reports.Warehouse, error) {
 					var err error
 					if w, err = ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, "")); err != nil {
@@ -45,6 +48,16 @@ func readCommand(e *env, name string) *cli.Command {
 				}}
 			return c.Run(ctx, x)
 		}}
+}
+
+// readProgress draws a long read's progress on a terminal (nothing when
+// quiet or piped): what it does and how far; done clears it.
+func readProgress(e *env, quiet bool) (update func(reports.Progress), done func()) {
+	if quiet || !e.terminal {
+		return nil, func() {}
+	}
+	b := newBar(e, -1, progressbar.OptionSpinnerType(14))
+	return func(p reports.Progress) { b.Describe(p.Stage); b.Set64(p.Done) }, func() { b.Finish() }
 }
 
 // cliFlags makes the flags of the parameters ps.
