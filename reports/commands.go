@@ -82,6 +82,17 @@ var Commands = []*Command{
 		Formats: Formats, Default: "table", Run: runCorr,
 	},
 	{
+		Name: "rank", Usage: "how sure each configuration's rank is: rank intervals, P(best), and the configurations tied with the best",
+		Description: "Every configuration's estimate of --metric and its rank (1: highest), an interval for the rank and the share of\n" +
+			"resamples in which it is first, from one cluster bootstrap that draws the same scenarios for every configuration;\n" +
+			"tied_with_best: not distinguishable from the best (paired cluster bootstrap of the difference, Holm-adjusted p ≥ α).",
+		Params: params([]Param{
+			{Name: "metric", Default: "TC", Usage: "the `METRIC` to rank on (higher is better)"},
+			whereParam, judgeParam,
+		}, bootstrapParams()),
+		Formats: Formats, Default: "table", Run: runRank,
+	},
+	{
 		Name:  "agree",
 		Usage: "agreement: judge vs judge (--judges A,B), judge vs humans (--human), or any ratings file (--input)",
 		Description: "--judges A,B: for every continuous score both judges' means, Δ (B − A), MAE, Pearson r and Spearman ρ;\n" +
@@ -360,6 +371,18 @@ func runCompare(ctx context.Context, x *Exec) error {
 		return analysis.Optionf("--source: expected gym or pare, found %q", x.String("source"))
 	}
 	return x.Writer().Result(CompareOutput(x.Format, res))
+}
+
+func runRank(ctx context.Context, x *Exec) error {
+	ds, err := x.Dataset(ctx, KeepValues)
+	if err != nil {
+		return err
+	}
+	res, err := ds.Ranks(x.String("metric"))
+	if err != nil {
+		return err
+	}
+	return x.Writer().Result(RankOutput(x.Format, res))
 }
 
 func runCorr(ctx context.Context, x *Exec) error {

@@ -506,6 +506,46 @@ func (s *Dataset) TiesWithBest(metrics []string) (map[string]map[string]bool, er
 	return out, nil
 }
 
+// RankRow is a configuration's rank on a metric and whether it is tied
+// with the best.
+type RankRow struct {
+	analysis.RankEstimate
+	TiedWithBest bool
+}
+
+// Ranks ranks the configurations Where keeps on metric
+// (analysis.Ranks), each with whether it is tied with the best
+// (TiesWithBest).
+func (s *Dataset) Ranks(metric string) ([]RankRow, error) {
+	m := analysis.MetricIndex(metric)
+	if m < 0 {
+		return nil, analysis.Optionf("--metric: unknown metric %q: expected one of %s", metric, strings.Join(analysis.MetricNames(), ", "))
+	}
+	v, err := s.Values()
+	if err != nil {
+		return nil, err
+	}
+	groups, err := analysis.GroupRuns(v.Runs, []string{"config"}, s.opt.Where)
+	if err != nil {
+		return nil, err
+	}
+	if len(groups) == 0 {
+		return nil, analysis.NoDataf("no run matches --where %s", s.whereText())
+	}
+	ties, err := s.TiesWithBest([]string{metric})
+	if err != nil {
+		return nil, err
+	}
+	var out []RankRow
+	for _, r := range analysis.Ranks(groups, v.Values, v.Scenario, m, s.opt.Bootstrap) {
+		out = append(out, RankRow{RankEstimate: r, TiedWithBest: ties[metric][r.Config]})
+	}
+	if len(out) == 0 {
+		return nil, analysis.NoDataf("no configuration has a value of %s", metric)
+	}
+	return out, nil
+}
+
 // Metrics estimates Options.Metrics per group of the dimensions by, among
 // the runs Where keeps.
 func (s *Dataset) Metrics(by []string) ([]analysis.GroupEstimate, error) {

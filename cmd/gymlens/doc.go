@@ -20,6 +20,7 @@
 //	metrics    the 3T metrics (or PARE's) with cluster-bootstrap intervals, by any breakdown
 //	compare    paired differences between configurations (or harnesses), adjusted p-values
 //	corr       correlations among the metrics, at run and configuration level
+//	rank       rank intervals, P(best) and the configurations tied with the best
 //	agree      agreement: judge vs judge, judge vs humans, PARE's annotators, or any ratings file
 //	human      the human-study analyses over checkpoint days
 //	annotate   prepare human annotation: a stratified sample as a sheet to fill in

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -326,5 +327,40 @@ func TestRepeatsThenAgreeSelf(t *testing.T) {
 	m1, w1, out := width("--judge-noise")
 	if m0["TC.correctness"] != m1["TC.correctness"] || !(w1["TC.correctness"] > w0["TC.correctness"]) || !(w1["TA"] >= w0["TA"]) || !strings.Contains(out, "interval includes the judges' noise") {
 		t.Errorf("--judge-noise: means %v %v, widths %v %v\n%.400s", m0, m1, w0, w1, out)
+	}
+}
+
+// gymlens rank: every configuration once, ranks from 1, the best tied
+// with itself and first most often; an unknown metric is a usage error.
+func TestRank(t *testing.T) {
+	t.Parallel()
+	_, db := sampleWarehouse(t, 5, 4, true)
+	code, out, stderr := gymlens(t, "--db", db, "rank", "--metric", "TC", "--format", "json", "--resamples", "500")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err, out)
+	}
+	if len(rows) < 4 {
+		t.Fatalf("%d configurations", len(rows))
+	}
+	var pMax float64
+	for i, r := range rows {
+		rank, lo, hi, p := r["rank"].(float64), r["rank_low"].(float64), r["rank_high"].(float64), r["p_best"].(float64)
+		if !(lo <= rank && rank <= hi && lo >= 1 && hi <= float64(len(rows))) || p < 0 || p > 1 {
+			t.Errorf("%v", r)
+		}
+		if i > 0 && r["value"].(float64) > rows[i-1]["value"].(float64) {
+			t.Errorf("not best first: %v after %v", r, rows[i-1])
+		}
+		pMax = math.Max(pMax, p)
+	}
+	if rows[0]["tied_with_best"] != true || rows[0]["rank"].(float64) != 1 || rows[0]["p_best"].(float64) != pMax {
+		t.Errorf("the best: %v", rows[0])
+	}
+	if code, _, stderr := gymlens(t, "--db", db, "rank", "--metric", "TX"); code != 2 || !strings.Contains(stderr, `unknown metric "TX"`) {
+		t.Errorf("unknown metric: %d %s", code, stderr)
 	}
 }

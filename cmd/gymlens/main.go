@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -106,7 +104,7 @@ func newApp(e *env) *cli.Command {
 			&cli.StringFlag{Name: "memory-limit", Usage: "DuckDB memory `LIMIT`, such as 2GB (default: " + ingest.IngestMemoryLimit + " when ingesting, " + ingest.DefaultMemoryLimit + " otherwise)"},
 		},
 		Commands: []*cli.Command{
-			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), scoreCommand(e), judgeCommand(e), readCommand(e, "metrics"), readCommand(e, "compare"), readCommand(e, "corr"), readCommand(e, "agree"), readCommand(e, "human"), annotateCommand(e),
+			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), scoreCommand(e), judgeCommand(e), readCommand(e, "metrics"), readCommand(e, "compare"), readCommand(e, "corr"), readCommand(e, "rank"), readCommand(e, "agree"), readCommand(e, "human"), annotateCommand(e),
 			readCommand(e, "table"), readCommand(e, "plot"), reportCommand(e), notebookCommand(e), serveCommand(e), readCommand(e, "decisions"), readCommand(e, "reconcile"), exportCommand(e), readCommand(e, "query"),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -143,8 +141,6 @@ func outputFormat(cmd *cli.Command, def string, allowed ...string) (string, erro
 	}
 	return "", usagef("--format: %s writes %s, not %q", cmd.Name, strings.Join(allowed, ", "), f)
 }
-
-func sortedKeys[T any](m map[string]T) []string { return slices.Sorted(maps.Keys(m)) }
 
 // writer is the results writer of the command's --format (already
 // checked against what the command writes).

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -72,7 +74,7 @@ func runNotebook(ctx context.Context, db, file, dir string, strict bool) ([]stri
 		return nil, fmt.Errorf("--out: %w", err)
 	}
 	var paths []string
-	for _, name := range sortedKeys(files) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		p, b := filepath.Join(dir, name), files[name]
 		if err := reports.WriteFileAtomic(p, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 			return nil, err
