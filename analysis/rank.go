@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/gymlens/gymlens/analysis/stat"
 )
@@ -143,5 +144,88 @@ func Ranks(groups []Group, values [][]float64, scenario []string, metric int, op
 		}
 		return out[i].Config < out[j].Config
 	})
+	return out
+}
+
+// LetterDisplay is a compact letter display of groups (given best first):
+// groups that share a letter are not significantly different, and two
+// that are (different[{a, b}] or [{b, a}]) share none. It is Piepho's
+// (2004) insert-and-absorb: one letter for all; for each pair found
+// different, every letter holding both is split into one without each;
+// a letter whose groups another letter holds too is dropped. Letters are
+// then named a, b, … in the order of the best group each holds.
+func LetterDisplay(groups []string, different map[[2]string]bool) []string {
+	pos := map[string]int{}
+	for i, g := range groups {
+		pos[g] = i
+	}
+	all := make([]bool, len(groups))
+	for i := range all {
+		all[i] = true
+	}
+	cols := [][]bool{all}
+	var pairs [][2]int
+	for p, d := range different {
+		i, okA := pos[p[0]]
+		j, okB := pos[p[1]]
+		if d && okA && okB && i != j {
+			pairs = append(pairs, [2]int{min(i, j), max(i, j)})
+		}
+	}
+	sort.Slice(pairs, func(a, b int) bool {
+		if pairs[a][0] != pairs[b][0] {
+			return pairs[a][0] < pairs[b][0]
+		}
+		return pairs[a][1] < pairs[b][1]
+	})
+	pairs = slices.Compact(pairs)
+	subset := func(a, b []bool) bool { // a ⊆ b
+		for i := range a {
+			if a[i] && !b[i] {
+				return false
+			}
+		}
+		return true
+	}
+	for _, p := range pairs {
+		var next [][]bool
+		for _, c := range cols {
+			if !c[p[0]] || !c[p[1]] {
+				next = append(next, c)
+				continue
+			}
+			x, y := slices.Clone(c), slices.Clone(c)
+			x[p[0]], y[p[1]] = false, false
+			next = append(next, x, y)
+		}
+		// Absorb: drop a letter held within another (the first of equals kept).
+		cols = cols[:0]
+		for i, c := range next {
+			absorbed := false
+			for j, o := range next {
+				if i != j && subset(c, o) && (!subset(o, c) || j < i) {
+					absorbed = true
+					break
+				}
+			}
+			if !absorbed {
+				cols = append(cols, c)
+			}
+		}
+	}
+	first := func(c []bool) int { return slices.Index(c, true) }
+	sort.SliceStable(cols, func(a, b int) bool { return first(cols[a]) < first(cols[b]) })
+	out := make([]string, len(groups))
+	for k, c := range cols {
+		letter := string(rune('a' + k%26))
+		if k >= 26 {
+			letter += strconv.Itoa(k / 26)
+		}
+		for i, in := range c {
+			if in {
+				out[i] += letter
+			}
+		}
+	}
 	return out
 }

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -85,5 +88,57 @@ func TestRanksPBestAgainstTheBinomial(t *testing.T) {
 	}
 	if c := by["C"]; c.Rank != 3 || c.RankLo != 3 || c.RankHi != 3 || c.PBest != 0 {
 		t.Errorf("C: %+v", c)
+	}
+}
+
+func TestLetterDisplay(t *testing.T) {
+	d := func(pairs ...string) map[[2]string]bool {
+		m := map[[2]string]bool{}
+		for _, p := range pairs {
+			m[[2]string{p[:1], p[1:]}] = true
+		}
+		return m
+	}
+	for _, c := range []struct {
+		groups []string
+		diff   map[[2]string]bool
+		want   []string
+	}{
+		{[]string{"A", "B", "C"}, d(), []string{"a", "a", "a"}},
+		{[]string{"A", "B", "C"}, d("AB", "AC", "BC"), []string{"a", "b", "c"}},
+		{[]string{"A", "B", "C"}, d("AC"), []string{"a", "ab", "b"}},
+		{[]string{"A", "B", "C", "D"}, d("AC", "AD", "BD"), []string{"a", "ab", "bc", "c"}},
+		{[]string{"A", "B", "C", "D"}, d("AD"), []string{"a", "ab", "ab", "b"}},
+	} {
+		if got := LetterDisplay(c.groups, c.diff); !slices.Equal(got, c.want) {
+			t.Errorf("%v: %v, want %v", c.diff, got, c.want)
+		}
+	}
+	// Whatever the pattern, a display is valid: two groups share a letter
+	// exactly when they are not different.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 300 {
+		n := 2 + trial%9
+		var groups []string
+		for i := range n {
+			groups = append(groups, string(rune('A'+i)))
+		}
+		diff := map[[2]string]bool{}
+		for i := range n {
+			for j := i + 1; j < n; j++ {
+				if rng.Float64() < 0.4 {
+					diff[[2]string{groups[i], groups[j]}] = true
+				}
+			}
+		}
+		got := LetterDisplay(groups, diff)
+		for i := range n {
+			for j := i + 1; j < n; j++ {
+				share := strings.ContainsFunc(got[i], func(r rune) bool { return strings.ContainsRune(got[j], r) })
+				if share == diff[[2]string{groups[i], groups[j]}] {
+					t.Fatalf("trial %d: %v different %v, letters %v", trial, groups[i]+groups[j], diff, got)
+				}
+			}
+		}
 	}
 }

@@ -378,9 +378,12 @@ func runRank(ctx context.Context, x *Exec) error {
 	if err != nil {
 		return err
 	}
-	res, err := ds.Ranks(x.String("metric"))
+	res, note, err := ds.Ranks(x.String("metric"))
 	if err != nil {
 		return err
+	}
+	if note != "" {
+		x.note("%s", note)
 	}
 	return x.Writer().Result(RankOutput(x.Format, res))
 }

@@ -511,39 +511,76 @@ func (s *Dataset) TiesWithBest(metrics []string) (map[string]map[string]bool, er
 type RankRow struct {
 	analysis.RankEstimate
 	TiedWithBest bool
+	// Letters is the compact letter display: configurations sharing a
+	// letter are not significantly different (every pair's paired
+	// cluster bootstrap, Holm-adjusted across all pairs).
+	Letters string
 }
 
 // Ranks ranks the configurations Where keeps on metric
 // (analysis.Ranks), each with whether it is tied with the best
 // (TiesWithBest).
-func (s *Dataset) Ranks(metric string) ([]RankRow, error) {
+//
+// The note, when not empty, says that the letters cannot separate
+// anything: a bootstrap p-value is at least 2/(B+1), and Holm over m pairs
+// needs one below α/m.
+func (s *Dataset) Ranks(metric string) ([]RankRow, string, error) {
 	m := analysis.MetricIndex(metric)
 	if m < 0 {
-		return nil, analysis.Optionf("--metric: unknown metric %q: expected one of %s", metric, strings.Join(analysis.MetricNames(), ", "))
+		return nil, "", analysis.Optionf("--metric: unknown metric %q: expected one of %s", metric, strings.Join(analysis.MetricNames(), ", "))
 	}
 	v, err := s.Values()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	groups, err := analysis.GroupRuns(v.Runs, []string{"config"}, s.opt.Where)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if len(groups) == 0 {
-		return nil, analysis.NoDataf("no run matches --where %s", s.whereText())
+		return nil, "", analysis.NoDataf("no run matches --where %s", s.whereText())
 	}
 	ties, err := s.TiesWithBest([]string{metric})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var out []RankRow
+	var order []string
+	runsOf := map[string][]int{}
+	for _, g := range groups {
+		runsOf[g.Key["config"]] = g.Runs
+	}
 	for _, r := range analysis.Ranks(groups, v.Values, v.Scenario, m, s.opt.Bootstrap) {
 		out = append(out, RankRow{RankEstimate: r, TiedWithBest: ties[metric][r.Config]})
+		order = append(order, r.Config)
 	}
 	if len(out) == 0 {
-		return nil, analysis.NoDataf("no configuration has a value of %s", metric)
+		return nil, "", analysis.NoDataf("no configuration has a value of %s", metric)
 	}
-	return out, nil
+	// Every pair, for the letters.
+	var pairs []analysis.Pair
+	for i, a := range order {
+		for _, b := range order[i+1:] {
+			pairs = append(pairs, analysis.Pair{A: a, B: b, RunsA: runsOf[a], RunsB: runsOf[b]})
+		}
+	}
+	o := s.opt.Bootstrap.WithDefaults()
+	alpha := 1 - o.Level
+	different := map[[2]string]bool{}
+	for _, c := range analysis.Compare(pairs, v.Values, v.Scenario, []int{m}, s.opt.Bootstrap) {
+		if c.PHolm < alpha {
+			different[[2]string{c.A, c.B}] = true
+		}
+	}
+	for i, l := range analysis.LetterDisplay(order, different) {
+		out[i].Letters = l
+	}
+	note := ""
+	if m := len(pairs); m > 0 && 2/float64(o.Resamples+1) >= alpha/float64(m) {
+		note = fmt.Sprintf("the letters can separate nothing: Holm over %d pairs needs a p-value below %.2g, and %d resamples give none below %.2g; "+
+			"--resamples %d or more", m, alpha/float64(m), o.Resamples, 2/float64(o.Resamples+1), int(math.Ceil(2*float64(m)/alpha)))
+	}
+	return out, note, nil
 }
 
 // Metrics estimates Options.Metrics per group of the dimensions by, among

@@ -127,18 +127,18 @@ func CompareOutput(format string, res []analysis.Comparison) (*Result, []string)
 
 // RankOutput lays ranks out: a row per configuration, best first.
 func RankOutput(format string, res []RankRow) (*Result, []string) {
-	t := &Result{Columns: []string{"config", "metric", "n_runs", "value", "rank", "rank_low", "rank_high", "p_best", "tied_with_best", "resamples", "n_clusters"}}
+	t := &Result{Columns: []string{"config", "metric", "n_runs", "value", "rank", "rank_low", "rank_high", "p_best", "tied_with_best", "letters", "resamples", "n_clusters"}}
 	for _, r := range res {
 		var value, p any = r.Value, r.PBest
 		if Wide(format) {
 			value, p = Num(r.Value, r.Metric), fmt.Sprintf("%.3f", r.PBest)
 		}
-		t.Rows = append(t.Rows, []any{r.Config, r.Metric, r.NRuns, value, r.Rank, r.RankLo, r.RankHi, p, r.TiedWithBest, r.Resamples, r.Clusters})
+		t.Rows = append(t.Rows, []any{r.Config, r.Metric, r.NRuns, value, r.Rank, r.RankLo, r.RankHi, p, r.TiedWithBest, r.Letters, r.Resamples, r.Clusters})
 	}
 	var foot []string
 	if len(res) > 0 && Wide(format) {
-		foot = append(foot, fmt.Sprintf("rank 1: the highest; rank interval: the resampled ranks' quantiles; %d resamples of %d scenarios, drawn once for every configuration",
-			res[0].Resamples, res[0].Clusters))
+		foot = append(foot, fmt.Sprintf("rank 1: the highest; rank interval: the resampled ranks' quantiles; %d resamples of %d scenarios, drawn once for every configuration; "+
+			"letters: configurations sharing one are not significantly different (paired cluster bootstrap, Holm over all pairs)", res[0].Resamples, res[0].Clusters))
 	}
 	return t, foot
 }

@@ -357,7 +357,7 @@ func TestRank(t *testing.T) {
 		}
 		pMax = math.Max(pMax, p)
 	}
-	if rows[0]["tied_with_best"] != true || rows[0]["rank"].(float64) != 1 || rows[0]["p_best"].(float64) != pMax {
+	if l, _ := rows[0]["letters"].(string); rows[0]["tied_with_best"] != true || rows[0]["rank"].(float64) != 1 || rows[0]["p_best"].(float64) != pMax || !strings.HasPrefix(l, "a") {
 		t.Errorf("the best: %v", rows[0])
 	}
 	if code, _, stderr := gymlens(t, "--db", db, "rank", "--metric", "TX"); code != 2 || !strings.Contains(stderr, `unknown metric "TX"`) {
