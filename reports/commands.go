@@ -82,6 +82,16 @@ var Commands = []*Command{
 		Formats: Formats, Default: "table", Run: runCorr,
 	},
 	{
+		Name: "variance", Usage: "where each metric's variance comes from: scenario, persona, configuration × scenario, × persona, repetition",
+		Description: "For each metric, the variance components of a design of configurations (fixed) × scenarios × personas within\n" +
+			"each scenario × repetitions (random scenario, persona, configuration × scenario and × persona, residual), by the\n" +
+			"ANOVA estimator of a balanced design; each component's share of the total, the correlation of a configuration's\n" +
+			"runs within a scenario (ICC) and the design effect (how many times a configuration mean's variance exceeds what\n" +
+			"independent runs would give), with cluster-bootstrap intervals (scenarios resampled).",
+		Params:  params(SelectionParams(), bootstrapParams()),
+		Formats: Formats, Default: "table", Run: runVariance,
+	},
+	{
 		Name: "rank", Usage: "how sure each configuration's rank is: rank intervals, P(best), and the configurations tied with the best",
 		Description: "Every configuration's estimate of --metric and its rank (1: highest), an interval for the rank and the share of\n" +
 			"resamples in which it is first, from one cluster bootstrap that draws the same scenarios for every configuration;\n" +
@@ -371,6 +381,23 @@ func runCompare(ctx context.Context, x *Exec) error {
 		return analysis.Optionf("--source: expected gym or pare, found %q", x.String("source"))
 	}
 	return x.Writer().Result(CompareOutput(x.Format, res))
+}
+
+func runVariance(ctx context.Context, x *Exec) error {
+	ds, err := x.Dataset(ctx, KeepValues)
+	if err != nil {
+		return err
+	}
+	vcs, err := ds.Variance()
+	if err != nil {
+		return err
+	}
+	for _, vc := range vcs {
+		for _, n := range vc.Notes {
+			x.note("%s: %s", vc.Metric, n)
+		}
+	}
+	return x.Writer().Sections(VarianceSections(x.Format, vcs), x.footnotes(nil, ds.Bootstrap(), "scenarios"))
 }
 
 func runRank(ctx context.Context, x *Exec) error {

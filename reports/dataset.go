@@ -506,6 +506,31 @@ func (s *Dataset) TiesWithBest(metrics []string) (map[string]map[string]bool, er
 	return out, nil
 }
 
+// Variance estimates the variance components of each of Options.Metrics
+// over the runs Where keeps (analysis.VarianceOf).
+func (s *Dataset) Variance() ([]*analysis.VarianceComponents, error) {
+	if _, err := s.Values(); err != nil {
+		return nil, err
+	}
+	runs, err := s.Selected()
+	if err != nil {
+		return nil, err
+	}
+	values, _, _, err := s.SelectedValues()
+	if err != nil {
+		return nil, err
+	}
+	var out []*analysis.VarianceComponents
+	for _, m := range s.opt.Metrics {
+		vc, err := analysis.VarianceOf(runs, values, analysis.MetricIndex(m), s.opt.Bootstrap)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m, err)
+		}
+		out = append(out, vc)
+	}
+	return out, nil
+}
+
 // RankRow is a configuration's rank on a metric and whether it is tied
 // with the best.
 type RankRow struct {

@@ -125,6 +125,31 @@ func CompareOutput(format string, res []analysis.Comparison) (*Result, []string)
 	return t, nil
 }
 
+// VarianceSections lay variance components out: a row per metric and
+// term, then a row per metric with the design, the ICC and the design
+// effect.
+func VarianceSections(format string, vcs []*analysis.VarianceComponents) []Section {
+	terms := &Result{Columns: []string{"metric", "term", "variance", "variance_low", "variance_high", "share", "share_low", "share_high"}}
+	design := &Result{Columns: []string{"metric", "method", "configs", "scenarios", "personas", "repetitions", "icc", "icc_low", "icc_high",
+		"design_effect", "design_effect_low", "design_effect_high"}}
+	cell := func(x float64) any {
+		if Wide(format) {
+			return fmt.Sprintf("%.3f", x)
+		}
+		return x
+	}
+	for _, vc := range vcs {
+		for _, t := range vc.Terms {
+			terms.Rows = append(terms.Rows, []any{vc.Metric, t.Term, cell(t.Variance.Value), cell(t.Variance.Lo), cell(t.Variance.Hi),
+				cell(t.Share.Value), cell(t.Share.Lo), cell(t.Share.Hi)})
+		}
+		design.Rows = append(design.Rows, []any{vc.Metric, vc.Method, vc.Configs, vc.Scenarios, vc.Personas, vc.Repetitions,
+			cell(vc.ICC.Value), cell(vc.ICC.Lo), cell(vc.ICC.Hi), cell(vc.DesignEffect.Value), cell(vc.DesignEffect.Lo), cell(vc.DesignEffect.Hi)})
+	}
+	return []Section{{Name: "components", Title: "Variance components (share: of their sum)", Table: terms},
+		{Name: "design", Title: "The design, the correlation of a configuration's runs within a scenario, and the design effect", Table: design}}
+}
+
 // RankOutput lays ranks out: a row per configuration, best first.
 func RankOutput(format string, res []RankRow) (*Result, []string) {
 	t := &Result{Columns: []string{"config", "metric", "n_runs", "value", "rank", "rank_low", "rank_high", "p_best", "tied_with_best", "letters", "resamples", "n_clusters"}}

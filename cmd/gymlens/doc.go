@@ -20,6 +20,7 @@
 //	metrics    the 3T metrics (or PARE's) with cluster-bootstrap intervals, by any breakdown
 //	compare    paired differences between configurations (or harnesses), adjusted p-values
 //	corr       correlations among the metrics, at run and configuration level
+//	variance   where each metric's variance comes from, the ICC and the design effect
 //	rank       rank intervals, P(best) and the configurations tied with the best
 //	agree      agreement: judge vs judge, judge vs humans, PARE's annotators, or any ratings file
 //	human      the human-study analyses over checkpoint days

@@ -364,3 +364,43 @@ func TestRank(t *testing.T) {
 		t.Errorf("unknown metric: %d %s", code, stderr)
 	}
 }
+
+// gymlens variance on the sample: every metric's five terms share the
+// whole; a selection with one persona a scenario cannot tell the terms
+// apart and says so.
+func TestVariance(t *testing.T) {
+	t.Parallel()
+	_, db := sampleWarehouse(t, 6, 2, true)
+	code, out, stderr := gymlens(t, "--db", db, "variance", "--format", "json", "--resamples", "200")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	var secs struct {
+		Components []map[string]any
+		Design     []map[string]any
+	}
+	if err := json.Unmarshal([]byte(out), &secs); err != nil {
+		t.Fatal(err, out)
+	}
+	share := map[string]float64{}
+	for _, r := range secs.Components {
+		share[r["metric"].(string)] += r["share"].(float64)
+	}
+	if len(share) != 4 || len(secs.Components) != 20 || len(secs.Design) != 4 {
+		t.Fatalf("%v\n%s", share, out)
+	}
+	for m, s := range share {
+		if math.Abs(s-1) > 1e-9 {
+			t.Errorf("%s: shares sum to %v", m, s)
+		}
+	}
+	for _, d := range secs.Design {
+		if icc := d["icc"].(float64); icc < 0 || icc > 1 || d["design_effect"].(float64) < 1 || d["configs"].(float64) != 2 {
+			t.Errorf("%v", d)
+		}
+	}
+	code, _, stderr = gymlens(t, "--db", db, "variance", "--where", "persona=operator")
+	if code == 0 || !strings.Contains(stderr, "personas per scenario") {
+		t.Errorf("one persona: %d %s", code, stderr)
+	}
+}

@@ -104,7 +104,7 @@ func newApp(e *env) *cli.Command {
 			&cli.StringFlag{Name: "memory-limit", Usage: "DuckDB memory `LIMIT`, such as 2GB (default: " + ingest.IngestMemoryLimit + " when ingesting, " + ingest.DefaultMemoryLimit + " otherwise)"},
 		},
 		Commands: []*cli.Command{
-			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), scoreCommand(e), judgeCommand(e), readCommand(e, "metrics"), readCommand(e, "compare"), readCommand(e, "corr"), readCommand(e, "rank"), readCommand(e, "agree"), readCommand(e, "human"), annotateCommand(e),
+			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), scoreCommand(e), judgeCommand(e), readCommand(e, "metrics"), readCommand(e, "compare"), readCommand(e, "corr"), readCommand(e, "variance"), readCommand(e, "rank"), readCommand(e, "agree"), readCommand(e, "human"), annotateCommand(e),
 			readCommand(e, "table"), readCommand(e, "plot"), reportCommand(e), notebookCommand(e), serveCommand(e), readCommand(e, "decisions"), readCommand(e, "reconcile"), exportCommand(e), readCommand(e, "query"),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {

@@ -1,0 +1,240 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/gymlens/gymlens/analysis/stat"
+	"github.com/gymlens/gymlens/ingest/rows"
+)
+
+// Variance components of a metric's run values, by term of the design.
+const (
+	VarScenario       = "scenario"
+	VarPersona        = "persona"         // within its scenario
+	VarConfigScenario = "config×scenario" // a configuration's own luck with a scenario
+	VarConfigPersona  = "config×persona"
+	VarResidual       = "repetition" // the residual: runs of one configuration, scenario and persona
+)
+
+// VarianceTerms are the random terms, in the order reported.
+var VarianceTerms = []string{VarScenario, VarPersona, VarConfigScenario, VarConfigPersona, VarResidual}
+
+// VarianceComponents is where a metric's variance comes from, in a
+// design of configurations (fixed) × scenarios × personas within each
+// scenario × repetitions, with random scenario, persona, configuration ×
+// scenario and configuration × persona effects and a residual:
+//
+//	y = μ + config + scenario + persona(scenario) + config×scenario + config×persona(scenario) + e.
+type VarianceComponents struct {
+	Metric                       string
+	Method                       string // the estimator used
+	Configs, Scenarios, Personas int
+	Repetitions                  int
+	Terms                        []VarianceTerm
+	// ICC is the correlation of two runs of one configuration in one
+	// scenario (other personas): (σ²_scenario + σ²_config×scenario) /
+	// total. DesignEffect is how many times the variance of a
+	// configuration's mean exceeds what runs taken as independent would
+	// give: Var(mean) / (total / runs).
+	ICC, DesignEffect Estimate
+	Notes             []string
+}
+
+// VarianceTerm is one term's variance and share of the total.
+type VarianceTerm struct {
+	Term     string
+	Variance Estimate
+	Share    Estimate // of the sum of the terms
+}
+
+// design is a balanced design's values: y[c][s][p][r].
+type design struct {
+	C, S, P, R int
+	y          [][][][]float64
+}
+
+// balancedDesign lays the runs' values of one metric out as a balanced
+// design, or says why they are not one.
+func balancedDesign(runs []rows.RunRow, values [][]float64, metric int) (*design, []string, error) {
+	type cell struct{ c, s, p string }
+	cells := map[cell][]float64{}
+	configs, scenarios := map[string]bool{}, map[string]bool{}
+	personas := map[string]map[string]bool{}
+	for i, r := range runs {
+		x := values[i][metric]
+		if math.IsNaN(x) {
+			continue
+		}
+		k := cell{r.ConfigID, r.Scenario, r.Persona}
+		cells[k] = append(cells[k], x)
+		configs[r.ConfigID], scenarios[r.Scenario] = true, true
+		if personas[r.Scenario] == nil {
+			personas[r.Scenario] = map[string]bool{}
+		}
+		personas[r.Scenario][r.Persona] = true
+	}
+	cs, ss := sortedSet(configs), sortedSet(scenarios)
+	if len(cs) < 2 || len(ss) < 2 {
+		return nil, nil, NoDataf("variance: %d configurations and %d scenarios with a value: at least two of each are needed", len(cs), len(ss))
+	}
+	P := len(personas[ss[0]])
+	R := len(cells[cell{cs[0], ss[0], sortedSet(personas[ss[0]])[0]}])
+	d := &design{C: len(cs), S: len(ss), P: P, R: R}
+	for _, c := range cs {
+		var byS [][][]float64
+		for _, s := range ss {
+			ps := sortedSet(personas[s])
+			if len(ps) != P {
+				return nil, cs, NoDataf("variance: unbalanced design: scenario %s has %d personas, %s %d (the ANOVA estimator needs a balanced design; REML is not implemented yet)", s, len(ps), ss[0], P)
+			}
+			var byP [][]float64
+			for _, p := range ps {
+				v := cells[cell{c, s, p}]
+				if len(v) != R {
+					return nil, cs, NoDataf("variance: unbalanced design: %s on %s/%s has %d runs with a value, %d elsewhere (the ANOVA estimator needs a balanced design; REML is not implemented yet)", c, s, p, len(v), R)
+				}
+				byP = append(byP, v)
+			}
+			byS = append(byS, byP)
+		}
+		d.y = append(d.y, byS)
+	}
+	if P < 2 || R < 2 {
+		return nil, cs, NoDataf("variance: %d personas per scenario and %d repetitions: two or more of each are needed to tell the terms apart", P, R)
+	}
+	return d, cs, nil
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// anova is the method-of-moments estimate of the five components from the
+// expected mean squares of the balanced design, each scenario weighted
+// w[s] times (a cluster-bootstrap resample; nil: once), in VarianceTerms'
+// order. Negative estimates are returned as they are.
+func (d *design) anova(w []float64) [5]float64 {
+	C, P, R := float64(d.C), float64(d.P), float64(d.R)
+	weight := func(s int) float64 {
+		if w == nil {
+			return 1
+		}
+		return w[s]
+	}
+	var S float64
+	// Cell means, and the scenario-level means, per scenario.
+	ycsp := make([][][]float64, d.C)
+	ycs := make([][]float64, d.C)
+	for c := range d.y {
+		ycsp[c] = make([][]float64, d.S)
+		ycs[c] = make([]float64, d.S)
+		for s := range d.y[c] {
+			ycsp[c][s] = make([]float64, d.P)
+			for p := range d.y[c][s] {
+				ycsp[c][s][p] = mean(d.y[c][s][p])
+				ycs[c][s] += ycsp[c][s][p] / P
+			}
+		}
+	}
+	ysp := make([][]float64, d.S)
+	ys := make([]float64, d.S)
+	for s := 0; s < d.S; s++ {
+		ysp[s] = make([]float64, d.P)
+		for p := 0; p < d.P; p++ {
+			for c := 0; c < d.C; c++ {
+				ysp[s][p] += ycsp[c][s][p] / C
+			}
+			ys[s] += ysp[s][p] / P
+		}
+		S += weight(s)
+	}
+	yc := make([]float64, d.C)
+	var g float64
+	for s := 0; s < d.S; s++ {
+		ws := weight(s)
+		for c := 0; c < d.C; c++ {
+			yc[c] += ws * ycs[c][s] / S
+		}
+		g += ws * ys[s] / S
+	}
+	var ssS, ssP, ssCS, ssCP, ssE float64
+	for s := 0; s < d.S; s++ {
+		ws := weight(s)
+		if ws == 0 {
+			continue
+		}
+		ssS += ws * C * P * R * (ys[s] - g) * (ys[s] - g)
+		for p := 0; p < d.P; p++ {
+			ssP += ws * C * R * (ysp[s][p] - ys[s]) * (ysp[s][p] - ys[s])
+		}
+		for c := 0; c < d.C; c++ {
+			x := ycs[c][s] - yc[c] - ys[s] + g
+			ssCS += ws * P * R * x * x
+			for p := 0; p < d.P; p++ {
+				z := ycsp[c][s][p] - ycs[c][s] - ysp[s][p] + ys[s]
+				ssCP += ws * R * z * z
+				for _, v := range d.y[c][s][p] {
+					ssE += ws * (v - ycsp[c][s][p]) * (v - ycsp[c][s][p])
+				}
+			}
+		}
+	}
+	msS := ssS / (S - 1)
+	msP := ssP / (S * (P - 1))
+	msCS := ssCS / ((C - 1) * (S - 1))
+	msCP := ssCP / ((C - 1) * S * (P - 1))
+	msE := ssE / (C * S * P * (R - 1))
+	return [5]float64{
+		(msS - msCS - msP + msCP) / (C * P * R), // scenario
+		(msP - msCP) / (C * R),                  // persona
+		(msCS - msCP) / (P * R),                 // config × scenario
+		(msCP - msE) / R,                        // config × persona
+		msE,                                     // repetition
+	}
+}
+
+// VarianceOf estimates where the metric's variance comes from
+// (VarianceComponents) over the runs given (a balanced design), with
+// cluster-bootstrap intervals over the scenarios (a scenario drawn twice
+// counts as two). Negative estimates are set to 0, and a note says so.
+func VarianceOf(runs []rows.RunRow, values [][]float64, metric int, opt BootstrapOptions) (*VarianceComponents, error) {
+	d, _, err := balancedDesign(runs, values, metric)
+	if err != nil {
+		return nil, err
+	}
+	// Statistics: the five variances, the five shares, ICC, design effect.
+	stats := func(w, out []float64) {
+		v := d.anova(w)
+		var total float64
+		for k := range v {
+			v[k] = math.Max(0, v[k])
+			total += v[k]
+		}
+		for k := range v {
+			out[k] = v[k]
+			out[5+k] = v[k] / total
+		}
+		out[10] = (v[0] + v[2]) / total
+		S, P, R := float64(d.S), float64(d.P), float64(d.R)
+		varMean := (v[0]+v[2])/S + (v[1]+v[3])/(S*P) + v[4]/(S*P*R)
+		out[11] = varMean / (total / (S * P * R))
+	}
+	est := stat.ClusterBootstrap(d.S, 12, stats, opt)
+	out := &VarianceComponents{Metric: MetricName(metric), Method: "ANOVA (method of moments; balanced design)",
+		Configs: d.C, Scenarios: d.S, Personas: d.P, Repetitions: d.R, ICC: est[10], DesignEffect: est[11]}
+	raw := d.anova(nil)
+	for k, t := range VarianceTerms {
+		out.Terms = append(out.Terms, VarianceTerm{Term: t, Variance: est[k], Share: est[5+k]})
+		if raw[k] < 0 {
+			out.Notes = append(out.Notes, fmt.Sprintf("%s: the estimate %.4g is negative, set to 0 (its variance is too small to tell from noise)", t, raw[k]))
+		}
+	}
+	return out, nil
+}
