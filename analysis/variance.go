@@ -204,6 +204,9 @@ func (d *design) anova(w []float64) [5]float64 {
 // (VarianceComponents) over the runs given (a balanced design), with
 // cluster-bootstrap intervals over the scenarios (a scenario drawn twice
 // counts as two). Negative estimates are set to 0, and a note says so.
+//
+// With opt.Resamples < 0 it computes the estimates alone (no interval):
+// what the power analysis needs.
 func VarianceOf(runs []rows.RunRow, values [][]float64, metric int, opt BootstrapOptions) (*VarianceComponents, error) {
 	d, _, err := balancedDesign(runs, values, metric)
 	if err != nil {
@@ -226,7 +229,20 @@ func VarianceOf(runs []rows.RunRow, values [][]float64, metric int, opt Bootstra
 		varMean := (v[0]+v[2])/S + (v[1]+v[3])/(S*P) + v[4]/(S*P*R)
 		out[11] = varMean / (total / (S * P * R))
 	}
-	est := stat.ClusterBootstrap(d.S, 12, stats, opt)
+	var est []Estimate
+	if opt.Resamples < 0 {
+		point := make([]float64, 12)
+		ones := make([]float64, d.S)
+		for i := range ones {
+			ones[i] = 1
+		}
+		stats(ones, point)
+		for _, x := range point {
+			est = append(est, Estimate{Value: x, Lo: math.NaN(), Hi: math.NaN()})
+		}
+	} else {
+		est = stat.ClusterBootstrap(d.S, 12, stats, opt)
+	}
 	out := &VarianceComponents{Metric: MetricName(metric), Method: "ANOVA (method of moments; balanced design)",
 		Configs: d.C, Scenarios: d.S, Personas: d.P, Repetitions: d.R, ICC: est[10], DesignEffect: est[11]}
 	raw := d.anova(nil)

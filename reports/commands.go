@@ -92,6 +92,23 @@ var Commands = []*Command{
 		Formats: Formats, Default: "table", Run: runVariance,
 	},
 	{
+		Name: "power", Usage: "the smallest difference between two configurations a design detects, and the scenarios a difference needs",
+		Description: "From each metric's variance components (gymlens variance), for a paired comparison of two configurations on\n" +
+			"the same scenarios × personas × repetitions (default: the warehouse's design): the standard error of the\n" +
+			"difference (the scenario and persona effects cancel), and the minimum detectable effect of the paired t-test\n" +
+			"over scenarios (S − 1 degrees of freedom) at --alpha with --power, exact by the noncentral t; with --delta, the\n" +
+			"fewest scenarios whose MDE is at most that difference.",
+		Params: params(SelectionParams(), []Param{
+			{Name: "scenarios", Default: 0, Usage: "scenarios `S` of the design (0: the warehouse's)"},
+			{Name: "personas", Default: 0, Usage: "personas `P` per scenario (0: the warehouse's)"},
+			{Name: "repetitions", Default: 0, Usage: "repetitions `R` (0: the warehouse's)"},
+			{Name: "alpha", Default: 0.05, Usage: "the test's two-sided level `A`"},
+			{Name: "power", Default: 0.8, Usage: "the power `P` asked for"},
+			{Name: "delta", Default: 0.0, Usage: "a difference `D` (in the metric's units): the scenarios it needs"},
+		}, bootstrapParams()),
+		Formats: Formats, Default: "table", Run: runPower,
+	},
+	{
 		Name: "rank", Usage: "how sure each configuration's rank is: rank intervals, P(best), and the configurations tied with the best",
 		Description: "Every configuration's estimate of --metric and its rank (1: highest), an interval for the rank and the share of\n" +
 			"resamples in which it is first, from one cluster bootstrap that draws the same scenarios for every configuration;\n" +
@@ -388,7 +405,7 @@ func runVariance(ctx context.Context, x *Exec) error {
 	if err != nil {
 		return err
 	}
-	vcs, err := ds.Variance()
+	vcs, err := ds.Variance(false)
 	if err != nil {
 		return err
 	}
@@ -398,6 +415,37 @@ func runVariance(ctx context.Context, x *Exec) error {
 		}
 	}
 	return x.Writer().Sections(VarianceSections(x.Format, vcs), x.footnotes(nil, ds.Bootstrap(), "scenarios"))
+}
+
+func runPower(ctx context.Context, x *Exec) error {
+	ds, err := x.Dataset(ctx, KeepValues)
+	if err != nil {
+		return err
+	}
+	vcs, err := ds.Variance(true)
+	if err != nil {
+		return err
+	}
+	t := &Result{Columns: []string{"metric", "scenarios", "personas", "repetitions", "alpha", "power", "se", "mde", "delta", "scenarios_needed"}}
+	for _, vc := range vcs {
+		d := analysis.PowerDesign{Scenarios: vc.Scenarios, Personas: vc.Personas, Repetitions: vc.Repetitions, Alpha: x.Float("alpha"), Power: x.Float("power")}
+		for name, v := range map[string]*int{"scenarios": &d.Scenarios, "personas": &d.Personas, "repetitions": &d.Repetitions} {
+			if n := x.Int(name); n != 0 {
+				*v = n
+			}
+		}
+		p, err := analysis.Power(vc, d, x.Float("delta"))
+		if err != nil {
+			return err
+		}
+		var needed any
+		if p.Delta > 0 {
+			needed = p.ScenariosNeeded
+		}
+		t.Rows = append(t.Rows, []any{p.Metric, p.Scenarios, p.Personas, p.Repetitions, p.Alpha, p.Power, p.SE, p.MDE, p.Delta, needed})
+	}
+	x.note("from the variance components' estimates (gymlens variance); scenarios_needed −1: more than 100,000")
+	return x.Writer().Result(t, nil)
 }
 
 func runRank(ctx context.Context, x *Exec) error {

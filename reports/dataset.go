@@ -508,7 +508,9 @@ func (s *Dataset) TiesWithBest(metrics []string) (map[string]map[string]bool, er
 
 // Variance estimates the variance components of each of Options.Metrics
 // over the runs Where keeps (analysis.VarianceOf).
-func (s *Dataset) Variance() ([]*analysis.VarianceComponents, error) {
+//
+// Without intervals (pointOnly), the estimates alone.
+func (s *Dataset) Variance(pointOnly bool) ([]*analysis.VarianceComponents, error) {
 	if _, err := s.Values(); err != nil {
 		return nil, err
 	}
@@ -522,7 +524,11 @@ func (s *Dataset) Variance() ([]*analysis.VarianceComponents, error) {
 	}
 	var out []*analysis.VarianceComponents
 	for _, m := range s.opt.Metrics {
-		vc, err := analysis.VarianceOf(runs, values, analysis.MetricIndex(m), s.opt.Bootstrap)
+		opt := s.opt.Bootstrap
+		if pointOnly {
+			opt.Resamples = -1
+		}
+		vc, err := analysis.VarianceOf(runs, values, analysis.MetricIndex(m), opt)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m, err)
 		}

@@ -21,6 +21,7 @@
 //	compare    paired differences between configurations (or harnesses), adjusted p-values
 //	corr       correlations among the metrics, at run and configuration level
 //	variance   where each metric's variance comes from, the ICC and the design effect
+//	power      the minimum detectable effect of a design, and the scenarios a difference needs
 //	rank       rank intervals, P(best) and the configurations tied with the best
 //	agree      agreement: judge vs judge, judge vs humans, PARE's annotators, or any ratings file
 //	human      the human-study analyses over checkpoint days

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -402,5 +403,33 @@ func TestVariance(t *testing.T) {
 	code, _, stderr = gymlens(t, "--db", db, "variance", "--where", "persona=operator")
 	if code == 0 || !strings.Contains(stderr, "personas per scenario") {
 		t.Errorf("one persona: %d %s", code, stderr)
+	}
+	// power: the MDE falls with more scenarios, and the scenarios a
+	// difference of the MDE needs are the design's own.
+	mdeOf := func(args ...string) []map[string]any {
+		code, out, stderr := gymlens(t, append([]string{"--db", db, "-q", "power", "--format", "json"}, args...)...)
+		if code != 0 {
+			t.Fatal(stderr)
+		}
+		var rows []map[string]any
+		if err := json.Unmarshal([]byte(out), &rows); err != nil {
+			t.Fatal(err, out)
+		}
+		return rows
+	}
+	base := mdeOf()
+	more := mdeOf("--scenarios", "40")
+	for i, r := range base {
+		mde := r["mde"].(float64)
+		if !(mde > 0) || !(more[i]["mde"].(float64) < mde) {
+			t.Errorf("%v / %v", r, more[i])
+		}
+		again := mdeOf("--metrics", r["metric"].(string), "--delta", strconv.FormatFloat(mde*1.0000001, 'g', -1, 64))
+		if n := again[0]["scenarios_needed"].(float64); n != r["scenarios"].(float64) {
+			t.Errorf("%s: a difference of its MDE needs %v scenarios, the design has %v", r["metric"], n, r["scenarios"])
+		}
+	}
+	if code, _, stderr := gymlens(t, "--db", db, "power", "--alpha", "1.5"); code != 2 || !strings.Contains(stderr, "--alpha") {
+		t.Errorf("bad alpha: %d %s", code, stderr)
 	}
 }

@@ -24,11 +24,10 @@ func main() {
 	// SIGTERM (kill, a batch system's timeout) stops gymlens as Ctrl-C does.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
-		// The signal cancels the command's context: gymlens stops at its
-		// next check and says what it kept. A command busy computing may
-		// not check for a while: a second signal ends the process at once
-		// (the default behaviour is back), and 10 s after the first it ends
-		// anyway. Nothing is half-written either way: an ingest is one
+		// The signal cancels the command's context: gymlens stops at its next
+		// check and says what it kept. A second signal ends the process at
+		// once (the default behaviour is back), and so does the first after
+		// 10 s. Nothing is half-written either way: an ingest is one
 		// transaction, the judge's answers are journaled.
 		<-ctx.Done()
 		stop()
@@ -104,7 +103,7 @@ func newApp(e *env) *cli.Command {
 			&cli.StringFlag{Name: "memory-limit", Usage: "DuckDB memory `LIMIT`, such as 2GB (default: " + ingest.IngestMemoryLimit + " when ingesting, " + ingest.DefaultMemoryLimit + " otherwise)"},
 		},
 		Commands: []*cli.Command{
-			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), scoreCommand(e), judgeCommand(e), readCommand(e, "metrics"), readCommand(e, "compare"), readCommand(e, "corr"), readCommand(e, "variance"), readCommand(e, "rank"), readCommand(e, "agree"), readCommand(e, "human"), annotateCommand(e),
+			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), scoreCommand(e), judgeCommand(e), readCommand(e, "metrics"), readCommand(e, "compare"), readCommand(e, "corr"), readCommand(e, "variance"), readCommand(e, "power"), readCommand(e, "rank"), readCommand(e, "agree"), readCommand(e, "human"), annotateCommand(e),
 			readCommand(e, "table"), readCommand(e, "plot"), reportCommand(e), notebookCommand(e), serveCommand(e), readCommand(e, "decisions"), readCommand(e, "reconcile"), exportCommand(e), readCommand(e, "query"),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
