@@ -15,7 +15,7 @@ import (
 
 // TableNames are the paper tables, in the report's order.
 var TableNames = []string{"main", "tc-components", "ta-components", "trj-constructs", "judge-agreement", "judge-human",
-	"correlations", "by-scenario", "by-persona", "custom"}
+	"correlations", "by-scenario", "by-persona", "variance", "power", "rank", "custom"}
 
 // metricTables are the tables of metric estimates: their grouping and
 // their metrics.
@@ -63,6 +63,40 @@ func Tables(ds *Dataset, name string) ([]*Table, error) {
 			return nil, err
 		}
 		return []*Table{CorrelationTable(analysis.Correlations(values, scen, conf, []int{0, 1, 2, 3}, ds.Bootstrap()))}, nil
+	case "variance", "power":
+		vcs, err := ds.Variance(name == "power")
+		if err != nil {
+			return nil, err
+		}
+		if name == "variance" {
+			return []*Table{VarianceTable(vcs)}, nil
+		}
+		var ps []analysis.PowerResult
+		for _, vc := range vcs {
+			d := analysis.PowerDesign{Scenarios: vc.Scenarios, Personas: vc.Personas, Repetitions: vc.Repetitions, Alpha: 0.05, Power: 0.8}
+			p, err := analysis.Power(vc, d, 0)
+			if err != nil {
+				return nil, err
+			}
+			ps = append(ps, p)
+		}
+		return []*Table{PowerTable(ps)}, nil
+	case "rank":
+		var all [][]RankRow
+		var notes []string
+		for _, m := range ds.Options().Metrics {
+			rs, note, err := ds.Ranks(m)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, rs)
+			if note != "" && len(notes) == 0 {
+				notes = append(notes, "Here "+note+".")
+			}
+		}
+		t := RankTable(all)
+		t.Notes = append(t.Notes, notes...)
+		return []*Table{t}, nil
 	case "custom":
 		metrics := ds.Rubrics()
 		if len(metrics) == 0 {
@@ -263,6 +297,25 @@ func BuildReport(ctx context.Context, ds *Dataset) (*Report, error) {
 			continue
 		}
 		r.Tables = append(r.Tables, ts...)
+	}
+	// The MDE beside the main table: how far apart two of its rows must be
+	// for the design to tell them apart.
+	var main, power *Table
+	for _, t := range r.Tables {
+		switch t.Name {
+		case "main":
+			main = t
+		case "power":
+			power = t
+		}
+	}
+	if main != nil && power != nil {
+		var parts []string
+		for _, row := range power.Rows {
+			parts = append(parts, fmt.Sprintf("%s %.2f", row.Keys[0], row.Cells[1].V))
+		}
+		main.Notes = append(main.Notes, "The smallest difference between two configurations this design detects (paired test over scenarios, α = 0.05, power 0.8; table power): "+
+			strings.Join(parts, ", ")+".")
 	}
 	for _, name := range plots.FigureNames {
 		f, err := Figure(ds, name)
