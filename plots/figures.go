@@ -21,7 +21,7 @@ import (
 
 // FigureNames are the figures gymlens draws.
 var FigureNames = []string{"model-size", "harness-switch", "correlations", "harness-comparison", "effort", "by-scenario",
-	"by-persona", "human-trust"}
+	"by-persona", "human-trust", "mde"}
 
 // estimates indexes results by group value (of one dimension) and metric.
 type estimates map[[2]string]analysis.Estimate
@@ -537,4 +537,43 @@ func HumanTrust(stats []analysis.StudyStat, question string) (*Figure, error) {
 	pad(&p.Y)
 	return single("human-trust", "Human "+question+" at each checkpoint day by condition, with 95% bootstrap bands (participants resampled).",
 		ColumnWidth, 2.6*vg.Inch, p, marks), nil
+}
+
+// MDECurve is a metric's minimum detectable effect against the number of
+// scenarios of a design (analysis.MDE), the design's own marked.
+type MDECurve struct {
+	Metric    string
+	Scenarios []float64
+	MDE       []float64
+	Current   float64 // the warehouse's number of scenarios (0: none)
+}
+
+// MDE draws each metric's MDE against the scenarios, a panel per metric
+// on its own scale (its units), the warehouse's design marked.
+func MDE(curves []MDECurve) (*Figure, error) {
+	if len(curves) == 0 {
+		return nil, analysis.NoDataf("mde: no metric has variance components")
+	}
+	var ps []*plot.Plot
+	marks := 0
+	for i, c := range curves {
+		p := newPlot(c.Metric, "scenarios", "MDE")
+		if l := line(c.Scenarios, c.MDE, colour(i), false); l != nil {
+			p.Add(l)
+		}
+		for k, s := range c.Scenarios {
+			if s == c.Current {
+				iv := &intervals{xs: []float64{s}, ys: []float64{c.MDE[k]}, lo: []float64{c.MDE[k]}, hi: []float64{c.MDE[k]}, color: colour(i), radius: vg.Points(2.2)}
+				p.Add(iv)
+				marks += iv.marks()
+			}
+		}
+		pad(&p.X)
+		p.Y.Min = 0
+		pad(&p.Y)
+		p.Y.Min = math.Max(p.Y.Min, 0)
+		ps = append(ps, p)
+	}
+	return panels("mde", "The smallest difference between two configurations a design detects (paired test over scenarios, α = 0.05, power 0.8) against its number of scenarios, personas and repetitions as the warehouse's; the dot: the warehouse's own design.",
+		FullWidth, 2.2*vg.Inch, ps, marks), nil
 }

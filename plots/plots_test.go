@@ -94,6 +94,15 @@ func figures(t *testing.T) map[string]*Figure {
 	add(Effort(byEffort, analysis.MainMetrics, ""))
 	add(Breakdown("by-scenario", "scenario", byScen, "scenario", analysis.MainMetrics))
 	add(HumanTrust(study, "trust"))
+	var curves []MDECurve
+	for i, m := range analysis.MainMetrics {
+		c := MDECurve{Metric: m, Current: 10}
+		for s := 3; s <= 40; s++ {
+			c.Scenarios, c.MDE = append(c.Scenarios, float64(s)), append(c.MDE, float64(10*(i+1))/math.Sqrt(float64(s)))
+		}
+		curves = append(curves, c)
+	}
+	add(MDE(curves))
 	return out
 }
 
@@ -101,7 +110,7 @@ func figures(t *testing.T) map[string]*Figure {
 // the marks each should have, and the values and labels in the SVG text.
 func TestFiguresRender(t *testing.T) {
 	wantMarks := map[string]int{"model-size": 5, "harness-switch": 3, "correlations": 9, "harness-comparison": 12,
-		"effort": 16, "by-scenario": 40, "human-trust": 6}
+		"effort": 16, "by-scenario": 40, "human-trust": 6, "mde": 4}
 	for name, f := range figures(t) {
 		if f.Marks != wantMarks[name] {
 			t.Errorf("%s: %d marks drawn, want %d", name, f.Marks, wantMarks[name])

@@ -183,6 +183,26 @@ func Figure(ds *Dataset, name string) (*plots.Figure, error) {
 		}
 		return plots.HumanTrust(stats, question)
 	}
+	if name == "mde" {
+		vcs, err := ds.Variance(true)
+		if err != nil {
+			return nil, err
+		}
+		var curves []plots.MDECurve
+		for _, vc := range vcs {
+			c := plots.MDECurve{Metric: vc.Metric, Current: float64(vc.Scenarios)}
+			for s := 3; s <= max(40, 2*vc.Scenarios); s++ {
+				d := analysis.PowerDesign{Scenarios: s, Personas: vc.Personas, Repetitions: vc.Repetitions, Alpha: 0.05, Power: 0.8}
+				p, err := analysis.Power(vc, d, 0)
+				if err != nil {
+					return nil, err
+				}
+				c.Scenarios, c.MDE = append(c.Scenarios, float64(s)), append(c.MDE, p.MDE)
+			}
+			curves = append(curves, c)
+		}
+		return plots.MDE(curves)
+	}
 	metric := "TC"
 	if ds.opt.FigureMetric != "" {
 		metric = ds.opt.FigureMetric
