@@ -21,7 +21,7 @@ import (
 
 // FigureNames are the figures gymlens draws.
 var FigureNames = []string{"model-size", "harness-switch", "correlations", "harness-comparison", "effort", "by-scenario",
-	"by-persona", "human-trust", "mde"}
+	"by-persona", "human-trust", "mde", "rank"}
 
 // estimates indexes results by group value (of one dimension) and metric.
 type estimates map[[2]string]analysis.Estimate
@@ -576,4 +576,35 @@ func MDE(curves []MDECurve) (*Figure, error) {
 	}
 	return panels("mde", "The smallest difference between two configurations a design detects (paired test over scenarios, α = 0.05, power 0.8) against its number of scenarios, personas and repetitions as the warehouse's; the dot: the warehouse's own design.",
 		FullWidth, 2.2*vg.Inch, ps, marks), nil
+}
+
+// RankPoint is a configuration's rank with its interval (analysis.Ranks).
+type RankPoint struct {
+	Label        string
+	Rank, Lo, Hi float64
+	PBest        float64
+}
+
+// Ranks draws each configuration's rank on a metric with its interval,
+// the best on top (points given best first).
+func Ranks(points []RankPoint, metric string) (*Figure, error) {
+	if len(points) == 0 {
+		return nil, analysis.NoDataf("rank: no configuration has a value of %s", metric)
+	}
+	n := float64(len(points))
+	p := newPlot("Ranks on "+metric, "rank (1: the highest)", "")
+	iv := &intervals{color: colour(0), radius: vg.Points(2), horizontal: true}
+	names := make([]string, len(points))
+	for i, r := range points {
+		pos := n - 1 - float64(i)
+		iv.xs, iv.ys, iv.lo, iv.hi = append(iv.xs, pos), append(iv.ys, r.Rank), append(iv.lo, r.Lo), append(iv.hi, r.Hi)
+		names[len(points)-1-i] = r.Label
+	}
+	p.Add(iv)
+	p.NominalY(names...)
+	p.Y.Min, p.Y.Max = -0.6, n-0.4
+	p.Y.Tick.Label.Font.Size = 6
+	p.X.Min, p.X.Max = 0.5, n+0.5
+	return single("rank", "Each configuration's rank on "+metric+" with its 95% interval (joint cluster bootstrap: the same scenarios drawn for every configuration).",
+		ColumnWidth, vg.Length(0.8+0.13*n)*vg.Inch, p, iv.marks()), nil
 }

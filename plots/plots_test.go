@@ -103,6 +103,11 @@ func figures(t *testing.T) map[string]*Figure {
 		curves = append(curves, c)
 	}
 	add(MDE(curves))
+	var ranks []RankPoint
+	for i := range 12 {
+		ranks = append(ranks, RankPoint{Label: fmt.Sprintf("Model %d | CC | none", i), Rank: float64(i + 1), Lo: math.Max(1, float64(i-1)), Hi: math.Min(12, float64(i+3))})
+	}
+	add(Ranks(ranks, "TC"))
 	return out
 }
 
@@ -110,7 +115,7 @@ func figures(t *testing.T) map[string]*Figure {
 // the marks each should have, and the values and labels in the SVG text.
 func TestFiguresRender(t *testing.T) {
 	wantMarks := map[string]int{"model-size": 5, "harness-switch": 3, "correlations": 9, "harness-comparison": 12,
-		"effort": 16, "by-scenario": 40, "human-trust": 6, "mde": 4}
+		"effort": 16, "by-scenario": 40, "human-trust": 6, "mde": 4, "rank": 12}
 	for name, f := range figures(t) {
 		if f.Marks != wantMarks[name] {
 			t.Errorf("%s: %d marks drawn, want %d", name, f.Marks, wantMarks[name])

@@ -211,6 +211,16 @@ func Figure(ds *Dataset, name string) (*plots.Figure, error) {
 		return nil, analysis.Optionf("--metric: unknown metric %q: expected one of %s", metric, strings.Join(analysis.MetricNames(), ", "))
 	}
 	switch name {
+	case "rank":
+		rs, _, err := ds.Ranks(metric)
+		if err != nil {
+			return nil, err
+		}
+		var pts []plots.RankPoint
+		for _, r := range rs {
+			pts = append(pts, plots.RankPoint{Label: r.Config, Rank: float64(r.Rank), Lo: float64(r.RankLo), Hi: float64(r.RankHi), PBest: r.PBest})
+		}
+		return plots.Ranks(pts, metric)
 	case "model-size":
 		res, err := ds.Summarize([]string{"family", "size"}, []string{metric}, nil)
 		if err != nil {

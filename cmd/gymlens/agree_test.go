@@ -239,7 +239,7 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The sample has everything: nothing is left out.
-		if len(m.Skipped) != 0 || len(m.Tables) != 15 || len(m.Figures) != 9 || len(m.Inputs) != 90 || len(m.Judges) == 0 ||
+		if len(m.Skipped) != 0 || len(m.Tables) != 15 || len(m.Figures) != 10 || len(m.Inputs) != 90 || len(m.Judges) == 0 ||
 			m.Bootstrap.Resamples != 200 || len(m.Inputs[0].SHA256) != 64 {
 			t.Errorf("manifest: %d tables, %d figures, %d inputs, skipped %v, %+v", len(m.Tables), len(m.Figures), len(m.Inputs), m.Skipped, m.Bootstrap)
 		}
