@@ -244,3 +244,45 @@ func (n *JudgeNoise) runsIn(g Group) int {
 	}
 	return c
 }
+
+// TwoLevelMeans is the two-level bootstrap's statistic: the mean of each
+// column over the runs of the clusters (members[c]: cluster c's runs),
+// where in resample b every copy of a cluster drawn draws as many of its
+// runs with replacement (a generator seeded by (seed, b)); the point
+// estimate (b < 0) takes every run once.
+func TwoLevelMeans(members [][]int, values [][]float64, cols []int, seed uint64) stat.IndexedStatistics {
+	return func(b int, w, res []float64) {
+		var rng *rand.Rand
+		if b >= 0 {
+			rng = rand.New(rand.NewPCG(seed^0x5851f42d4c957f2d, uint64(b)))
+		}
+		m := make([]float64, len(res))
+		for j := range res {
+			res[j] = 0
+		}
+		for c, wc := range w {
+			runs := members[c]
+			for copy := 0; copy < int(wc); copy++ {
+				for k := range runs {
+					i := runs[k]
+					if rng != nil {
+						i = runs[rng.IntN(len(runs))]
+					}
+					for j, col := range cols {
+						if x := values[i][col]; !math.IsNaN(x) {
+							res[j] += x
+							m[j]++
+						}
+					}
+				}
+			}
+		}
+		for j := range res {
+			if m[j] == 0 {
+				res[j] = math.NaN()
+			} else {
+				res[j] /= m[j]
+			}
+		}
+	}
+}

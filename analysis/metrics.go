@@ -372,6 +372,26 @@ func summarizeGroup(g Group, values [][]float64, scenario []string, cols []int, 
 			}
 		}
 	}
+	if opt.TwoLevel && !oneScenario {
+		members := make([][]int, len(cl))
+		for _, i := range g.Runs {
+			members[clusterOf(i)] = append(members[clusterOf(i)], i)
+		}
+		// The estimate (and a jackknife) as the one-level bootstrap's, to
+		// the last digit; the resamples draw runs within the scenarios too.
+		tl := TwoLevelMeans(members, values, cols, opt.Seed)
+		est, _ := stat.ClusterBootstrapIndexed(len(cl), k, func(b int, w, res []float64) {
+			if b < 0 {
+				statFn(w, res)
+			} else {
+				tl(b, w, res)
+			}
+		}, opt)
+		for j := range est {
+			est[j].Warn(0, "two-level bootstrap: scenarios, then the runs within each scenario drawn")
+		}
+		return est, nruns, oneScenario
+	}
 	return stat.ClusterBootstrap(len(cl), k, statFn, opt), nruns, oneScenario
 }
 

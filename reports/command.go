@@ -213,6 +213,7 @@ func (a *Args) Options(name string, keep Keep) (Options, error) {
 	if opt.Bootstrap, err = a.Bootstrap(); err != nil {
 		return opt, err
 	}
+	opt.Bootstrap.TwoLevel = a.Bool("two-level")
 	if opt.Where, err = a.Where(nil); err != nil {
 		return opt, err
 	}
@@ -305,6 +306,7 @@ func SelectionParams() []Param {
 		{Name: "where", Usage: "keep runs with `DIM=VALUE` (repeat; values of one dimension are alternatives)"},
 		{Name: "metrics", Default: "", Usage: "`NAMES` to estimate, or \"all\" (default: " + strings.Join(analysis.MainMetrics, ",") + " and your rubrics' custom.NAME)"},
 		{Name: "judge", Default: "", Usage: "use one `JUDGE`'s judgments instead of the average"},
+		{Name: "two-level", Default: false, Usage: "the metrics' intervals by a two-level bootstrap: the scenarios, then the runs within each scenario drawn"},
 		{Name: "judge-noise", Default: false, Usage: "intervals include the judges' own noise: each resample also redraws the answers of items asked again (judge --repeats)"},
 	}
 }

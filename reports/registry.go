@@ -360,6 +360,9 @@ func BuildReport(ctx context.Context, ds *Dataset) (*Report, error) {
 	}
 	o, st := ds.Bootstrap(), ds.StudyBootstrap()
 	r.Manifest.Bootstrap = Bootstrap{Method: o.Method, Level: o.Level, Resamples: o.Resamples, Seed: o.Seed, Unit: "scenarios"}
+	if o.TwoLevel {
+		r.Manifest.Bootstrap.Unit = "scenarios, then the runs within each (two-level)"
+	}
 	r.Manifest.Study = Bootstrap{Method: st.Method, Level: st.Level, Resamples: st.Resamples, Seed: st.Seed, Unit: "participants"}
 	return r, nil
 }

@@ -41,6 +41,10 @@ type BootstrapOptions struct {
 	Method    string  // Percentile or BCa
 	Seed      uint64
 	Workers   int // 0 means GOMAXPROCS; the results do not depend on it
+	// TwoLevel makes the metrics' bootstrap two-level: each resample
+	// draws the scenarios, then the runs within every scenario drawn
+	// (analysis.Summarize; other statistics resample clusters alone).
+	TwoLevel bool
 }
 
 func (o BootstrapOptions) WithDefaults() BootstrapOptions {

@@ -25,7 +25,7 @@ func benchCoverage(args []string) error {
 	fl.Parse(args)
 	const truth = 60.0
 	t0 := time.Now()
-	methods := []string{"cluster expanded percentile", "cluster percentile", "cluster BCa", "naive (runs) percentile"}
+	methods := []string{"cluster expanded percentile", "cluster percentile", "cluster BCa", "two-level percentile", "two-level expanded", "naive (runs) percentile"}
 	covered := make([]int, len(methods))
 	width := make([]float64, len(methods))
 	r := rand.New(rand.NewPCG(*seed, 7))
@@ -52,11 +52,30 @@ func benchCoverage(args []string) error {
 			out[0] = s / m
 		}
 		runMean := func(w, out []float64) { out[0] = stat.WeightedMean(x, w) }
+		// The two-level bootstrap: clusters, then the runs within each.
+		rows, members := make([][]float64, n), make([][]int, *clusters)
+		for i, v := range x {
+			rows[i] = []float64{v}
+			members[i / *runs] = append(members[i / *runs], i)
+		}
+		twoLevel := analysis.TwoLevelMeans(members, rows, []int{0}, uint64(d)+1)
+		twoLevelOf := func(o analysis.BootstrapOptions) analysis.Estimate {
+			est, _ := stat.ClusterBootstrapIndexed(*clusters, 1, func(b int, w, out []float64) {
+				if b < 0 {
+					clusterMean(w, out)
+				} else {
+					twoLevel(b, w, out)
+				}
+			}, o)
+			return est[0]
+		}
 		opt := analysis.BootstrapOptions{Resamples: *resamples, Seed: uint64(d) + 1, Method: analysis.Percentile}
 		for j, e := range []analysis.Estimate{
 			stat.ClusterBootstrap(*clusters, 1, clusterMean, withMethod(opt, analysis.Expanded))[0],
 			stat.ClusterBootstrap(*clusters, 1, clusterMean, opt)[0],
 			stat.ClusterBootstrap(*clusters, 1, clusterMean, withMethod(opt, analysis.BCa))[0],
+			twoLevelOf(opt),
+			twoLevelOf(withMethod(opt, analysis.Expanded)),
 			stat.ClusterBootstrap(n, 1, runMean, opt)[0],
 		} {
 			if e.Lo <= truth && truth <= e.Hi {

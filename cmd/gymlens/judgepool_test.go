@@ -361,6 +361,23 @@ func TestRank(t *testing.T) {
 	if l, _ := rows[0]["letters"].(string); rows[0]["tied_with_best"] != true || rows[0]["rank"].(float64) != 1 || rows[0]["p_best"].(float64) != pMax || !strings.HasPrefix(l, "a") {
 		t.Errorf("the best: %v", rows[0])
 	}
+	// --two-level: the same estimates, wider intervals.
+	widths := func(args ...string) (float64, float64) {
+		code, out, stderr := gymlens(t, append([]string{"--db", db, "metrics", "--metrics", "TC", "--format", "json", "--resamples", "500"}, args...)...)
+		if code != 0 {
+			t.Fatal(stderr)
+		}
+		var est []map[string]any
+		if err := json.Unmarshal([]byte(out), &est); err != nil || len(est) == 0 {
+			t.Fatal(err, out)
+		}
+		return est[0]["mean"].(float64), est[0]["ci_high"].(float64) - est[0]["ci_low"].(float64)
+	}
+	m1, w1 := widths()
+	m2, w2 := widths("--two-level")
+	if m1 != m2 || !(w2 > w1) {
+		t.Errorf("--two-level: mean %v / %v, width %v / %v", m1, m2, w1, w2)
+	}
 	if code, _, stderr := gymlens(t, "--db", db, "rank", "--metric", "TX"); code != 2 || !strings.Contains(stderr, `unknown metric "TX"`) {
 		t.Errorf("unknown metric: %d %s", code, stderr)
 	}
