@@ -358,20 +358,7 @@ func summarizeGroup(g Group, values [][]float64, scenario []string, cols []int, 
 			return est, nruns, oneScenario
 		}
 	}
-	statFn := func(w, res []float64) {
-		for j := range res {
-			var s, n float64
-			for c, wc := range w {
-				s += wc * sum[c*k+j]
-				n += wc * cnt[c*k+j]
-			}
-			if n == 0 {
-				res[j] = math.NaN()
-			} else {
-				res[j] = s / n
-			}
-		}
-	}
+	statFn := clusterMeans(sum, cnt, k)
 	if opt.TwoLevel && !oneScenario {
 		members := make([][]int, len(cl))
 		for _, i := range g.Runs {
@@ -393,6 +380,26 @@ func summarizeGroup(g Group, values [][]float64, scenario []string, cols []int, 
 		return est, nruns, oneScenario
 	}
 	return stat.ClusterBootstrap(len(cl), k, statFn, opt), nruns, oneScenario
+}
+
+// clusterMeans is the statistic of k weighted means from per-cluster sums
+// and counts (cluster c, column j at c*k+j): Σ w_c sum / Σ w_c count, NaN
+// where no run counts.
+func clusterMeans(sum, cnt []float64, k int) stat.Statistics {
+	return func(w, res []float64) {
+		for j := range res {
+			var s, n float64
+			for c, wc := range w {
+				s += wc * sum[c*k+j]
+				n += wc * cnt[c*k+j]
+			}
+			if n == 0 {
+				res[j] = math.NaN()
+			} else {
+				res[j] = s / n
+			}
+		}
+	}
 }
 
 // family is the metric family whose missing data concerns a metric.

@@ -60,20 +60,7 @@ func Ranks(groups []Group, values [][]float64, scenario []string, metric int, op
 			}
 		}
 	}
-	means := func(w, out []float64) {
-		for g := range out {
-			var s, n float64
-			for c, wc := range w {
-				s += wc * sum[c*k+g]
-				n += wc * cnt[c*k+g]
-			}
-			if n == 0 {
-				out[g] = math.NaN()
-			} else {
-				out[g] = s / n
-			}
-		}
-	}
+	means := clusterMeans(sum, cnt, k)
 	point := make([]float64, k)
 	ones := make([]float64, len(cl))
 	for i := range ones {

@@ -62,6 +62,9 @@ func benchRSS(args []string) error {
 		{"metrics --by model,harness", func(int, string) []string { return []string{"metrics", "--by", "model,harness"} }},
 		{"compare --harness-switch CC,OC", func(int, string) []string { return []string{"compare", "--harness-switch", "CC,OC"} }},
 		{"corr", func(int, string) []string { return []string{"corr"} }},
+		{"variance", func(int, string) []string { return []string{"variance"} }},
+		{"power --delta 3", func(int, string) []string { return []string{"power", "--delta", "3"} }},
+		{"rank --metric TC", func(int, string) []string { return []string{"rank", "--metric", "TC"} }},
 		{"agree --judges", func(int, string) []string {
 			return []string{"agree", "--judges", "judge-gpt-5.6-luna,judge-qwen3.5-397b"}
 		}},
