@@ -53,6 +53,10 @@ type VarianceTerm struct {
 type design struct {
 	C, S, P, R int
 	y          [][][][]float64
+	// Within each scenario (prepare): ycs[c][s], ys[s], and its sums of
+	// squares of persona, configuration × persona and residual.
+	ycs                [][]float64
+	ys, ssP, ssCP, ssE []float64
 }
 
 // balancedDesign lays the runs' values of one metric out as a balanced
@@ -104,6 +108,7 @@ func balancedDesign(runs []rows.RunRow, values [][]float64, metric int) (*design
 	if P < 2 || R < 2 {
 		return nil, cs, NoDataf("variance: %d personas per scenario and %d repetitions: two or more of each are needed to tell the terms apart", P, R)
 	}
+	d.prepare() // before any resample: the bootstrap's workers only read it
 	return d, cs, nil
 }
 
@@ -119,8 +124,13 @@ func sortedSet(m map[string]bool) []string {
 // anova is the method-of-moments estimate of the five components from the
 // expected mean squares of the balanced design, each scenario weighted
 // w[s] times (a cluster-bootstrap resample; nil: once), in VarianceTerms'
-// order. Negative estimates are returned as they are.
+// order. Negative estimates are returned as they are. What lies within a
+// scenario (its means and sums of squares) is computed once (prepare), so
+// a resample costs O(configurations × scenarios).
 func (d *design) anova(w []float64) [5]float64 {
+	if d.ys == nil {
+		d.prepare()
+	}
 	C, P, R := float64(d.C), float64(d.P), float64(d.R)
 	weight := func(s int) float64 {
 		if w == nil {
@@ -129,30 +139,7 @@ func (d *design) anova(w []float64) [5]float64 {
 		return w[s]
 	}
 	var S float64
-	// Cell means, and the scenario-level means, per scenario.
-	ycsp := make([][][]float64, d.C)
-	ycs := make([][]float64, d.C)
-	for c := range d.y {
-		ycsp[c] = make([][]float64, d.S)
-		ycs[c] = make([]float64, d.S)
-		for s := range d.y[c] {
-			ycsp[c][s] = make([]float64, d.P)
-			for p := range d.y[c][s] {
-				ycsp[c][s][p] = mean(d.y[c][s][p])
-				ycs[c][s] += ycsp[c][s][p] / P
-			}
-		}
-	}
-	ysp := make([][]float64, d.S)
-	ys := make([]float64, d.S)
 	for s := 0; s < d.S; s++ {
-		ysp[s] = make([]float64, d.P)
-		for p := 0; p < d.P; p++ {
-			for c := 0; c < d.C; c++ {
-				ysp[s][p] += ycsp[c][s][p] / C
-			}
-			ys[s] += ysp[s][p] / P
-		}
 		S += weight(s)
 	}
 	yc := make([]float64, d.C)
@@ -160,9 +147,9 @@ func (d *design) anova(w []float64) [5]float64 {
 	for s := 0; s < d.S; s++ {
 		ws := weight(s)
 		for c := 0; c < d.C; c++ {
-			yc[c] += ws * ycs[c][s] / S
+			yc[c] += ws * d.ycs[c][s] / S
 		}
-		g += ws * ys[s] / S
+		g += ws * d.ys[s] / S
 	}
 	var ssS, ssP, ssCS, ssCP, ssE float64
 	for s := 0; s < d.S; s++ {
@@ -170,20 +157,13 @@ func (d *design) anova(w []float64) [5]float64 {
 		if ws == 0 {
 			continue
 		}
-		ssS += ws * C * P * R * (ys[s] - g) * (ys[s] - g)
-		for p := 0; p < d.P; p++ {
-			ssP += ws * C * R * (ysp[s][p] - ys[s]) * (ysp[s][p] - ys[s])
-		}
+		ssS += ws * C * P * R * (d.ys[s] - g) * (d.ys[s] - g)
+		ssP += ws * d.ssP[s]
+		ssCP += ws * d.ssCP[s]
+		ssE += ws * d.ssE[s]
 		for c := 0; c < d.C; c++ {
-			x := ycs[c][s] - yc[c] - ys[s] + g
+			x := d.ycs[c][s] - yc[c] - d.ys[s] + g
 			ssCS += ws * P * R * x * x
-			for p := 0; p < d.P; p++ {
-				z := ycsp[c][s][p] - ycs[c][s] - ysp[s][p] + ys[s]
-				ssCP += ws * R * z * z
-				for _, v := range d.y[c][s][p] {
-					ssE += ws * (v - ycsp[c][s][p]) * (v - ycsp[c][s][p])
-				}
-			}
 		}
 	}
 	msS := ssS / (S - 1)
@@ -197,6 +177,46 @@ func (d *design) anova(w []float64) [5]float64 {
 		(msCS - msCP) / (P * R),                 // config × scenario
 		(msCP - msE) / R,                        // config × persona
 		msE,                                     // repetition
+	}
+}
+
+// prepare computes what lies within each scenario: the configuration ×
+// scenario and scenario means, and the scenario's sums of squares of the
+// persona, configuration × persona and residual terms (which depend on
+// no other scenario).
+func (d *design) prepare() {
+	C, P, R := float64(d.C), float64(d.P), float64(d.R)
+	d.ys, d.ssP, d.ssCP, d.ssE = make([]float64, d.S), make([]float64, d.S), make([]float64, d.S), make([]float64, d.S)
+	d.ycs = make([][]float64, d.C)
+	for c := range d.ycs {
+		d.ycs[c] = make([]float64, d.S)
+	}
+	for s := 0; s < d.S; s++ {
+		ycsp := make([][]float64, d.C)
+		ysp := make([]float64, d.P)
+		for c := 0; c < d.C; c++ {
+			ycsp[c] = make([]float64, d.P)
+			for p := 0; p < d.P; p++ {
+				ycsp[c][p] = mean(d.y[c][s][p])
+				d.ycs[c][s] += ycsp[c][p] / P
+				ysp[p] += ycsp[c][p] / C
+			}
+		}
+		for p := 0; p < d.P; p++ {
+			d.ys[s] += ysp[p] / P
+		}
+		for p := 0; p < d.P; p++ {
+			d.ssP[s] += C * R * (ysp[p] - d.ys[s]) * (ysp[p] - d.ys[s])
+		}
+		for c := 0; c < d.C; c++ {
+			for p := 0; p < d.P; p++ {
+				z := ycsp[c][p] - d.ycs[c][s] - ysp[p] + d.ys[s]
+				d.ssCP[s] += R * z * z
+				for _, v := range d.y[c][s][p] {
+					d.ssE[s] += (v - ycsp[c][p]) * (v - ycsp[c][p])
+				}
+			}
+		}
 	}
 }
 
