@@ -67,6 +67,18 @@ func TestRepeatsAndSelfAgreement(t *testing.T) {
 	if n := count(t, w, `SELECT count(*) FROM judgments WHERE judge = 'j' AND metric = 'tc' AND correctness NOT IN (0.5, 0.75)`); n != 0 {
 		t.Errorf("%d TC judgments neither a flip's mean nor the steady value", n)
 	}
+	// A run page's TA is the metrics': the mean of now ∧ later kept.
+	var flipped string
+	if err := w.DB().QueryRow(`SELECT run_id FROM judgments WHERE judge = 'j' AND metric = 'ta' AND ta_now = 0.5 ORDER BY run_id LIMIT 1`).Scan(&flipped); err != nil {
+		t.Fatal(err)
+	}
+	page, err := w.RunPage(ctx, flipped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.TA) != 1 || !page.TA[0].HasBoth || page.TA[0].Both != 0 || page.TA[0].Now != 0.5 {
+		t.Errorf("run page TA: %+v", page.TA)
+	}
 	items, err := w.JudgeRepeats(ctx, "j")
 	if err != nil {
 		t.Fatal(err)

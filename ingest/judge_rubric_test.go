@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest"
 	"github.com/gymlens/gymlens/judge"
 	"github.com/gymlens/gymlens/reports"
 )
@@ -131,6 +133,29 @@ func TestCustomRubricsBecomeMetrics(t *testing.T) {
 		if m, ok := analysis.MetricNamed(n); !ok || m.Scale != scale {
 			t.Errorf("%s: %+v", n, m)
 		}
+	}
+	// A run page shows the rubrics' scores, and its tasks are the ones the
+	// metrics read (their judgments of the rubrics too).
+	id := v.Runs[0].RunID
+	page, err := w.RunPage(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded := ingest.RunRow{RunID: id}
+	if err := w.LoadRunTasks(ctx, &loaded); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(page.Tasks, loaded.Tasks) || len(page.Custom) != 1 || page.Custom[0].Metric != "custom.initiative" {
+		t.Errorf("the run page's tasks or run-level rubric judgments differ from the metrics':\n%+v\n%+v\n%+v", page.Tasks, loaded.Tasks, page.Custom)
+	}
+	shown := 0
+	for _, j := range page.Judgments {
+		if j.Metric == "custom.interruption" && len(j.Scores) == 2 && j.Scores[0].Name == "necessary" && j.Scores[1].Name == "timing" {
+			shown++
+		}
+	}
+	if shown == 0 {
+		t.Errorf("the run page shows no rubric score: %+v", page.Judgments)
 	}
 	// Summaries name them.
 	est, err := ds.Summarize(nil, []string{"custom.interruption", "custom.initiative"}, nil)

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -324,15 +325,18 @@ func (w *Warehouse) RunPages(ctx context.Context, ids []string) (map[string]*row
 		coalesce(correctness, 'NaN'), coalesce(grounding, 'NaN'), coalesce(completeness, 'NaN'), coalesce(artifact_quality, 'NaN'),
 		coalesce(ta_now, 'NaN'), coalesce(ta_later, 'NaN'), ta_cq,
 		coalesce(understandability, 'NaN'), coalesce(competence, 'NaN'), coalesce(reliability, 'NaN'), coalesce(attachment, 'NaN'), coalesce(faith, 'NaN'),
-		coalesce(reasons, ''), coalesce(evidence::VARCHAR, '')
+		coalesce(reasons, ''), coalesce(evidence::VARCHAR, ''),
+		CASE WHEN starts_with(metric, 'custom.') THEN json_extract(extra, '$.scores')::VARCHAR END,
+		CASE WHEN metric = 'ta' AND file_id = 0 THEN TRY_CAST(json_extract(extra, '$.both') AS DOUBLE) END
 		FROM judgments WHERE run_id IN `+in+` ORDER BY run_id, task, metric, judge, prompt DESC`, func(rs *sql.Rows) error {
 		var id string
 		var j rows.JudgmentView
 		var v [11]float64
-		var cq sql.NullFloat64
+		var cq, both sql.NullFloat64
 		var evidence string
+		var custom sql.NullString
 		if err := rs.Scan(&id, &j.Task, &j.Metric, &j.Judge, &j.Prompt, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &cq,
-			&v[6], &v[7], &v[8], &v[9], &v[10], &j.Reasons, &evidence); err != nil {
+			&v[6], &v[7], &v[8], &v[9], &v[10], &j.Reasons, &evidence, &custom, &both); err != nil {
 			return err
 		}
 		p := out[id]
@@ -368,13 +372,29 @@ func (w *Warehouse) RunPages(ctx context.Context, ids []string) (map[string]*row
 		case "trj":
 			named([]string{"understandability", "competence", "reliability", "attachment", "faith"}, v[6:11])
 		}
+		var scores map[string]float64
+		if custom.Valid && json.Unmarshal([]byte(custom.String), &scores) == nil {
+			for _, k := range slices.Sorted(maps.Keys(scores)) {
+				j.Scores = append(j.Scores, rows.NamedScore{Name: k, Value: scores[k]})
+			}
+		}
 		p.Judgments = append(p.Judgments, j)
 		if !j.Latest {
 			return nil
 		}
+		if scores != nil {
+			// A user rubric's judgment, where the metrics put it.
+			cj := rows.CustomJudgment{Metric: j.Metric, Judge: j.Judge, Scores: scores}
+			if j.Task == "" {
+				p.Custom = append(p.Custom, cj)
+			} else if ti, ok := active[[2]string{id, j.Task}]; ok {
+				p.Tasks[ti].Custom = append(p.Tasks[ti].Custom, cj)
+			}
+			return nil
+		}
 		switch j.Metric {
 		case "ta":
-			p.TA = append(p.TA, rows.TAJudgment{Judge: j.Judge, Now: v[4], Later: v[5], CQ: cq.Float64, HasCQ: cq.Valid})
+			p.TA = append(p.TA, rows.TAJudgment{Judge: j.Judge, Now: v[4], Later: v[5], CQ: cq.Float64, HasCQ: cq.Valid, Both: both.Float64, HasBoth: both.Valid})
 		case "tc", "trj":
 			ti, ok := active[[2]string{id, j.Task}]
 			if !ok {

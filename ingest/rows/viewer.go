@@ -10,6 +10,7 @@ import "time"
 type RunPage struct {
 	Tasks     []TaskRow
 	TA        []TAJudgment
+	Custom    []CustomJudgment // run-level judgments of user rubrics
 	TaskViews []TaskView
 	Judgments []JudgmentView
 	Events    []EventRow
