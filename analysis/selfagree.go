@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -130,7 +131,7 @@ func collectRepeats(items []rows.RepeatItem, judge string) (map[string]*repeated
 				keys[k] = true
 			}
 		}
-		for _, k := range slices.Sorted(mapsKeys(keys)) {
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
 			name, scale, factor := repeatScore(it.Metric, k)
 			if name == "" {
 				continue
@@ -155,16 +156,6 @@ func collectRepeats(items []rows.RepeatItem, judge string) (map[string]*repeated
 		}
 	}
 	return by, names
-}
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // CompareSelf computes the judge's test-retest agreement from its

@@ -2,8 +2,9 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/gymlens/gymlens/analysis/stat"
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -79,17 +80,17 @@ func balancedDesign(runs []rows.RunRow, values [][]float64, metric int) (*design
 		}
 		personas[r.Scenario][r.Persona] = true
 	}
-	cs, ss := sortedSet(configs), sortedSet(scenarios)
+	cs, ss := slices.Sorted(maps.Keys(configs)), slices.Sorted(maps.Keys(scenarios))
 	if len(cs) < 2 || len(ss) < 2 {
 		return nil, nil, NoDataf("variance: %d configurations and %d scenarios with a value: at least two of each are needed", len(cs), len(ss))
 	}
 	P := len(personas[ss[0]])
-	R := len(cells[cell{cs[0], ss[0], sortedSet(personas[ss[0]])[0]}])
+	R := len(cells[cell{cs[0], ss[0], slices.Sorted(maps.Keys(personas[ss[0]]))[0]}])
 	d := &design{C: len(cs), S: len(ss), P: P, R: R}
 	for _, c := range cs {
 		var byS [][][]float64
 		for _, s := range ss {
-			ps := sortedSet(personas[s])
+			ps := slices.Sorted(maps.Keys(personas[s]))
 			if len(ps) != P {
 				return nil, cs, NoDataf("variance: unbalanced design: scenario %s has %d personas, %s %d (the ANOVA estimator needs a balanced design; REML is not implemented yet)", s, len(ps), ss[0], P)
 			}
@@ -110,15 +111,6 @@ func balancedDesign(runs []rows.RunRow, values [][]float64, metric int) (*design
 	}
 	d.prepare() // before any resample: the bootstrap's workers only read it
 	return d, cs, nil
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // anova is the method-of-moments estimate of the five components from the

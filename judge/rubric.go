@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -318,7 +319,7 @@ func ParseRubric(name string, b []byte) (*Rubric, error) {
 			}
 		}
 	}
-	for _, k := range slices.Sorted(mapsKeys(props)) {
+	for _, k := range slices.Sorted(maps.Keys(props)) {
 		if !req[k] {
 			return nil, fail("answer.required", "%q is not required: structured output in strict mode requires every field it names", k)
 		}
@@ -326,7 +327,7 @@ func ParseRubric(name string, b []byte) (*Rubric, error) {
 	if len(f.Scores) == 0 {
 		return nil, fail("scores", "missing: which answer fields are scores, with their ranges ({min, max})")
 	}
-	for _, k := range slices.Sorted(mapsKeys(f.Scores)) {
+	for _, k := range slices.Sorted(maps.Keys(f.Scores)) {
 		r := f.Scores[k]
 		field := "scores." + k
 		if !rubricName.MatchString(k) {
@@ -390,16 +391,6 @@ func schemaErr(err error) ([]string, string) {
 		msg = msg[i+2:]
 	}
 	return ve.InstanceLocation, msg
-}
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // lineOf is the line of a key path in a YAML document, or 0.
