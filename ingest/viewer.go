@@ -20,6 +20,43 @@ import (
 // viewer's page, not an export.
 const MaxRunEvents = 20000
 
+// runEvents are the events of a batch of runs, by run, or why not.
+type runEvents struct {
+	byRun map[string][]rows.EventRow
+	err   error
+}
+
+// eventsOf reads the events of runs from their spans, at most
+// MaxRunEvents a run, in order.
+func (w *Warehouse) eventsOf(ctx context.Context, ids []string) runEvents {
+	out := runEvents{byRun: map[string][]rows.EventRow{}}
+	from, fargs, err := w.spansOf(ctx, ids, "run_id, "+eventColumns)
+	if err != nil || from == "" {
+		out.err = err
+		return out
+	}
+	out.err = w.scan(ctx, `SELECT run_id, `+eventColumns+` FROM (`+from+`)
+		QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY seq) <= `+strconv.Itoa(MaxRunEvents)+`
+		ORDER BY run_id, seq`, func(rs *sql.Rows) error {
+		var id string
+		var e rows.EventRow
+		var t time.Time
+		var ok sql.NullBool
+		if err := rs.Scan(&id, &e.Seq, &t, &e.Actor, &e.Kind, &e.Task, &e.Text, &e.Tool, &e.Depth, &e.Args, &e.Result, &ok,
+			&e.Decision, &e.Phase, &e.Ref, &e.Visible); err != nil {
+			return err
+		}
+		e.T = t.UTC()
+		if ok.Valid {
+			b := ok.Bool
+			e.OK = &b
+		}
+		out.byRun[id] = append(out.byRun[id], e)
+		return nil
+	}, fargs...)
+	return out
+}
+
 // eventColumns are the columns of a trajectory's records, as EventRow
 // scans them.
 const eventColumns = `seq, t, actor, kind, coalesce(task, '') AS task, coalesce(text, '') AS text, coalesce(tool, '') AS tool,
@@ -211,6 +248,10 @@ func (w *Warehouse) RunPages(ctx context.Context, ids []string) (map[string]*row
 	for i, id := range ids {
 		args[i] = id
 	}
+	// The events, the largest read, on a connection of their own while the
+	// other tables are read: a second core takes them.
+	events := make(chan runEvents, 1)
+	go func() { events <- w.eventsOf(ctx, ids) }()
 	nullable := func(x sql.NullFloat64) *float64 {
 		if !x.Valid {
 			return nil
@@ -412,38 +453,14 @@ func (w *Warehouse) RunPages(ctx context.Context, ids []string) (map[string]*row
 	if err != nil {
 		return nil, err
 	}
-	from, fargs, err := w.spansOf(ctx, ids, "run_id, "+eventColumns)
-	if err != nil {
-		return nil, err
+	ev := <-events
+	if ev.err != nil {
+		return nil, ev.err
 	}
-	if from == "" {
-		from, fargs = `SELECT run_id, `+eventColumns+` FROM events WHERE false`, nil
-	}
-	err = w.scan(ctx, `SELECT run_id, `+eventColumns+` FROM (`+from+`)
-		QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY seq) <= `+strconv.Itoa(MaxRunEvents)+`
-		ORDER BY run_id, seq`, func(rs *sql.Rows) error {
-		var id string
-		var e rows.EventRow
-		var t time.Time
-		var ok sql.NullBool
-		if err := rs.Scan(&id, &e.Seq, &t, &e.Actor, &e.Kind, &e.Task, &e.Text, &e.Tool, &e.Depth, &e.Args, &e.Result, &ok,
-			&e.Decision, &e.Phase, &e.Ref, &e.Visible); err != nil {
-			return err
+	for id, es := range ev.byRun {
+		if p := out[id]; p != nil {
+			p.Events = es
 		}
-		p := out[id]
-		if p == nil {
-			return nil
-		}
-		e.T = t.UTC()
-		if ok.Valid {
-			b := ok.Bool
-			e.OK = &b
-		}
-		p.Events = append(p.Events, e)
-		return nil
-	}, fargs...)
-	if err != nil {
-		return nil, err
 	}
 	for _, p := range out {
 		p.Capped = len(p.Events) >= MaxRunEvents
