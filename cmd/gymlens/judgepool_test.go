@@ -271,6 +271,20 @@ func TestRepeatsThenAgreeSelf(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "judge,model,metric,seed,items") || !strings.Contains(out, "again,judge-model,ta,2,") {
 		t.Fatalf("%d %s\n%s", code, stderr, out)
 	}
+	// Bad repeats and temperatures are refused before any request, and
+	// nothing is written.
+	before := f.Count()
+	_, calls, _ := gymlens(t, "--db", db, "query", "--format", "csv", "SELECT count(*) FROM judge_calls")
+	for _, bad := range [][]string{{"--repeats", "-1"}, {"--repeats", "101"}, {"--temperature", "3"}} {
+		code, _, stderr := gymlens(t, append([]string{"--db", db, "judge", "--metric", "ta", "--judge", "again=judge-model@" + f.URL + "/v1"}, bad...)...)
+		if code == 0 || !strings.Contains(stderr, bad[0]) {
+			t.Errorf("%v: %d %s", bad, code, stderr)
+		}
+	}
+	_, after, _ := gymlens(t, "--db", db, "query", "--format", "csv", "SELECT count(*) FROM judge_calls")
+	if f.Count() != before || after != calls {
+		t.Errorf("bad flags sent %d requests, calls %q → %q", f.Count()-before, calls, after)
+	}
 	code, out, stderr = gymlens(t, "--db", db, "agree", "--self", "again", "--format", "csv", "--resamples", "200")
 	if code != 0 {
 		t.Fatal(stderr)
