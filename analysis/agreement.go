@@ -4,8 +4,6 @@ import (
 	"math"
 	"sort"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/gymlens/gymlens/analysis/stat"
 )
 
@@ -88,9 +86,9 @@ func ContinuousAgreement(p Paired, ao AgreementOptions, opt BootstrapOptions) []
 		c[1] += a
 		c[2] += b
 		c[3] += math.Abs(p.B[i] - p.A[i])
-		c[4] += a * a
-		c[5] += b * b
-		c[6] += a * b
+		c[4] += float64(a * a)
+		c[5] += float64(b * b)
+		c[6] += float64(a * b)
 	}
 	// Ranks and ties of values snapped to TiePrecision.
 	sa, sb := stat.SnapTies(p.A), stat.SnapTies(p.B)
@@ -114,7 +112,7 @@ func ContinuousAgreement(p Paired, ao AgreementOptions, opt BootstrapOptions) []
 		var t [7]float64
 		for c, w := range wc {
 			for k := range t {
-				t[k] += w * cs[c][k]
+				t[k] += float64(w * cs[c][k])
 			}
 		}
 		for k := range out {
@@ -124,9 +122,9 @@ func ContinuousAgreement(p Paired, ao AgreementOptions, opt BootstrapOptions) []
 			return
 		}
 		out[0], out[1], out[2], out[3] = ma+t[1]/t[0], mb+t[2]/t[0], mb-ma+(t[2]-t[1])/t[0], t[3]/t[0]
-		vxx, vyy := t[0]*t[4]-t[1]*t[1], t[0]*t[5]-t[2]*t[2]
+		vxx, vyy := float64(t[0]*t[4])-float64(t[1]*t[1]), float64(t[0]*t[5])-float64(t[2]*t[2])
 		if vxx > 1e-12*t[0]*t[4] && vyy > 1e-12*t[0]*t[5] {
-			out[4] = math.Max(-1, math.Min(1, (t[0]*t[6]-t[1]*t[2])/math.Sqrt(vxx*vyy)))
+			out[4] = math.Max(-1, math.Min(1, (float64(t[0]*t[6])-float64(t[1]*t[2]))/math.Sqrt(vxx*vyy)))
 		}
 		out[5] = sp.rho(wc)
 		k := 6
@@ -139,9 +137,9 @@ func ContinuousAgreement(p Paired, ao AgreementOptions, opt BootstrapOptions) []
 			for c := 0; c < p.Configs; c++ {
 				var a, b, m float64
 				for s, ws := range wc {
-					a += ws * sumA[c*ns+s]
-					b += ws * sumB[c*ns+s]
-					m += ws * cnt[c*ns+s]
+					a += float64(ws * sumA[c*ns+s])
+					b += float64(ws * sumB[c*ns+s])
+					m += float64(ws * cnt[c*ns+s])
 				}
 				if m > 0 {
 					cx, cy = append(cx, a/m), append(cy, b/m)
@@ -203,8 +201,8 @@ func BinaryAgreement(p Paired, opt BootstrapOptions) []AgreementStat {
 		for i := range p.A {
 			wi := wc[p.Cluster[i]]
 			sw += wi
-			sa += wi * p.A[i]
-			sb += wi * p.B[i]
+			sa += float64(wi * p.A[i])
+			sb += float64(wi * p.B[i])
 			if p.A[i] == p.B[i] {
 				agree += wi
 			}
@@ -223,7 +221,7 @@ func BinaryAgreement(p Paired, opt BootstrapOptions) []AgreementStat {
 		}
 		ra, rb := sa/sw, sb/sw
 		po := agree / sw
-		pe := ra*rb + (1-ra)*(1-rb)
+		pe := float64(ra*rb) + float64((1-ra)*(1-rb))
 		out[0], out[1], out[2], out[3] = 100*ra, 100*rb, 100*(rb-ra), 100*po
 		if pe < 1-1e-12 {
 			out[4] = (po - pe) / (1 - pe)
@@ -279,9 +277,9 @@ func newSpearman(x, y []float64, cluster []int, C int) *spearman {
 			s.py[c*C+d] += b[d]
 			base := (c*C + d) * C
 			for e := 0; e < C; e++ {
-				s.qxx[base+e] += a[d] * a[e]
-				s.qyy[base+e] += b[d] * b[e]
-				s.qxy[base+e] += a[d] * b[e]
+				s.qxx[base+e] += float64(a[d] * a[e])
+				s.qyy[base+e] += float64(b[d] * b[e])
+				s.qxy[base+e] += float64(a[d] * b[e])
 			}
 		}
 	}
@@ -304,7 +302,7 @@ func (s *spearman) g(x []float64, order []int) []float64 {
 		for k := a; k < b; k++ {
 			i := order[k]
 			for d := 0; d < C; d++ {
-				g[i*C+d] = below[d] + eq[d]/2
+				g[i*C+d] = below[d] + float64(eq[d]/2)
 			}
 		}
 		for d := 0; d < C; d++ {
@@ -333,31 +331,31 @@ func (s *spearman) rho(wc []float64) float64 {
 		if w == 0 {
 			continue
 		}
-		S += w * s.nc[c]
+		S += float64(w * s.nc[c])
 		for d, wd := range wc {
 			if wd == 0 {
 				continue
 			}
 			ww := w * wd
-			sx += ww * s.px[c*C+d]
-			sy += ww * s.py[c*C+d]
+			sx += float64(ww * s.px[c*C+d])
+			sy += float64(ww * s.py[c*C+d])
 			base := (c*C + d) * C
 			for e, we := range wc {
 				if we == 0 {
 					continue
 				}
 				www := ww * we
-				sxx += www * s.qxx[base+e]
-				syy += www * s.qyy[base+e]
-				sxy += www * s.qxy[base+e]
+				sxx += float64(www * s.qxx[base+e])
+				syy += float64(www * s.qyy[base+e])
+				sxy += float64(www * s.qxy[base+e])
 			}
 		}
 	}
-	vx, vy := S*sxx-sx*sx, S*syy-sy*sy
+	vx, vy := float64(S*sxx)-float64(sx*sx), float64(S*syy)-float64(sy*sy)
 	if vx <= 1e-12*S*sxx || vy <= 1e-12*S*syy {
 		return math.NaN()
 	}
-	return math.Max(-1, math.Min(1, (S*sxy-sx*sy)/math.Sqrt(vx*vy)))
+	return math.Max(-1, math.Min(1, (float64(S*sxy)-float64(sx*sy))/math.Sqrt(vx*vy)))
 }
 
 // KappaAgreement is the (weighted) κ of two sources' categorical values,
@@ -397,11 +395,11 @@ func KappaAgreement(p Paired, weighting string, opt BootstrapOptions) (Agreement
 			}
 			for i := 0; i < K; i++ {
 				for j := 0; j < K; j++ {
-					m.Counts[i][j] += w * per[c][i*K+j]
+					m.Counts[i][j] += float64(w * per[c][i*K+j])
 				}
 			}
 			for _, v := range per[c] {
-				m.N += w * v
+				m.N += float64(w * v)
 			}
 		}
 		out[0] = m.Kappa(weighting)
@@ -478,16 +476,16 @@ func (k *kendall) tau(wc []float64) float64 {
 	}
 	var N, s, tx, ty, self float64
 	for c, w := range wc {
-		N += w * k.n[c]
-		self += k.n[c] * w * (w - 1) / 2 // copies of one item: tied in both
+		N += float64(w * k.n[c])
+		self += float64(k.n[c] * w * (w - 1) / 2) // copies of one item: tied in both
 		for d, v := range wc {
 			ww := w * v
-			s += ww * k.s[c*k.C+d]
-			tx += ww * k.tx[c*k.C+d]
-			ty += ww * k.ty[c*k.C+d]
+			s += float64(ww * k.s[c*k.C+d])
+			tx += float64(ww * k.tx[c*k.C+d])
+			ty += float64(ww * k.ty[c*k.C+d])
 		}
 	}
-	n0 := N * (N - 1) / 2
+	n0 := float64(N * (N - 1) / 2)
 	den := math.Sqrt((n0 - tx - self) * (n0 - ty - self))
 	if N < 2 || den == 0 || math.IsNaN(den) {
 		return math.NaN()
@@ -572,7 +570,7 @@ func PPIMean(unlabelled, y, fl []float64, level float64) PPIResult {
 	if len(y) != len(fl) {
 		panic("analysis: PPIMean: y and fl differ in length")
 	}
-	z := distuv.UnitNormal.Quantile(1 - (1-level)/2)
+	z := stat.ZQuantile(level)
 	all := append(append([]float64(nil), unlabelled...), fl...)
 	r := PPIResult{N: len(all), Labelled: len(y), Level: level}
 	res := make([]float64, len(y))
@@ -582,7 +580,7 @@ func PPIMean(unlabelled, y, fl []float64, level float64) PPIResult {
 	normal := func(x []float64) (m, lo, hi float64) {
 		m, v := meanVar(x)
 		se := math.Sqrt(v / float64(len(x)))
-		return m, m - z*se, m + z*se
+		return m, m - float64(z*se), m + float64(z*se)
 	}
 	r.JudgeMean, r.JudgeLo, r.JudgeHi = normal(all)
 	r.HumanMean, r.HumanLo, r.HumanHi = normal(y)
@@ -599,7 +597,7 @@ func PPIMean(unlabelled, y, fl []float64, level float64) PPIResult {
 	mu := stat.Mean(unlabelled)
 	r.Corrected = mu + r.Rectifier
 	se := math.Sqrt(popVar(unlabelled)/float64(len(unlabelled)) + popVar(res)/float64(len(res)))
-	r.CorrectedLo, r.CorrectedHi = r.Corrected-z*se, r.Corrected+z*se
+	r.CorrectedLo, r.CorrectedHi = r.Corrected-float64(z*se), r.Corrected+float64(z*se)
 	return r
 }
 
@@ -608,7 +606,7 @@ func popVar(x []float64) float64 {
 	m := stat.Mean(x)
 	var s float64
 	for _, v := range x {
-		s += (v - m) * (v - m)
+		s += float64((v - m) * (v - m))
 	}
 	return s / float64(len(x))
 }
@@ -624,7 +622,7 @@ func meanVar(x []float64) (float64, float64) {
 	}
 	var s float64
 	for _, v := range x {
-		s += (v - m) * (v - m)
+		s += float64((v - m) * (v - m))
 	}
 	return m, s / float64(len(x)-1)
 }

@@ -95,8 +95,8 @@ func SummarizeRatios(groups []Group, num, den [][]float64, scenario []string, na
 			statFn := func(w, out []float64) {
 				var n, d float64
 				for c := range w {
-					n += w[c] * nums[c]
-					d += w[c] * dens[c]
+					n += float64(w[c] * nums[c])
+					d += float64(w[c] * dens[c])
 				}
 				out[0] = math.NaN()
 				if d > 0 {
@@ -161,8 +161,8 @@ func compareCells(pairs []Pair, cell func(i, m int) (float64, float64, bool), sc
 	mean := func(w []float64, side, p, m int) float64 {
 		var s, n float64
 		for c, wc := range w {
-			s += wc * sum[idx(side, p, m, c)]
-			n += wc * cnt[idx(side, p, m, c)]
+			s += float64(wc * sum[idx(side, p, m, c)])
+			n += float64(wc * cnt[idx(side, p, m, c)])
 		}
 		if n == 0 {
 			return math.NaN()

@@ -29,8 +29,8 @@ func WeightedPearson(x, y, w []float64) float64 {
 	var sw, mx, my float64
 	for i := range x {
 		sw += w[i]
-		mx += w[i] * x[i]
-		my += w[i] * y[i]
+		mx += float64(w[i] * x[i])
+		my += float64(w[i] * y[i])
 	}
 	if sw == 0 {
 		return math.NaN()
@@ -39,9 +39,9 @@ func WeightedPearson(x, y, w []float64) float64 {
 	var sxy, sxx, syy float64
 	for i := range x {
 		dx, dy := x[i]-mx, y[i]-my
-		sxy += w[i] * dx * dy
-		sxx += w[i] * dx * dx
-		syy += w[i] * dy * dy
+		sxy += float64(w[i] * dx * dy)
+		sxx += float64(w[i] * dx * dx)
+		syy += float64(w[i] * dy * dy)
 	}
 	if sxx <= 0 || syy <= 0 {
 		return math.NaN()
@@ -60,7 +60,7 @@ func weightedRanks(x, w []float64, order []int, r []float64) {
 			tied += w[order[b]]
 			b++
 		}
-		mid := below + (tied+1)/2
+		mid := below + float64((tied+1)/2)
 		for k := a; k < b; k++ {
 			r[order[k]] = mid
 		}
@@ -137,9 +137,9 @@ func pairCorrelations(values [][]float64, scenario, config []string, cl, cfg map
 		cs[c][0]++
 		cs[c][1] += a
 		cs[c][2] += b
-		cs[c][3] += a * a
-		cs[c][4] += b * b
-		cs[c][5] += a * b
+		cs[c][3] += float64(a * a)
+		cs[c][4] += float64(b * b)
+		cs[c][5] += float64(a * b)
 	}
 	// Per-worker scratch space is not shared: the statistic allocates its
 	// buffers once per call site through a pool keyed by goroutine-free
@@ -160,23 +160,23 @@ func pairCorrelations(values [][]float64, scenario, config []string, cl, cfg map
 		var t [6]float64
 		for c, w := range wc {
 			for k := range t {
-				t[k] += w * cs[c][k]
+				t[k] += float64(w * cs[c][k])
 			}
 		}
 		res[0] = math.NaN()
-		vx, vy := t[0]*t[3]-t[1]*t[1], t[0]*t[4]-t[2]*t[2]
+		vx, vy := float64(t[0]*t[3])-float64(t[1]*t[1]), float64(t[0]*t[4])-float64(t[2]*t[2])
 		if t[0] > 0 && vx > 1e-12*t[0]*t[3] && vy > 1e-12*t[0]*t[4] {
-			res[0] = math.Max(-1, math.Min(1, (t[0]*t[5]-t[1]*t[2])/math.Sqrt(vx*vy)))
+			res[0] = math.Max(-1, math.Min(1, (float64(t[0]*t[5])-float64(t[1]*t[2]))/math.Sqrt(vx*vy)))
 		}
 		res[1] = sp.rho(wc)
 		k := 0
 		for c := 0; c < nc; c++ {
 			var sa, na, sb, nb float64
 			for sc, w := range wc {
-				sa += w * sumA[c*ns+sc]
-				na += w * cntA[c*ns+sc]
-				sb += w * sumB[c*ns+sc]
-				nb += w * cntB[c*ns+sc]
+				sa += float64(w * sumA[c*ns+sc])
+				na += float64(w * cntA[c*ns+sc])
+				sb += float64(w * sumB[c*ns+sc])
+				nb += float64(w * cntB[c*ns+sc])
 			}
 			if na > 0 && nb > 0 {
 				s.cx[k], s.cy[k], s.cw[k] = sa/na, sb/nb, 1
@@ -249,9 +249,9 @@ func RunCorrelationMatrix(values [][]float64, scenario []string, metrics []int, 
 			s[0]++
 			s[1] += x
 			s[2] += y
-			s[3] += x * y
-			s[4] += x * x
-			s[5] += y * y
+			s[3] += float64(x * y)
+			s[4] += float64(x * x)
+			s[5] += float64(y * y)
 			ns2[p]++
 		}
 	}
@@ -264,7 +264,7 @@ func RunCorrelationMatrix(values [][]float64, scenario []string, metrics []int, 
 				}
 				s := &sums[p*ns+c]
 				for k := range t {
-					t[k] += wc * s[k]
+					t[k] += float64(wc * s[k])
 				}
 			}
 			n := t[0]

@@ -52,7 +52,7 @@ func TaskScore(t *rows.TaskRow, score, judge string) (float64, bool) {
 			default:
 				return math.NaN(), false
 			}
-			sum += 100 * v
+			sum += float64(100 * v)
 			n++
 		}
 	} else if score == "TRJ" || strings.HasPrefix(score, "TRJ.") {

@@ -133,7 +133,7 @@ func RunValues(r *rows.RunRow, judge string) ([]float64, Missing) {
 	partW := make([]float64, numMetrics)
 	add := func(m int, x, w float64) {
 		if !math.IsNaN(x) {
-			partSum[m] += w * x
+			partSum[m] += float64(w * x)
 			partW[m] += w
 		}
 	}
@@ -157,7 +157,7 @@ func RunValues(r *rows.RunRow, judge string) ([]float64, Missing) {
 			miss.TasksWithoutTC++
 		}
 		if x := TaskTC(t, judge); !math.IsNaN(x) {
-			tcSum += t.Weight * x
+			tcSum += float64(t.Weight * x)
 			tcW += t.Weight
 		}
 		if t.Expected != "" && t.Chosen != "" {
@@ -390,8 +390,8 @@ func clusterMeans(sum, cnt []float64, k int) stat.Statistics {
 		for j := range res {
 			var s, n float64
 			for c, wc := range w {
-				s += wc * sum[c*k+j]
-				n += wc * cnt[c*k+j]
+				s += float64(wc * sum[c*k+j])
+				n += float64(wc * cnt[c*k+j])
 			}
 			if n == 0 {
 				res[j] = math.NaN()

@@ -6,6 +6,8 @@ import (
 
 	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/gymlens/gymlens/analysis/stat"
 )
 
 // PowerDesign is a paired comparison of two configurations run on the
@@ -47,7 +49,7 @@ func MDE(v [5]float64, d PowerDesign) (se, mde float64) {
 	S, P, R := float64(d.Scenarios), float64(d.Personas), float64(d.Repetitions)
 	se = math.Sqrt(2 * (v[2]/S + v[3]/(S*P) + v[4]/(S*P*R)))
 	df := S - 1
-	tc := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1 - d.Alpha/2)
+	tc := stat.Portable(distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1 - float64(d.Alpha/2)))
 	lo, hi := 0.0, 1.0
 	for TPower(df, tc, hi) < d.Power {
 		hi *= 2
@@ -60,7 +62,7 @@ func MDE(v [5]float64, d PowerDesign) (se, mde float64) {
 			hi = mid
 		}
 	}
-	return se, (lo + hi) / 2 * se
+	return se, stat.Portable(float64((lo+hi)/2) * se) // found through TPower: Portable
 }
 
 // TPower is the power of the two-sided t-test with df degrees of freedom
@@ -73,15 +75,15 @@ func MDE(v [5]float64, d PowerDesign) (se, mde float64) {
 // Gauss–Legendre quadrature on [0, √(df + 40√(2 df) + 100)].
 func TPower(df, tc, lambda float64) float64 {
 	chi := distuv.ChiSquared{K: df}
-	top := math.Sqrt(df + 40*math.Sqrt(2*df) + 100)
+	top := math.Sqrt(df + float64(40*math.Sqrt(2*df)) + 100)
 	s := math.Sqrt(df)
 	f := func(u float64) float64 {
 		g := 2 * u * chi.Prob(u*u)
-		return g * (distuv.UnitNormal.Survival(tc*u/s-lambda) + distuv.UnitNormal.CDF(-tc*u/s-lambda))
+		return g * (float64(distuv.UnitNormal.Survival(float64(tc*u/s)-lambda)) + float64(distuv.UnitNormal.CDF(float64(-tc*u/s)-lambda)))
 	}
 	// Two panels: most of the mass lies near √df.
 	mid := math.Sqrt(df)
-	return quad.Fixed(f, 0, mid, 200, nil, 0) + quad.Fixed(f, mid, top, 200, nil, 0)
+	return stat.Portable(quad.Fixed(f, 0, mid, 200, nil, 0) + quad.Fixed(f, mid, top, 200, nil, 0))
 }
 
 // CheckPowerDesign says what is wrong with a design, or nil.

@@ -119,7 +119,7 @@ func Ranks(groups []Group, values [][]float64, scenario []string, metric int, op
 			// The order statistics at α/2 and 1 − α/2 (the inverted
 			// empirical distribution: whole ranks).
 			lo := int(math.Ceil(alpha/2*float64(n))) - 1
-			hi := int(math.Ceil((1-alpha/2)*float64(n))) - 1
+			hi := int(math.Ceil((1-float64(alpha/2))*float64(n))) - 1
 			e.RankLo, e.RankHi = rs[max(0, lo)], rs[min(n-1, max(0, hi))]
 			e.PBest = float64(best[g]) / float64(n)
 		}

@@ -39,7 +39,7 @@ func same(a, b float64) bool {
 	if math.IsNaN(a) || math.IsNaN(b) {
 		return math.IsNaN(a) && math.IsNaN(b)
 	}
-	return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a), math.Abs(b))
+	return math.Abs(a-b) <= float64(1e-9*max(1, math.Abs(a), math.Abs(b)))
 }
 
 // unit of the rates each format writes: fractions or percents.
@@ -54,9 +54,9 @@ func (rc *Reconciliation) check(where, item, field string, stored, recomputed fl
 	}
 	m := Mismatch{Where: where, Item: item, Field: field, Stored: stored, Recomputed: recomputed, Kind: "value"}
 	switch {
-	case slices.Contains(percentFields, field) && recomputed != 0 && same(stored*100, recomputed):
+	case slices.Contains(percentFields, field) && recomputed != 0 && same(float64(stored*100), recomputed):
 		m.Kind, m.Note = "unit", "stored as a fraction; this field is a percent"
-	case slices.Contains(fractionFields, field) && recomputed != 0 && same(stored, recomputed*100):
+	case slices.Contains(fractionFields, field) && recomputed != 0 && same(stored, float64(recomputed*100)):
 		m.Kind, m.Note = "unit", "stored as a percent; this field is a fraction"
 	}
 	rc.Mismatches = append(rc.Mismatches, m)

@@ -205,7 +205,7 @@ func selfScore(name string, r *repeated, opt BootstrapOptions) SelfScore {
 		answers += float64(len(vs))
 		m := mean(vs)
 		for _, v := range vs {
-			within += (v - m) * (v - m)
+			within += float64((v - m) * (v - m))
 		}
 		dfw += float64(len(vs) - 1)
 	}
@@ -223,7 +223,7 @@ func selfScore(name string, r *repeated, opt BootstrapOptions) SelfScore {
 		s.FlipRate = stat.ClusterBootstrap(len(flips), 1, func(w, out []float64) {
 			var n, f float64
 			for i, x := range flips {
-				n, f = n+w[i], f+w[i]*x
+				n, f = n+w[i], f+float64(w[i]*x)
 			}
 			out[0] = f / n
 		}, opt)[0]
@@ -259,10 +259,10 @@ func ICC1(groups [][]float64, w []float64) float64 {
 		}
 		g += wi
 		n := float64(len(vs))
-		N += wi * n
-		sumSq += wi * n * n
+		N += float64(wi * n)
+		sumSq += float64(wi * n * n)
 		for _, v := range vs {
-			sum += wi * v
+			sum += float64(wi * v)
 		}
 	}
 	if g < 2 || N <= g {
@@ -276,14 +276,14 @@ func ICC1(groups [][]float64, w []float64) float64 {
 			continue
 		}
 		m := mean(vs)
-		ssb += wi * float64(len(vs)) * (m - grand) * (m - grand)
+		ssb += float64(wi * float64(len(vs)) * (m - grand) * (m - grand))
 		for _, v := range vs {
-			ssw += wi * (v - m) * (v - m)
+			ssw += float64(wi * (v - m) * (v - m))
 		}
 	}
 	msb, msw := ssb/(g-1), ssw/(N-g)
 	k0 := (N - sumSq/N) / (g - 1)
-	den := msb + (k0-1)*msw
+	den := msb + float64((k0-1)*msw)
 	if den == 0 {
 		return math.NaN()
 	}
@@ -305,7 +305,7 @@ func variance0(vs []float64) float64 {
 	m := mean(vs)
 	var s float64
 	for _, v := range vs {
-		s += (v - m) * (v - m)
+		s += float64((v - m) * (v - m))
 	}
 	return s / float64(len(vs))
 }
@@ -375,7 +375,7 @@ func noiseParts(d2, noise, w []float64) (msd, nz, share float64) {
 		if w != nil {
 			wi = w[i]
 		}
-		msd, nz, n = msd+wi*(d2[i]+noise[i]), nz+wi*noise[i], n+wi
+		msd, nz, n = msd+float64(wi*(d2[i]+noise[i])), nz+float64(wi*noise[i]), n+wi
 	}
 	if msd == 0 {
 		return 0, 0, math.NaN()

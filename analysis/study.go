@@ -159,7 +159,7 @@ func Study(ratings []StudyRating, acceptance string, opt BootstrapOptions) ([]St
 		i := accIdx[len(accIdx)-1]
 		for p, v := range cellMean[k] {
 			if v == v {
-				sums[i][p] += 100 * v
+				sums[i][p] += float64(100 * v)
 				counts[i][p]++
 			}
 		}
@@ -190,8 +190,8 @@ func Study(ratings []StudyRating, acceptance string, opt BootstrapOptions) ([]St
 		for i := range sums {
 			var s, c float64
 			for p, wp := range w {
-				s += wp * sums[i][p]
-				c += wp * counts[i][p]
+				s += float64(wp * sums[i][p])
+				c += float64(wp * counts[i][p])
 			}
 			res[i] = nan
 			if c > 0 {

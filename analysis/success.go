@@ -4,8 +4,6 @@ import (
 	"math"
 	"slices"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/gymlens/gymlens/analysis/stat"
 	"github.com/gymlens/gymlens/ingest/rows"
 )
@@ -16,7 +14,7 @@ func Wilson(k, n int, level float64) (lo, hi float64) {
 	if n <= 0 {
 		return math.NaN(), math.NaN()
 	}
-	z := distuv.UnitNormal.Quantile(1 - (1-level)/2)
+	z := stat.ZQuantile(level)
 	nf, p := float64(n), float64(k)/float64(n)
 	den := 1 + z*z/nf
 	mid := (p + z*z/(2*nf)) / den

@@ -149,13 +149,13 @@ func (d *design) anova(w []float64) [5]float64 {
 		if ws == 0 {
 			continue
 		}
-		ssS += ws * C * P * R * (d.ys[s] - g) * (d.ys[s] - g)
-		ssP += ws * d.ssP[s]
-		ssCP += ws * d.ssCP[s]
-		ssE += ws * d.ssE[s]
+		ssS += float64(ws * C * P * R * (d.ys[s] - g) * (d.ys[s] - g))
+		ssP += float64(ws * d.ssP[s])
+		ssCP += float64(ws * d.ssCP[s])
+		ssE += float64(ws * d.ssE[s])
 		for c := 0; c < d.C; c++ {
 			x := d.ycs[c][s] - yc[c] - d.ys[s] + g
-			ssCS += ws * P * R * x * x
+			ssCS += float64(ws * P * R * x * x)
 		}
 	}
 	msS := ssS / (S - 1)
@@ -198,14 +198,14 @@ func (d *design) prepare() {
 			d.ys[s] += ysp[p] / P
 		}
 		for p := 0; p < d.P; p++ {
-			d.ssP[s] += C * R * (ysp[p] - d.ys[s]) * (ysp[p] - d.ys[s])
+			d.ssP[s] += float64(C * R * (ysp[p] - d.ys[s]) * (ysp[p] - d.ys[s]))
 		}
 		for c := 0; c < d.C; c++ {
 			for p := 0; p < d.P; p++ {
 				z := ycsp[c][p] - d.ycs[c][s] - ysp[p] + d.ys[s]
-				d.ssCP[s] += R * z * z
+				d.ssCP[s] += float64(R * z * z)
 				for _, v := range d.y[c][s][p] {
-					d.ssE[s] += (v - ycsp[c][p]) * (v - ycsp[c][p])
+					d.ssE[s] += float64((v - ycsp[c][p]) * (v - ycsp[c][p]))
 				}
 			}
 		}

@@ -120,7 +120,7 @@ func (c Confusion) Kappa(weighting string) float64 {
 	for i := 0; i < K; i++ {
 		for j := 0; j < K; j++ {
 			w := wt(i, j)
-			obs += w * c.Counts[i][j]
+			obs += float64(w * c.Counts[i][j])
 			exp += w * row[i] * col[j] / c.N
 		}
 	}
@@ -167,7 +167,7 @@ func CohenKappa(a, b []float64, weighting string) (float64, string) {
 		case Linear:
 			obs += d
 		case Quadratic:
-			obs += d * d
+			obs += float64(d * d)
 		default:
 			obs++
 		}
@@ -180,38 +180,38 @@ func CohenKappa(a, b []float64, weighting string) (float64, string) {
 		var below, belowSum, total, totalSum float64
 		for k := range cats {
 			total += s[k]
-			totalSum += s[k] * cats[k]
+			totalSum += float64(s[k] * cats[k])
 		}
 		for c := range cats {
 			v := cats[c]
-			exp += r[c] * ((v*below - belowSum) + ((totalSum - belowSum - s[c]*v) - v*(total-below-s[c])))
+			exp += float64(r[c] * ((float64(v*below) - belowSum) + ((totalSum - belowSum - float64(s[c]*v)) - float64(v*(total-below-s[c])))))
 			below += s[c]
-			belowSum += s[c] * v
+			belowSum += float64(s[c] * v)
 		}
 		exp /= span
 	case Quadratic:
 		// Σ r_c s_k (v_c − v_k)² = n Σ r v² + n Σ s v² − 2 Σ r v Σ s v, centred.
 		var ra, sa float64
 		for c, v := range cats {
-			ra += r[c] * v
-			sa += s[c] * v
+			ra += float64(r[c] * v)
+			sa += float64(s[c] * v)
 		}
 		mid := (ra + sa) / (2 * n)
 		var r1, r2, s1, s2 float64
 		for c, v := range cats {
 			x := v - mid
-			r1 += r[c] * x
-			r2 += r[c] * x * x
-			s1 += s[c] * x
-			s2 += s[c] * x * x
+			r1 += float64(r[c] * x)
+			r2 += float64(r[c] * x * x)
+			s1 += float64(s[c] * x)
+			s2 += float64(s[c] * x * x)
 		}
-		exp = (n*r2 + n*s2 - 2*r1*s1) / (span * span)
+		exp = (float64(n*r2) + float64(n*s2) - float64(2*r1*s1)) / (span * span)
 	default:
 		var diag float64
 		for c := range cats {
-			diag += r[c] * s[c]
+			diag += float64(r[c] * s[c])
 		}
-		exp = n*n - diag
+		exp = float64(n*n) - diag
 	}
 	exp /= n
 	if K < 2 || exp <= 1e-12*n {
@@ -291,20 +291,20 @@ func (f *FleissData) agreement(w []float64) (pbar, pe float64) {
 		}
 		var sq float64
 		for j, n := range cnt {
-			sq += n * n
-			p[f.idx[i][j]] += wi * n
+			sq += float64(n * n)
+			p[f.idx[i][j]] += float64(wi * n)
 		}
 		m := f.m[i]
 		pbar += wi * (sq - m) / (m * (m - 1))
 		items += wi
-		total += wi * m
+		total += float64(wi * m)
 	}
 	if items == 0 {
 		return math.NaN(), math.NaN()
 	}
 	pbar /= items
 	for _, v := range p {
-		pe += (v / total) * (v / total)
+		pe += float64((v / total) * (v / total))
 	}
 	return pbar, pe
 }

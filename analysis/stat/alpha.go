@@ -105,7 +105,7 @@ func NewAlphaData(units [][]float64, level string) (*AlphaData, error) {
 			}
 			c := v - centre
 			x.s1 += c
-			x.s2 += c * c
+			x.s2 += float64(c * c)
 		}
 		// The unit's own disagreement, from its pairs of distinct values.
 		switch level {
@@ -113,7 +113,7 @@ func NewAlphaData(units [][]float64, level string) (*AlphaData, error) {
 			var d float64
 			for i, ci := range x.idx {
 				for j := i + 1; j < len(x.idx); j++ {
-					d += 2 * x.cnt[i] * x.cnt[j] * a.delta(a.Values[ci], a.Values[x.idx[j]])
+					d += float64(2 * x.cnt[i] * x.cnt[j] * a.delta(a.Values[ci], a.Values[x.idx[j]]))
 				}
 			}
 			x.d = d / (x.m - 1)
@@ -168,13 +168,13 @@ func (a *AlphaData) Alpha(w []float64) float64 {
 			continue
 		}
 		x := &a.units[u]
-		n += wu * x.m
-		do += wu * x.d
-		s1 += wu * x.s1
-		s2 += wu * x.s2
+		n += float64(wu * x.m)
+		do += float64(wu * x.d)
+		s1 += float64(wu * x.s1)
+		s2 += float64(wu * x.s2)
 		if sc != nil {
 			for i, c := range x.idx {
-				sc.nc[c] += wu * x.cnt[i]
+				sc.nc[c] += float64(wu * x.cnt[i])
 			}
 		}
 	}
@@ -189,12 +189,12 @@ func (a *AlphaData) Alpha(w []float64) float64 {
 	case Nominal:
 		var sq float64
 		for i, v := range sc.nc {
-			sq += v * v
+			sq += float64(v * v)
 			sc.nc[i] = 0
 		}
-		de = n*n - sq
+		de = float64(n*n) - sq
 	case Interval:
-		de = 2 * (n*s2 - s1*s1)
+		de = 2 * (float64(n*s2) - float64(s1*s1))
 	case Ratio:
 		de = a.ratio.expected(w, n)
 	case Ordinal:
@@ -202,15 +202,15 @@ func (a *AlphaData) Alpha(w []float64) float64 {
 		// so D_e = 2n Σ_c n_c (M_c − M̄)² and a unit's D_o is over its pairs.
 		var cum, mean float64
 		for i, v := range sc.nc {
-			sc.mid[i] = cum + v/2
+			sc.mid[i] = cum + float64(v/2)
 			cum += v
-			mean += v * sc.mid[i]
+			mean += float64(v * sc.mid[i])
 		}
 		mean /= n
 		for i, v := range sc.nc {
 			if v != 0 {
 				d := sc.mid[i] - mean
-				de += v * d * d
+				de += float64(v * d * d)
 				sc.nc[i] = 0
 			}
 		}
@@ -226,7 +226,7 @@ func (a *AlphaData) Alpha(w []float64) float64 {
 			for i, ci := range x.idx {
 				for j := i + 1; j < len(x.idx); j++ {
 					dm := sc.mid[x.idx[j]] - sc.mid[ci]
-					d += 2 * x.cnt[i] * x.cnt[j] * dm * dm
+					d += float64(2 * x.cnt[i] * x.cnt[j] * dm * dm)
 				}
 			}
 			do += wu * d / (x.m - 1)
@@ -330,13 +330,13 @@ func newRatioSum(values []float64, units []alphaUnit) *ratioSum {
 	U := len(units)
 	H := mat.NewDense(U, Q, nil)
 	for q := 0; q < Q; q++ {
-		t := t0 + float64(q)*ratioStep
+		t := t0 + float64(float64(q)*ratioStep)
 		s, scale := math.Exp(t), math.Sqrt(ratioStep)*math.Exp(t)
 		for u := range units {
 			var g float64
 			for i, c := range units[u].idx {
 				if v := values[c]; v > 0 {
-					g += units[u].cnt[i] * v * math.Exp(-v*s)
+					g += float64(units[u].cnt[i] * v * math.Exp(-v*s))
 				}
 			}
 			H.Set(u, q, scale*g)
@@ -375,15 +375,15 @@ func (rs *ratioSum) expected(w []float64, n float64) float64 {
 		if wu == 0 {
 			continue
 		}
-		n0 += wu * rs.zeroW[u]
+		n0 += float64(wu * rs.zeroW[u])
 		row := rs.proj[u*rs.r : (u+1)*rs.r]
 		for j, p := range row {
-			f[j] += wu * p
+			f[j] += float64(wu * p)
 		}
 	}
 	var s float64
 	for _, v := range f {
-		s += v * v
+		s += float64(v * v)
 	}
-	return n*n - n0*n0 - 4*s
+	return float64(n*n) - float64(n0*n0) - float64(4*s)
 }

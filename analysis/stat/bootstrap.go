@@ -304,7 +304,7 @@ func Jackknife(clusters, k int, stat Statistics) [][]float64 {
 
 // PercentileInterval is the percentile interval of sorted replicates.
 func PercentileInterval(sorted []float64, level float64) (lo, hi float64) {
-	a := (1 - level) / 2
+	a := float64((1 - level) / 2)
 	return Quantile7(a, sorted), Quantile7(1-a, sorted)
 }
 
@@ -322,8 +322,8 @@ func ExpandedPercentileInterval(sorted []float64, level float64, n int) (lo, hi 
 // ExpandedAlpha is the lower tail level α'/2 of the expanded percentile
 // interval for n clusters.
 func ExpandedAlpha(level float64, n int) float64 {
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - (1-level)/2)
-	return distuv.UnitNormal.CDF(-math.Sqrt(float64(n)/float64(n-1)) * t)
+	t := Portable(distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - float64((1-level)/2)))
+	return Portable(distuv.UnitNormal.CDF(float64(-math.Sqrt(float64(n)/float64(n-1)) * t)))
 }
 
 // BCaInterval is the bias-corrected and accelerated interval of the
@@ -342,7 +342,7 @@ func BCaInterval(theta float64, sorted, jack []float64, level float64) (lo, hi f
 	t := SnapTie(theta)
 	below := sort.Search(len(sorted), func(i int) bool { return SnapTie(sorted[i]) >= t })
 	upTo := sort.Search(len(sorted), func(i int) bool { return SnapTie(sorted[i]) > t })
-	z0 := distuv.UnitNormal.Quantile((float64(below) + float64(upTo-below)/2) / float64(len(sorted)))
+	z0 := portableQuantile((float64(below) + float64(float64(upTo-below)/2)) / float64(len(sorted)))
 	if math.IsInf(z0, 0) || math.IsNaN(z0) {
 		return math.NaN(), math.NaN(), "no BCa interval: every replicate lies on one side of the estimate"
 	}
@@ -354,19 +354,19 @@ func BCaInterval(theta float64, sorted, jack []float64, level float64) (lo, hi f
 	var num, den float64
 	for _, v := range jack {
 		d := mean - v
-		num += d * d * d
-		den += d * d
+		num += float64(d * d * d)
+		den += float64(d * d)
 	}
 	acc := 0.0
 	if den > 0 {
-		acc = num / (6 * math.Pow(den, 1.5))
+		acc = Portable(num / (6 * math.Pow(den, 1.5)))
 	} else {
 		warning = "every jackknife value is the same: no acceleration (a = 0)"
 	}
-	a := (1 - level) / 2
+	a := float64((1 - level) / 2)
 	adj := func(q float64) float64 {
-		z := distuv.UnitNormal.Quantile(q)
-		return distuv.UnitNormal.CDF(z0 + (z0+z)/(1-acc*(z0+z)))
+		z := portableQuantile(q)
+		return Portable(distuv.UnitNormal.CDF(z0 + (z0+z)/(1-float64(acc*(z0+z)))))
 	}
 	return Quantile7(adj(a), sorted), Quantile7(adj(1-a), sorted), warning
 }
@@ -408,3 +408,5 @@ func (o BootstrapOptions) Check(levelFlag string) error {
 	}
 	return nil
 }
+
+func portableQuantile(p float64) float64 { return Portable(distuv.UnitNormal.Quantile(p)) }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -53,13 +54,13 @@ func Quantile7(p float64, x []float64) float64 {
 	if p >= 1 {
 		return x[n-1]
 	}
-	h := float64(n-1) * p
+	h := float64(float64(n-1) * p)
 	lo := math.Floor(h)
 	i := int(lo)
 	if i+1 >= n {
 		return x[n-1]
 	}
-	return x[i] + (h-lo)*(x[i+1]-x[i])
+	return x[i] + float64((h-lo)*(x[i+1]-x[i]))
 }
 
 // Mean is the arithmetic mean Σ xᵢ / n, NaN for no values.
@@ -84,7 +85,7 @@ func WeightedMean(x, w []float64) float64 {
 	}
 	var s, sw float64
 	for i, v := range x {
-		s += w[i] * v
+		s += float64(w[i] * v)
 		sw += w[i]
 	}
 	if sw == 0 {
@@ -102,7 +103,7 @@ func SD(x []float64) float64 {
 	m := Mean(x)
 	var s float64
 	for _, v := range x {
-		s += (v - m) * (v - m)
+		s += float64((v - m) * (v - m))
 	}
 	return math.Sqrt(s / float64(n-1))
 }
@@ -124,9 +125,9 @@ func Pearson(x, y []float64) float64 {
 	var sxy, sxx, syy float64
 	for i := range x {
 		dx, dy := x[i]-mx, y[i]-my
-		sxy += dx * dy
-		sxx += dx * dx
-		syy += dy * dy
+		sxy += float64(dx * dy)
+		sxx += float64(dx * dx)
+		syy += float64(dy * dy)
 	}
 	if sxx == 0 || syy == 0 {
 		return math.NaN()
@@ -150,7 +151,7 @@ func Ranks(x []float64) []float64 {
 		for j+1 < len(idx) && x[idx[j+1]] == x[idx[i]] {
 			j++
 		}
-		avg := float64(i+j)/2 + 1
+		avg := float64(float64(i+j)/2) + 1
 		for k := i; k <= j; k++ {
 			r[idx[k]] = avg
 		}
@@ -174,8 +175,8 @@ func CorrelationPValue(r float64, n int) float64 {
 		return 0
 	}
 	df := float64(n - 2)
-	t := r * math.Sqrt(df/(1-r*r))
-	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(math.Abs(t))
+	t := r * math.Sqrt(df/(1-float64(r*r)))
+	return Portable(2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(math.Abs(t)))
 }
 
 // FisherZInterval is the confidence interval of a correlation r from n
@@ -184,10 +185,33 @@ func FisherZInterval(r float64, n int, level float64) (lo, hi float64) {
 	if n < 4 || math.IsNaN(r) {
 		return math.NaN(), math.NaN()
 	}
-	z := math.Atanh(r)
+	z := Portable(math.Atanh(r))
 	se := 1 / math.Sqrt(float64(n-3))
-	q := distuv.UnitNormal.Quantile(1 - (1-level)/2)
-	return math.Tanh(z - q*se), math.Tanh(z + q*se)
+	q := ZQuantile(level)
+	return Portable(math.Tanh(z - float64(q*se))), Portable(math.Tanh(z + float64(q*se)))
+}
+
+// Portable rounds x to 12 significant digits. It is applied to what comes
+// out of a special function (normal and t quantiles and tails, atanh,
+// tanh, a power by quadrature): Go's math and gonum may fuse a multiply
+// and an add on arm64 and not on amd64, which moves the last bit or two,
+// and 12 digits are well within those functions' accuracy, so a rounded
+// value is the same bits on every machine (strconv's rounding is exact).
+// Everything else the statistics compute is written free of fused
+// operations (explicit float64 conversions around products), so it is
+// bit-identical as it is.
+func Portable(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) || x == 0 {
+		return x
+	}
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 12, 64), 64)
+	return v
+}
+
+// ZQuantile is the normal quantile z_{1−α/2} of a two-sided level,
+// Portable.
+func ZQuantile(level float64) float64 {
+	return Portable(distuv.UnitNormal.Quantile(1 - float64((1-level)/2)))
 }
 
 // Holm adjusts p-values for multiple comparisons by Holm's step-down
