@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/gymlens/gymlens/ingest/pare"
 	"github.com/gymlens/gymlens/ingest/runlog"
@@ -434,4 +435,68 @@ func (w *Warehouse) LoadPAREReports(ctx context.Context) ([]PAREReportRow, error
 		return nil
 	})
 	return out, err
+}
+
+// Steps lists what made the warehouse's content: the ingests that read
+// files (options and files, in order), the rescoring and the judge's
+// calls, grouped by judge, model, prompt version and parameters. No time
+// is included: the same steps give the same list.
+func (w *Warehouse) Steps(ctx context.Context) (*Steps, error) {
+	s := &Steps{Ingests: []IngestStep{}, Scores: []ScoreStep{}, Judge: []JudgeStep{}}
+	at := map[int]int{}
+	err := w.scan(ctx, `SELECT i.ingest_id, coalesce(i.options::VARCHAR, '{}'), i.records, i.rejected, f.path
+		FROM ingests i JOIN ingested_files f USING (ingest_id) ORDER BY i.ingest_id, f.file_id`, func(rows *sql.Rows) error {
+		var id int
+		var opts, path string
+		var rec, rej int64
+		if err := rows.Scan(&id, &opts, &rec, &rej, &path); err != nil {
+			return err
+		}
+		k, ok := at[id]
+		if !ok {
+			st := IngestStep{Ingest: id, Records: rec, Rejected: rej}
+			if err := json.Unmarshal([]byte(opts), &st.Options); err != nil {
+				return fmt.Errorf("ingest %d: options: %w", id, err)
+			}
+			k, at[id] = len(s.Ingests), len(s.Ingests)
+			s.Ingests = append(s.Ingests, st)
+		}
+		s.Ingests[k].Files = append(s.Ingests[k].Files, path)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = w.scan(ctx, `SELECT prefer, count(*) FROM task_scores GROUP BY ALL ORDER BY ALL`, func(rows *sql.Rows) error {
+		var st ScoreStep
+		if err := rows.Scan(&st.Prefer, &st.Tasks); err != nil {
+			return err
+		}
+		s.Scores = append(s.Scores, st)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = w.scan(ctx, `SELECT c.judge, c.model, c.prompt, coalesce(any_value(r.digest), ''), c.params, count(*), count(*) FILTER (WHERE c.status = 'valid')
+		FROM judge_calls c LEFT JOIN judge_rubrics r USING (prompt) GROUP BY c.judge, c.model, c.prompt, c.params ORDER BY ALL`, func(rows *sql.Rows) error {
+		var st JudgeStep
+		if err := rows.Scan(&st.Judge, &st.Model, &st.Prompt, &st.PromptSHA256, &st.Params, &st.Calls, &st.Valid); err != nil {
+			return err
+		}
+		s.Judge = append(s.Judge, st)
+		return nil
+	})
+	return s, err
+}
+
+// DataDate is the latest time the runs record (their ends, else their
+// starts); zero when no run records one.
+func (w *Warehouse) DataDate(ctx context.Context) (time.Time, error) {
+	var t sql.NullTime
+	err := w.db.QueryRowContext(ctx, `SELECT max(coalesce(end_t, start_t)) FROM runs`).Scan(&t)
+	if err != nil || !t.Valid {
+		return time.Time{}, err
+	}
+	return t.Time, nil
 }

@@ -27,6 +27,10 @@ type (
 	ScenarioSpec   = rows.ScenarioSpec
 	TaskSpecRow    = rows.TaskSpecRow
 	InputFile      = rows.InputFile
+	Steps          = rows.Steps
+	IngestStep     = rows.IngestStep
+	ScoreStep      = rows.ScoreStep
+	JudgeStep      = rows.JudgeStep
 	RatingRow      = rows.RatingRow
 	PARESampleRow  = rows.PARESampleRow
 )

@@ -449,3 +449,15 @@ func VisibleHistories(ctx context.Context, w Store, need map[string][]string) (m
 	})
 	return history, err
 }
+
+// PromptSHA256 is the SHA-256 of a built-in prompt version's text ("" for
+// a version this gymlens does not ship, such as a rubric's, whose digest
+// the warehouse keeps).
+func PromptSHA256(version string) string {
+	for m, v := range PromptVersion {
+		if v == version {
+			return promptDigest(m)
+		}
+	}
+	return ""
+}

@@ -31,9 +31,10 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// PDFDate is the creation and modification date every PDF carries:
-// $SOURCE_DATE_EPOCH (seconds, the reproducible-builds convention) when
-// set, else the Unix epoch, so that the same data give the same PDF bytes.
+// PDFDate is the creation and modification date of a PDF whose Figure
+// has no Date: $SOURCE_DATE_EPOCH (seconds, the reproducible-builds
+// convention) when set, else the Unix epoch, so that the same data give
+// the same PDF bytes.
 // The PDF library's catalogs are written in sorted order for the same
 // reason.
 var PDFDate = pdfDate()
@@ -106,7 +107,30 @@ type Figure struct {
 	// Marks counts the data marks drawn (points, bars, cells, arrows):
 	// a figure with none shows nothing.
 	Marks int
-	draw  func(dc draw.Canvas)
+	// Date is the PDF's creation and modification date (zero: PDFDate).
+	// A report sets it from its data (reports.Dataset.DataDate), so the
+	// PDF says when the data are from, and the same data give the same
+	// bytes.
+	Date time.Time
+	draw func(dc draw.Canvas)
+}
+
+var pdfDateMu sync.Mutex
+
+// newPDF makes a PDF canvas whose document carries date (zero: PDFDate).
+// The PDF library copies its default dates into a document when it is
+// made: they are set for this one, under a lock, and put back.
+func newPDF(w, h vg.Length, date time.Time) *vgpdf.Canvas {
+	if date.IsZero() {
+		date = PDFDate
+	}
+	pdfDateMu.Lock()
+	defer pdfDateMu.Unlock()
+	fpdf.SetDefaultCreationDate(date.UTC())
+	fpdf.SetDefaultModificationDate(date.UTC())
+	defer fpdf.SetDefaultCreationDate(PDFDate)
+	defer fpdf.SetDefaultModificationDate(PDFDate)
+	return vgpdf.New(w, h)
 }
 
 var fontOnce sync.Once
@@ -231,7 +255,7 @@ func (f *Figure) Render(format string) ([]byte, error) {
 			return nil
 		}
 	case "pdf":
-		p := vgpdf.New(f.Width, f.Height)
+		p := newPDF(f.Width, f.Height, f.Date)
 		sp := straightPDF{p, new(bool)}
 		c = sp
 		write = func(b *bytes.Buffer) error {

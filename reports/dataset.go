@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest/rows"
+	"github.com/gymlens/gymlens/plots"
 )
 
 // Store is what a Dataset reads: the warehouse (ingest.Warehouse) or
@@ -106,6 +109,7 @@ type Dataset struct {
 	summary map[string][]analysis.GroupEstimate
 	rubrics []string // the store's rubrics' metrics (custom.NAME, then its fields)
 	noise   *analysis.JudgeNoise
+	date    *time.Time
 }
 
 // Rubrics are the metrics of the store's user rubrics: each custom.NAME,
@@ -200,6 +204,36 @@ func (s *Dataset) ShareFrom(o *Dataset) bool {
 
 // Bootstrap are the bootstrap options of the estimates.
 func (s *Dataset) Bootstrap() analysis.BootstrapOptions { return s.opt.Bootstrap }
+
+// DataDater is a Store that knows when its data are from.
+type DataDater interface {
+	// DataDate is the latest time the data record (zero: none).
+	DataDate(ctx context.Context) (time.Time, error)
+}
+
+// DataDate is the date a PDF made from the dataset carries:
+// $SOURCE_DATE_EPOCH when set (plots.PDFDate), else the latest time the
+// store's data record, to the second, else the Unix epoch. It depends
+// on the inputs alone, never on when or where the PDF is made.
+func (s *Dataset) DataDate() (time.Time, error) {
+	if os.Getenv("SOURCE_DATE_EPOCH") != "" || s.store == nil {
+		return plots.PDFDate, nil
+	}
+	if s.date == nil {
+		d := plots.PDFDate
+		if dd, ok := s.store.(DataDater); ok {
+			t, err := dd.DataDate(s.ctx)
+			if err != nil {
+				return time.Time{}, err
+			}
+			if !t.IsZero() {
+				d = t.UTC().Truncate(time.Second)
+			}
+		}
+		s.date = &d
+	}
+	return *s.date, nil
+}
 
 // StudyBootstrap are the bootstrap options of the human study:
 // participants resampled, 20,000 times unless StudyResamples says

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -168,6 +169,14 @@ func JudgeLabel(j string) string {
 // Figure computes what the figure name shows (plots.FigureNames) and
 // draws it.
 func Figure(ds *Dataset, name string) (*plots.Figure, error) {
+	f, err := figure(ds, name)
+	if err == nil {
+		f.Date, err = ds.DataDate()
+	}
+	return f, err
+}
+
+func figure(ds *Dataset, name string) (*plots.Figure, error) {
 	if name == "human-trust" {
 		ratings, err := ds.Ratings()
 		if err != nil {
@@ -364,24 +373,44 @@ func BuildReport(ctx context.Context, ds *Dataset) (*Report, error) {
 		r.Manifest.Bootstrap.Unit = "scenarios, then the runs within each (two-level)"
 	}
 	r.Manifest.Study = Bootstrap{Method: st.Method, Level: st.Level, Resamples: st.Resamples, Seed: st.Seed, Unit: "participants"}
+	date, err := ds.DataDate()
+	if err != nil {
+		return nil, err
+	}
+	r.Manifest.PDFDate = date.UTC().Format(time.RFC3339)
 	return r, nil
 }
 
 // ManifestStore is what a report's manifest records of the warehouse: its
-// inputs, the judges' prompt versions and the schema version.
+// inputs, the judges' prompt versions, the schema version and the steps
+// that made its content.
 type ManifestStore interface {
 	Inputs(ctx context.Context) ([]rows.InputFile, error)
 	JudgeVersions(ctx context.Context) ([]rows.JudgeVersion, error)
 	Version(ctx context.Context) (int, error)
+	Steps(ctx context.Context) (*rows.Steps, error)
 }
 
-// FillManifest records in the report's manifest the tool, its version, the
-// warehouse (by path) and what s says of it.
-func (r *Report) FillManifest(ctx context.Context, s ManifestStore, warehouse, toolVersion string) error {
+// FillManifest records in the report's manifest the tool, its version and
+// build, the warehouse (by file name) and what s says of it; promptSHA
+// (nil: none) gives the SHA-256 of a built-in prompt version the store
+// does not know. The report step (Steps.Report) is the caller's to fill.
+func (r *Report) FillManifest(ctx context.Context, s ManifestStore, warehouse, toolVersion string, promptSHA func(string) string) error {
 	var err error
 	if r.Manifest.Inputs, err = s.Inputs(ctx); err != nil {
 		return err
 	}
+	st, err := s.Steps(ctx)
+	if err != nil {
+		return err
+	}
+	r.Manifest.Steps.Ingests, r.Manifest.Steps.Scores, r.Manifest.Steps.Judge = st.Ingests, st.Scores, st.Judge
+	for i, j := range st.Judge {
+		if j.PromptSHA256 == "" && promptSHA != nil {
+			st.Judge[i].PromptSHA256 = promptSHA(j.Prompt)
+		}
+	}
+	r.Manifest.Build = BuildOf()
 	if r.Manifest.Judges, err = s.JudgeVersions(ctx); err != nil {
 		return err
 	}
@@ -389,21 +418,35 @@ func (r *Report) FillManifest(ctx context.Context, s ManifestStore, warehouse, t
 		return err
 	}
 	r.Manifest.Tool, r.Manifest.Version, r.Manifest.Warehouse = "gymlens", toolVersion, filepath.Base(warehouse)
-	r.Manifest.InputRoot = relativeInputs(r.Manifest.Inputs)
+	var steps []*string
+	for i := range st.Ingests {
+		for k := range st.Ingests[i].Files {
+			steps = append(steps, &st.Ingests[i].Files[k])
+		}
+	}
+	r.Manifest.InputRoot = relativeInputs(r.Manifest.Inputs, steps...)
 	return nil
 }
 
-// relativeInputs rewrites the inputs' paths relative to the deepest
-// folder they share and returns that folder's name, so that a report
-// names no local path (a reader sees corpus/runs/… , not /home/…).
-func relativeInputs(in []rows.InputFile) string {
+// relativeInputs rewrites the inputs' paths (and the paths more point
+// to) relative to the deepest folder they share and returns that
+// folder's name, so that a report names no local path (a reader sees
+// corpus/runs/… , not /home/…).
+func relativeInputs(in []rows.InputFile, more ...*string) string {
 	if len(in) == 0 {
 		return ""
 	}
 	split := func(p string) []string { return strings.Split(filepath.ToSlash(filepath.Dir(filepath.Clean(p))), "/") }
 	root := split(in[0].Path)
+	all := make([]string, 0, len(in)+len(more))
 	for _, f := range in[1:] {
-		d := split(f.Path)
+		all = append(all, f.Path)
+	}
+	for _, p := range more {
+		all = append(all, *p)
+	}
+	for _, p := range all {
+		d := split(p)
 		n := 0
 		for n < len(root) && n < len(d) && root[n] == d[n] {
 			n++
@@ -417,6 +460,11 @@ func relativeInputs(in []rows.InputFile) string {
 	for i, f := range in {
 		if rel, err := filepath.Rel(dir, f.Path); err == nil {
 			in[i].Path = filepath.ToSlash(rel)
+		}
+	}
+	for _, p := range more {
+		if rel, err := filepath.Rel(dir, *p); err == nil {
+			*p = filepath.ToSlash(rel)
 		}
 	}
 	name := filepath.Base(dir)

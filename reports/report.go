@@ -8,6 +8,7 @@ import (
 	"html"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -30,20 +31,27 @@ type Report struct {
 	Options TableOptions
 }
 
-// Manifest is manifest.json: what the report was made from.
+// Manifest is manifest.json: what the report was made from, how, and
+// what it holds (docs/outputs.md describes every field;
+// docs/manifest.schema.json is its JSON Schema).
 type Manifest struct {
-	Tool          string              `json:"tool"`
-	Version       string              `json:"version"`
-	Warehouse     string              `json:"warehouse"`  // its file name
-	InputRoot     string              `json:"input_root"` // the name of the folder the inputs share
-	SchemaVersion int                 `json:"schema_version"`
-	Inputs        []rows.InputFile    `json:"inputs"`
-	Judges        []rows.JudgeVersion `json:"judges"`
-	Bootstrap     Bootstrap           `json:"bootstrap"`
-	Study         Bootstrap           `json:"human_study_bootstrap"`
-	Tables        []Output            `json:"tables"`
-	Figures       []Output            `json:"figures"`
-	Skipped       []string            `json:"skipped"`
+	ManifestVersion int                 `json:"manifest_version"`
+	Tool            string              `json:"tool"`
+	Version         string              `json:"version"`
+	Build           Build               `json:"build"`
+	Warehouse       string              `json:"warehouse"`  // its file name
+	InputRoot       string              `json:"input_root"` // the name of the folder the inputs share
+	SchemaVersion   int                 `json:"schema_version"`
+	Inputs          []rows.InputFile    `json:"inputs"`
+	Judges          []rows.JudgeVersion `json:"judges"`
+	Steps           Steps               `json:"steps"`
+	Bootstrap       Bootstrap           `json:"bootstrap"`
+	Study           Bootstrap           `json:"human_study_bootstrap"`
+	PDFDate         string              `json:"pdf_date"` // RFC 3339: what every PDF says it was made
+	Tables          []Output            `json:"tables"`
+	Figures         []Output            `json:"figures"`
+	Skipped         []string            `json:"skipped"`
+	Files           []OutputFile        `json:"files"`
 }
 
 // Bootstrap records how intervals were made.
@@ -83,7 +91,19 @@ func WriteReport(dir string, r *Report) error {
 	}
 	ext := map[string]string{"latex": "tex", "md": "md", "csv": "csv", "html": "html"}
 	m := r.Manifest
-	m.Tables, m.Figures, m.Skipped = nil, nil, append([]string{}, r.Skipped...)
+	m.ManifestVersion = ManifestVersion
+	// Lists are lists, never null (docs/manifest.schema.json).
+	m.Inputs, m.Judges = nonNil(m.Inputs), nonNil(m.Judges)
+	m.Steps.Ingests, m.Steps.Scores, m.Steps.Judge = nonNil(m.Steps.Ingests), nonNil(m.Steps.Scores), nonNil(m.Steps.Judge)
+	m.Steps.Report.Args, m.Build.Modules = nonNil(m.Steps.Report.Args), nonNil(m.Build.Modules)
+	if m.Steps.Report.Options == nil {
+		m.Steps.Report.Options = map[string]any{}
+	}
+	m.Tables, m.Figures, m.Skipped, m.Files = []Output{}, []Output{}, append([]string{}, r.Skipped...), nil
+	put := func(rel string, b []byte) error {
+		m.Files = append(m.Files, outputFile(filepath.ToSlash(rel), b))
+		return os.WriteFile(filepath.Join(tmp, rel), b, 0o644)
+	}
 	for _, t := range r.Tables {
 		o := Output{Name: t.Name, Caption: t.Caption}
 		for _, f := range append(TableFormats, "latex-page") {
@@ -100,7 +120,7 @@ func WriteReport(dir string, r *Report) error {
 				return err
 			}
 			rel := filepath.Join("tables", file)
-			if err := os.WriteFile(filepath.Join(tmp, rel), b.Bytes(), 0o644); err != nil {
+			if err := put(rel, b.Bytes()); err != nil {
 				return err
 			}
 			o.Files = append(o.Files, filepath.ToSlash(rel))
@@ -119,29 +139,31 @@ func WriteReport(dir string, r *Report) error {
 				pngs[fig.Name] = b
 			}
 			rel := filepath.Join("figures", fig.Name+"."+f)
-			if err := os.WriteFile(filepath.Join(tmp, rel), b, 0o644); err != nil {
+			if err := put(rel, b); err != nil {
 				return err
 			}
 			o.Files = append(o.Files, filepath.ToSlash(rel))
 		}
 		m.Figures = append(m.Figures, o)
 	}
-	mj, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
 	if len(r.Glossary) > 0 {
 		var g bytes.Buffer
 		g.WriteString("# Glossary\n\nThe codes the tables and figures of this report use.\n\n")
 		WriteGlossary(&g, "md", r.Glossary)
-		if err := os.WriteFile(filepath.Join(tmp, "glossary.md"), g.Bytes(), 0o644); err != nil {
+		if err := put("glossary.md", g.Bytes()); err != nil {
 			return err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(tmp, "manifest.json"), append(mj, '\n'), 0o644); err != nil {
+	if err := put("index.html", indexHTML(r, &m, pngs)); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(tmp, "index.html"), indexHTML(r, &m, pngs), 0o644); err != nil {
+	// Last, the manifest, with every other file's hash.
+	sort.Slice(m.Files, func(i, j int) bool { return m.Files[i].Path < m.Files[j].Path })
+	mj, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "manifest.json"), append(mj, '\n'), 0o644); err != nil {
 		return err
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
@@ -342,4 +364,11 @@ func links(files []string) string {
 		out = append(out, fmt.Sprintf("<a href=\"%s\">%s</a>", e, html.EscapeString(filepath.Ext(f)[1:])))
 	}
 	return strings.Join(out, " · ")
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

@@ -8,13 +8,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/gymlens/gymlens/ingest"
 	"github.com/gymlens/gymlens/internal/sample"
@@ -273,6 +277,78 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 		checkPaper(t, out)
 		csvs, _ := filepath.Glob(filepath.Join(out, "tables", "*.csv"))
 		checkCSVReadsBack(t, csvs)
+	})
+	// The report again, in another folder: every byte the same; verify
+	// passes on it, fails naming each edited, removed or changed file, and
+	// rebuilds it from the input files alone.
+	t.Run("verify", func(t *testing.T) {
+		rep := filepath.Join(dir, "rep")
+		again := filepath.Join(t.TempDir(), "elsewhere", "rep")
+		if code, _, stderr := gymlens(t, "--db", db, "-q", "report", "--out", again, "--resamples", "200"); code != 0 {
+			t.Fatal(stderr)
+		}
+		files := 0
+		filepath.WalkDir(rep, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(rep, p)
+			a, _ := os.ReadFile(p)
+			if b, err := os.ReadFile(filepath.Join(again, rel)); err != nil || !bytes.Equal(a, b) {
+				t.Errorf("%s differs between two builds of the report (%v)", rel, err)
+			}
+			files++
+			return nil
+		})
+		pdf, _ := os.ReadFile(filepath.Join(rep, "figures", "rank.pdf"))
+		var m reports.Manifest
+		mj, _ := os.ReadFile(filepath.Join(rep, "manifest.json"))
+		if err := json.Unmarshal(mj, &m); err != nil {
+			t.Fatal(err)
+		}
+		// The PDFs carry the date of the newest run's end, not the time they were made.
+		if m.PDFDate != "2026-05-07T00:00:00Z" || !bytes.Contains(pdf, []byte("/CreationDate (D:20260507000000")) {
+			t.Errorf("PDF date %s; rank.pdf %q", m.PDFDate, regexp.MustCompile(`/CreationDate \([^)]*\)`).Find(pdf))
+		}
+		if len(m.Files) != files-1 || m.Steps.Report.Args[0] != "--resamples=200" || len(m.Steps.Ingests) != 1 || len(m.Steps.Ingests[0].Files) != 90 ||
+			m.Build.Go == "" || len(m.Build.Modules) < 10 {
+			t.Errorf("manifest: %d files of %d, steps %+v, build %s with %d modules", len(m.Files), files, m.Steps.Report, m.Build.Go, len(m.Build.Modules))
+		}
+		sch, err := jsonschema.NewCompiler().Compile(filepath.Join("..", "..", "docs", "manifest.schema.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(mj)); err != nil || sch.Validate(doc) != nil {
+			t.Errorf("manifest.json against docs/manifest.schema.json: %v %v", err, sch.Validate(doc))
+		}
+		if code, out, stderr := gymlens(t, "--db", db, "verify", rep); code != 0 || !strings.Contains(out, "all 108 files match a rebuild from the 90 inputs") {
+			t.Fatalf("untouched: exit %d\n%s%s", code, out, stderr)
+		}
+		// Edited, removed, added: each named, with the first differing line.
+		bad := filepath.Join(t.TempDir(), "rep")
+		os.CopyFS(bad, os.DirFS(rep))
+		main, _ := os.ReadFile(filepath.Join(bad, "tables", "main.csv"))
+		os.WriteFile(filepath.Join(bad, "tables", "main.csv"), bytes.Replace(main, []byte("Claude Opus 5,CC"), []byte("Claude Opus 6,CC"), 1), 0o644)
+		os.Remove(filepath.Join(bad, "figures", "rank.svg"))
+		code, out, _ := gymlens(t, "--db", db, "verify", bad)
+		for _, want := range []string{"tables/main.csv: changed since the report was written", `tables/main.csv: differs from the rebuild: first at line 2: the report has "Claude Opus 6,CC`,
+			"figures/rank.svg: listed in the manifest, not in the folder"} {
+			if code != 1 || !strings.Contains(out, want) {
+				t.Errorf("edited report: exit %d, no %q in\n%s", code, want, out)
+			}
+		}
+		// From the inputs alone: a fresh copy passes; a changed input is named.
+		inputs := filepath.Join(t.TempDir(), "copy")
+		os.CopyFS(inputs, os.DirFS(filepath.Join(dir, "c")))
+		if code, out, stderr := gymlens(t, "verify", "--inputs", inputs, rep); code != 0 || !strings.Contains(out, "all 108 files match") {
+			t.Errorf("--inputs: exit %d\n%s%s", code, out, stderr)
+		}
+		f, _ := os.OpenFile(filepath.Join(inputs, "runs", "qwen-3.5-2b_cd_none.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+		f.WriteString("\n")
+		f.Close()
+		if code, out, stderr := gymlens(t, "verify", "--inputs", inputs, rep); code != 1 || !strings.Contains(out, "runs/qwen-3.5-2b_cd_none.jsonl: differs from the report's input") {
+			t.Errorf("--inputs with a changed input: exit %d\n%s%s", code, out, stderr)
+		}
 	})
 	// Every notebook runs on the sample; its Markdown output is golden.
 	t.Run("notebooks", func(t *testing.T) {

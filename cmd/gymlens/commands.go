@@ -296,7 +296,7 @@ func demoCommand(e *env) *cli.Command {
 					return err
 				}
 			}
-			if err := demoSummary(ctx, e, format, w); err != nil {
+			if err := reports.WriteWarehouseSummary(ctx, e.stdout, format, w.Path, w); err != nil {
 				return err
 			}
 			// Scores are written once: a run that ingested nothing finds
@@ -362,25 +362,6 @@ func demoCommand(e *env) *cli.Command {
 			return nil
 		},
 	}
-}
-
-// demoSummary prints the configurations with their runs and records.
-func demoSummary(ctx context.Context, e *env, format string, w *ingest.Warehouse) error {
-	cols, rows, err := w.Summary(ctx)
-	if err != nil {
-		return err
-	}
-	r := &reports.Result{Columns: cols, Rows: rows}
-	if format == "table" {
-		c, err := w.Counts(ctx)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stdout, "\nwarehouse %s: %d configurations, %s runs, %s events, %s task records, %s judgments, %s ratings, %d scenarios\n\n",
-			w.Path, c["configurations"], reports.Thousands(c["runs"]), reports.Thousands(c["events"]), reports.Thousands(c["task_outcomes"]),
-			reports.Thousands(c["judgments"]), reports.Thousands(c["ratings"]), c["scenarios"])
-	}
-	return reports.WriteResult(e.stdout, format, r)
 }
 
 func exportCommand(e *env) *cli.Command {

@@ -35,6 +35,7 @@
 //	reconcile  compare what PARE and Meta-ARE stored with what gymlens recomputes
 //	export     write every table as Parquet or Arrow IPC
 //	query      run read-only SQL against the warehouse
+//	verify     check a report folder against its manifest and inputs by rebuilding it
 //
 // Exit status: 0 success, 1 bad input or environment, 2 bad usage.
 //

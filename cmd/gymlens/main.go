@@ -104,7 +104,7 @@ func newApp(e *env) *cli.Command {
 		},
 		Commands: []*cli.Command{
 			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), scoreCommand(e), judgeCommand(e), readCommand(e, "metrics"), readCommand(e, "compare"), readCommand(e, "corr"), readCommand(e, "variance"), readCommand(e, "power"), readCommand(e, "rank"), readCommand(e, "agree"), readCommand(e, "human"), annotateCommand(e),
-			readCommand(e, "table"), readCommand(e, "plot"), reportCommand(e), notebookCommand(e), serveCommand(e), readCommand(e, "decisions"), readCommand(e, "reconcile"), exportCommand(e), readCommand(e, "query"),
+			readCommand(e, "table"), readCommand(e, "plot"), reportCommand(e), notebookCommand(e), serveCommand(e), readCommand(e, "decisions"), readCommand(e, "reconcile"), exportCommand(e), readCommand(e, "query"), verifyCommand(e),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/gymlens/gymlens/ingest"
-	"github.com/gymlens/gymlens/plots"
+	"github.com/gymlens/gymlens/judge"
 	"github.com/gymlens/gymlens/reports"
 )
 
@@ -32,7 +31,7 @@ func reportCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "size", Usage: "figure `SIZE` for a paper: column (3.3 in wide) or page (6.9 in); default: each figure's own"},
 		}, append(cliFlags(reports.TableParams()[1:]...), bootstrapFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if _, _, err := reportOptions(cmd); err != nil { // before opening anything
+			if err := argsOf(cmd).CheckReport(); err != nil { // before opening anything
 				return err
 			}
 			return reading(ctx, cmd, func(_ string, w *ingest.Warehouse) error {
@@ -57,49 +56,21 @@ func reportCommand(e *env) *cli.Command {
 // the flags choose) and writes the report folder; it returns the path of
 // its index.html and what was left out.
 func writeReport(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, ds *reports.Dataset, dir string) (string, []string, error) {
-	opt, size, err := reportOptions(cmd)
+	opt, err := argsOf(cmd).TableOptions()
+	if err == nil && ds == nil {
+		ds, err = dataset(ctx, cmd, w, reports.KeepTasks)
+	}
 	if err != nil {
 		return "", nil, err
 	}
-	if ds == nil {
-		if ds, err = dataset(ctx, cmd, w, reports.KeepTasks); err != nil {
-			return "", nil, err
-		}
+	defaults := map[string]any{}
+	for _, f := range reportCommand(nil).Flags {
+		defaults[f.Names()[0]] = f.Get()
 	}
-	r, err := reports.BuildReport(ctx, ds)
+	r, err := reports.WriteFolder(ctx, dir, ds, w, reports.FolderOptions{Tables: opt, Size: cmd.String("size"), Warehouse: w.Path,
+		Version: ingest.Version, PromptSHA: judge.PromptSHA256, Step: argsOf(cmd).ReportStep(defaults)})
 	if err != nil {
-		return "", nil, err
-	}
-	r.Options = opt
-	for _, f := range r.Figures {
-		f.Resize(size) // checked above
-	}
-	if err := r.AddGlossary(ctx, w, ds); err != nil {
-		return "", nil, err
-	}
-	abs, _ := filepath.Abs(w.Path)
-	if err := r.FillManifest(ctx, w, abs, ingest.Version); err != nil {
-		return "", nil, err
-	}
-	if err := reports.WriteReport(dir, r); err != nil {
 		return "", nil, err
 	}
 	return filepath.Join(dir, "index.html"), r.Skipped, nil
-}
-
-// reportOptions reads how the report's tables and figures are written.
-func reportOptions(cmd *cli.Command) (reports.TableOptions, string, error) {
-	a := argsOf(cmd)
-	opt, err := a.TableOptions()
-	if err != nil {
-		return opt, "", err
-	}
-	if _, err := a.Options("", reports.KeepTasks); err != nil { // --mark, --where, the bootstrap
-		return opt, "", err
-	}
-	size := cmd.String("size")
-	if size != "" && !slices.Contains(plots.Sizes, size) {
-		return opt, "", usagef("--size: expected column or page, found %q", size)
-	}
-	return opt, size, nil
 }

@@ -427,3 +427,42 @@ type EventRow struct {
 	Ref               int64 // the event it answers (0: none)
 	Visible           bool
 }
+
+// Steps is what made the warehouse's content, step by step: its ingests
+// (with their options and files), the rescoring, and the judge's calls.
+type Steps struct {
+	Ingests []IngestStep `json:"ingests"`
+	Scores  []ScoreStep  `json:"scores"`
+	Judge   []JudgeStep  `json:"judge"`
+}
+
+// IngestStep is one `gymlens ingest` that loaded files (or the ingest of
+// `gymlens demo`): its options and the files it read, in order.
+type IngestStep struct {
+	Ingest   int            `json:"ingest"`
+	Options  map[string]any `json:"options"`
+	Files    []string       `json:"files"`
+	Records  int64          `json:"records"`
+	Rejected int64          `json:"rejected"`
+}
+
+// ScoreStep is the rescoring (`gymlens score`): which values the metrics
+// use (logged or derived) and for how many tasks.
+type ScoreStep struct {
+	Prefer string `json:"prefer"`
+	Tasks  int64  `json:"tasks"`
+}
+
+// JudgeStep is what `gymlens judge` asked one model under one judge name,
+// prompt version and parameters: the calls, those whose answer was valid
+// (each a judgment), and the prompt's SHA-256 where gymlens knows it (a
+// rubric's digest is stored; a built-in prompt's is the caller's to add).
+type JudgeStep struct {
+	Judge        string `json:"judge"`
+	Model        string `json:"model"`
+	Prompt       string `json:"prompt"`
+	PromptSHA256 string `json:"prompt_sha256,omitempty"`
+	Params       string `json:"params"`
+	Calls        int64  `json:"calls"`
+	Valid        int64  `json:"valid"`
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/gymlens/gymlens/ingest"
+	"github.com/gymlens/gymlens/reports"
+)
+
+func verifyCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name: "verify", Usage: "check a report folder against its manifest and inputs, rebuilding every output", ArgsUsage: "DIR",
+		Description: "Checks that DIR's files are those its manifest.json lists (SHA-256), that the warehouse (--db) holds exactly\n" +
+			"the manifest's inputs and judge calls, then rebuilds the report with the recorded options and compares every\n" +
+			"file byte for byte, naming the first differing line (text) or byte (PNG, PDF). With --inputs FOLDER the\n" +
+			"inputs are read from FOLDER into a new warehouse first (nothing else is needed). Exit 0: all match; 1: not.",
+		Flags: []cli.Flag{&cli.StringFlag{Name: "inputs", Usage: "rebuild from the input files under `FOLDER` into a new warehouse"}},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() != 1 {
+				return usagef("verify: name one report folder")
+			}
+			v, err := reports.Verify(ctx, reports.VerifyOptions{Dir: cmd.Args().First(), DB: cmd.String("db"), Inputs: cmd.String("inputs"), Version: ingest.Version,
+				Open: func(ctx context.Context, path string) (reports.VerifyStore, error) {
+					return ingest.Open(ctx, path, openOptions(cmd, true, ""))
+				},
+				Load: func(ctx context.Context, path string, files []string, skip bool) (reports.LoadedStore, error) {
+					w, _, err := load(ctx, e, cmd, path, files, ingest.IngestOptions{SkipInvalid: skip, RejectsPath: path + ".rejects.jsonl"})
+					return w, err
+				},
+				Rebuild: func(ctx context.Context, db, out string, args []string) error {
+					if code := run(ctx, append([]string{"gymlens", "--db", db, "--quiet", "report", "--out", out}, args...), io.Discard, e.stderr); code != 0 {
+						return fmt.Errorf("exit status %d", code)
+					}
+					return nil
+				}})
+			if err != nil {
+				return err
+			}
+			return v.Write(e.stdout, e.stderr)
+		},
+	}
+}

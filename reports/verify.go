@@ -1,0 +1,469 @@
+package reports
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest/rows"
+)
+
+// Problem is one way a report folder is not what its manifest and its
+// inputs say it should be: the file (relative to the report, or an
+// input's path relative to the input root) and what is wrong.
+type Problem struct {
+	File string `json:"file"`
+	What string `json:"what"`
+}
+
+func (p Problem) String() string { return p.File + ": " + p.What }
+
+// ReadManifest reads DIR/manifest.json. An error names the file and, for
+// malformed JSON, the line.
+func ReadManifest(dir string) (*Manifest, error) {
+	name := filepath.Join(dir, "manifest.json")
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (is %s a report folder written by gymlens report?)", name, err, dir)
+	}
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&m); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return nil, fmt.Errorf("%s:%d: not valid JSON: %v", name, lineAt(b, se.Offset), err)
+		case errors.As(err, &te):
+			return nil, fmt.Errorf("%s:%d: field %s: expected %s, found %s", name, lineAt(b, te.Offset), te.Field, te.Type, te.Value)
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	switch {
+	case m.ManifestVersion < 2:
+		return nil, fmt.Errorf("%s: field manifest_version: found %d; a report written before manifest version 2 records no output hashes or options: write it again with gymlens report", name, m.ManifestVersion)
+	case m.ManifestVersion > ManifestVersion:
+		return nil, fmt.Errorf("%s: field manifest_version: found %d, this gymlens reads up to %d: use a newer gymlens", name, m.ManifestVersion, ManifestVersion)
+	case len(m.Files) == 0:
+		return nil, fmt.Errorf("%s: field files: empty: the manifest lists no output", name)
+	}
+	for i, f := range m.Files {
+		if !fs.ValidPath(f.Path) || f.Path == "manifest.json" {
+			return nil, fmt.Errorf("%s: field files[%d].path: %q is not a file inside the report", name, i, f.Path)
+		}
+	}
+	for i, in := range m.Inputs {
+		if !fs.ValidPath(in.Path) {
+			return nil, fmt.Errorf("%s: field inputs[%d].path: %q is not a path relative to the input root", name, i, in.Path)
+		}
+	}
+	return &m, nil
+}
+
+func lineAt(b []byte, off int64) int {
+	off = min(max(off, 0), int64(len(b)))
+	return 1 + bytes.Count(b[:off], []byte("\n"))
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// CheckFolder checks that every file the manifest lists is in dir with
+// its size and SHA-256, and that dir holds no other file.
+func CheckFolder(dir string, m *Manifest) []Problem {
+	var out []Problem
+	listed := map[string]bool{"manifest.json": true}
+	for _, f := range m.Files {
+		listed[f.Path] = true
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			out = append(out, Problem{f.Path, "listed in the manifest, not in the folder (removed?)"})
+		case err != nil:
+			out = append(out, Problem{f.Path, err.Error()})
+		case sha256Hex(b) != f.SHA256:
+			out = append(out, Problem{f.Path, fmt.Sprintf("changed since the report was written: SHA-256 %s, the manifest says %s", short(sha256Hex(b)), short(f.SHA256))})
+		}
+	}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel = filepath.ToSlash(rel); !listed[rel] {
+			out = append(out, Problem{rel, "in the folder, not listed in the manifest"})
+		}
+		return nil
+	})
+	return out
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12] + "…"
+	}
+	return h
+}
+
+// CheckInputs compares the manifest's inputs with those a warehouse
+// holds (have, by the paths they were read from). An input is matched by
+// its path's end: the manifest's path relative to the input root, so the
+// inputs may have moved since.
+func CheckInputs(m *Manifest, have []rows.InputFile) []Problem {
+	var out []Problem
+	used := make([]bool, len(have))
+	for _, in := range m.Inputs {
+		k := -1
+		for i, h := range have {
+			p := filepath.ToSlash(h.Path)
+			if !used[i] && (p == in.Path || strings.HasSuffix(p, "/"+in.Path)) {
+				k = i
+				if h.SHA256 == in.SHA256 {
+					break
+				}
+			}
+		}
+		if k < 0 {
+			out = append(out, Problem{in.Path, "an input of the report, not in the warehouse"})
+			continue
+		}
+		used[k] = true
+		if have[k].SHA256 != in.SHA256 || have[k].Size != in.Size {
+			out = append(out, Problem{in.Path, fmt.Sprintf("the warehouse holds other content: SHA-256 %s (%d bytes), the manifest says %s (%d bytes)",
+				short(have[k].SHA256), have[k].Size, short(in.SHA256), in.Size)})
+		}
+	}
+	for i, h := range have {
+		if !used[i] {
+			out = append(out, Problem{filepath.ToSlash(h.Path), "in the warehouse, not an input of the report"})
+		}
+	}
+	return out
+}
+
+// CheckJudgeSteps compares the judge's calls the manifest records with
+// those the warehouse holds now.
+func CheckJudgeSteps(m *Manifest, have []rows.JudgeStep) []Problem {
+	key := func(j rows.JudgeStep) string {
+		return j.Judge + " · " + j.Model + " · " + j.Prompt + " · " + j.Params
+	}
+	want := map[string]rows.JudgeStep{}
+	for _, j := range m.Steps.Judge {
+		want[key(j)] = j
+	}
+	var out []Problem
+	for _, j := range have {
+		w, ok := want[key(j)]
+		delete(want, key(j))
+		switch {
+		case !ok:
+			out = append(out, Problem{"judge " + key(j), fmt.Sprintf("%d calls in the warehouse, none in the manifest", j.Calls)})
+		case w.Calls != j.Calls || w.Valid != j.Valid:
+			out = append(out, Problem{"judge " + key(j), fmt.Sprintf("%d calls (%d valid) in the warehouse, %d (%d valid) in the manifest", j.Calls, j.Valid, w.Calls, w.Valid)})
+		}
+	}
+	for k, w := range want {
+		out = append(out, Problem{"judge " + k, fmt.Sprintf("%d calls in the manifest, none in the warehouse", w.Calls)})
+	}
+	slices.SortFunc(out, func(a, b Problem) int { return strings.Compare(a.File, b.File) })
+	return out
+}
+
+// InputFiles finds the manifest's inputs under root (the input root, or
+// a folder holding it) and checks each one's size and SHA-256; it returns
+// their paths in the manifest's order. When the folder holding them is
+// named otherwise than the recorded input root, the paths go through a
+// link of that name made in scratch, so that a report built from them
+// names the same root.
+func InputFiles(m *Manifest, root, scratch string) ([]string, []Problem, error) {
+	if st, err := os.Stat(root); err != nil || !st.IsDir() {
+		return nil, nil, fmt.Errorf("--inputs %s: not a folder", root)
+	}
+	// The inputs are under root, or under root/INPUT_ROOT.
+	base := root
+	if m.InputRoot != "" && len(m.Inputs) > 0 {
+		if _, err := os.Stat(filepath.Join(root, m.InputRoot, filepath.FromSlash(m.Inputs[0].Path))); err == nil {
+			base = filepath.Join(root, m.InputRoot)
+		}
+	}
+	var paths []string
+	var out []Problem
+	read := base
+	if abs, err := filepath.Abs(base); err == nil && m.InputRoot != "" && filepath.Base(abs) != m.InputRoot {
+		read = filepath.Join(scratch, m.InputRoot)
+		if err := os.Symlink(abs, read); err != nil {
+			return nil, nil, fmt.Errorf("--inputs: %w", err)
+		}
+	}
+	for _, in := range m.Inputs {
+		p := filepath.Join(read, filepath.FromSlash(in.Path))
+		f, err := os.Open(p)
+		if err != nil {
+			out = append(out, Problem{in.Path, fmt.Sprintf("not found under %s", base)})
+			continue
+		}
+		h := sha256.New()
+		n, err := io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != in.SHA256 || n != in.Size {
+			out = append(out, Problem{in.Path, fmt.Sprintf("differs from the report's input: SHA-256 %s (%d bytes), the manifest says %s (%d bytes)", short(got), n, short(in.SHA256), in.Size)})
+			continue
+		}
+		paths = append(paths, p)
+	}
+	return paths, out, nil
+}
+
+// CompareFolders compares the report folder with one rebuilt from the
+// recorded options: every listed file and manifest.json, byte for byte,
+// naming the first differing line of a text file or byte of a binary
+// one; and any file the rebuild writes that the report lacks.
+func CompareFolders(report, rebuilt string, m *Manifest) []Problem {
+	var out []Problem
+	names := []string{"manifest.json"}
+	for _, f := range m.Files {
+		names = append(names, f.Path)
+	}
+	seen := map[string]bool{}
+	for _, name := range names {
+		seen[name] = true
+		a, errA := os.ReadFile(filepath.Join(report, filepath.FromSlash(name)))
+		b, errB := os.ReadFile(filepath.Join(rebuilt, filepath.FromSlash(name)))
+		switch {
+		case errA != nil:
+			continue // CheckFolder says so
+		case errB != nil:
+			out = append(out, Problem{name, "in the report, not written by the rebuild"})
+		case !bytes.Equal(a, b):
+			out = append(out, Problem{name, "differs from the rebuild: " + FirstDifference(name, a, b)})
+		}
+	}
+	filepath.WalkDir(rebuilt, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(rebuilt, p)
+		if rel = filepath.ToSlash(rel); !seen[rel] {
+			out = append(out, Problem{rel, "written by the rebuild, not in the report"})
+		}
+		return nil
+	})
+	return out
+}
+
+// FirstDifference says where a (the report's file name) and b (the
+// rebuild's) first differ: the line and both texts for a text file, the
+// byte offset for a binary one (PNG, PDF).
+func FirstDifference(name string, a, b []byte) string {
+	if ext := path.Ext(name); ext == ".png" || ext == ".pdf" {
+		i := 0
+		for i < len(a) && i < len(b) && a[i] == b[i] {
+			i++
+		}
+		return fmt.Sprintf("first at byte %d (of %d in the report, %d rebuilt)", i, len(a), len(b))
+	}
+	al, bl := bytes.Split(a, []byte("\n")), bytes.Split(b, []byte("\n"))
+	for i := 0; i < len(al) || i < len(bl); i++ {
+		var x, y []byte
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if !bytes.Equal(x, y) || i >= len(al) || i >= len(bl) {
+			return fmt.Sprintf("first at line %d: the report has %s, the rebuild %s", i+1, quoteLine(x, i < len(al)), quoteLine(y, i < len(bl)))
+		}
+	}
+	return "differ" // not reached: a and b differ
+}
+
+func quoteLine(l []byte, ok bool) string {
+	if !ok {
+		return "no such line"
+	}
+	s := string(l)
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:120]) + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// VerifyStore is what verify reads of a warehouse.
+type VerifyStore interface {
+	Inputs(ctx context.Context) ([]rows.InputFile, error)
+	Steps(ctx context.Context) (*rows.Steps, error)
+	Close() error
+}
+
+// LoadedStore is a new warehouse verify loaded the inputs into: it
+// rescores it as the manifest's steps say.
+type LoadedStore interface {
+	analysis.ScoreStore
+	Close() error
+}
+
+// VerifyOptions say what to verify and give verify the parts that live
+// above this package: opening a warehouse, loading files into a new one,
+// and writing a report with the recorded arguments.
+type VerifyOptions struct {
+	Dir     string // the report folder
+	DB      string // the warehouse (unused with Inputs)
+	Inputs  string // the input files' folder: rebuild from them into a new warehouse
+	Scratch string // an empty folder verify may write into ("": a temporary one)
+	Version string // this gymlens's version
+	// Open opens a warehouse for reading; it is closed before Rebuild.
+	Open func(ctx context.Context, path string) (VerifyStore, error)
+	// Load reads files into a new warehouse at path, skipping invalid
+	// records (to a file beside it) when skip says so.
+	Load func(ctx context.Context, path string, files []string, skip bool) (LoadedStore, error)
+	// Rebuild writes the report folder out from the warehouse db with the
+	// recorded arguments of `gymlens report`.
+	Rebuild func(ctx context.Context, db, out string, args []string) error
+}
+
+// Verified is what Verify found: the manifest read, the problems (none:
+// the folder is what its inputs give) and, when another gymlens or Go
+// made the report, a note saying so.
+type Verified struct {
+	Dir      string
+	Manifest *Manifest
+	Problems []Problem
+	Note     string
+}
+
+// Write writes the note (to errs), then each problem, or the line saying
+// that all match; it returns an error when there are problems.
+func (v *Verified) Write(out, errs io.Writer) error {
+	if v.Note != "" {
+		fmt.Fprintln(errs, "note: "+v.Note)
+	}
+	for _, p := range v.Problems {
+		fmt.Fprintln(out, p)
+	}
+	if len(v.Problems) > 0 {
+		return fmt.Errorf("verify %s: %d problems (listed above)", v.Dir, len(v.Problems))
+	}
+	fmt.Fprintf(out, "verify %s: all %d files match a rebuild from the %d inputs\n", v.Dir, len(v.Manifest.Files)+1, len(v.Manifest.Inputs))
+	return nil
+}
+
+// Verify checks a report folder: its files against its manifest, the
+// warehouse's inputs and judge calls (or the files under Inputs) against
+// the manifest's, then every output against a rebuild with the recorded
+// options. The problems are listed in that order.
+func Verify(ctx context.Context, o VerifyOptions) (*Verified, error) {
+	m, err := ReadManifest(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if o.Scratch == "" {
+		if o.Scratch, err = os.MkdirTemp("", "gymlens-verify-*"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(o.Scratch)
+	}
+	v := &Verified{Dir: o.Dir, Manifest: m, Problems: CheckFolder(o.Dir, m)}
+	if m.Version != o.Version || m.Build.Go != runtime.Version() {
+		v.Note = fmt.Sprintf("gymlens %s (%s) made the report, gymlens %s (%s) checks it: the files naming the version differ", m.Version, m.Build.Go, o.Version, runtime.Version())
+	}
+	// The warehouse is reached by the file name the manifest records (a
+	// link when it differs), which the rebuilt manifest then names.
+	name := m.Warehouse
+	if name == "" || name != filepath.Base(name) {
+		name = "gymlens.duckdb"
+	}
+	db := o.DB
+	if o.Inputs != "" {
+		for _, j := range m.Steps.Judge {
+			if j.Valid > 0 {
+				return nil, fmt.Errorf("verify --inputs: the report uses %d judgments `gymlens judge` made (judge %s, model %s, prompt %s), which are not input files: verify against the warehouse (--db) instead", j.Valid, j.Judge, j.Model, j.Prompt)
+			}
+		}
+		paths, bad, err := InputFiles(m, o.Inputs, o.Scratch)
+		if err != nil {
+			return nil, err
+		}
+		if len(bad) > 0 {
+			v.Problems = append(v.Problems, bad...)
+			return v, nil
+		}
+		db = filepath.Join(o.Scratch, name)
+		if err := loadInputs(ctx, o, m, db, paths); err != nil {
+			return nil, err
+		}
+	} else if filepath.Base(db) != name {
+		abs, err := filepath.Abs(db)
+		if err == nil {
+			_, err = os.Stat(abs)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--db %s: %w", db, err)
+		}
+		if db = filepath.Join(o.Scratch, name); os.Symlink(abs, db) != nil {
+			db = abs
+		}
+	}
+	s, err := o.Open(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	have, err := s.Inputs(ctx)
+	st, err2 := s.Steps(ctx)
+	s.Close()
+	if err != nil || err2 != nil {
+		return nil, errors.Join(err, err2)
+	}
+	if o.Inputs == "" {
+		v.Problems = append(v.Problems, CheckInputs(m, have)...)
+	}
+	v.Problems = append(v.Problems, CheckJudgeSteps(m, st.Judge)...)
+	out := filepath.Join(o.Scratch, "report")
+	if err := o.Rebuild(ctx, db, out, m.Steps.Report.Args); err != nil {
+		return nil, fmt.Errorf("verify: rebuilding the report with %v: %w", m.Steps.Report.Args, err)
+	}
+	v.Problems = append(v.Problems, CompareFolders(o.Dir, out, m)...)
+	return v, nil
+}
+
+// loadInputs loads the inputs into a new warehouse at db as the
+// manifest's steps did: invalid records skipped if an ingest skipped
+// them, rescored as the scores were (derived values if all were).
+func loadInputs(ctx context.Context, o VerifyOptions, m *Manifest, db string, paths []string) error {
+	skip := false
+	for _, st := range m.Steps.Ingests {
+		skip = skip || st.Options["skip_invalid"] == true
+	}
+	w, err := o.Load(ctx, db, paths, skip)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if len(m.Steps.Scores) == 0 {
+		return nil
+	}
+	derived := true
+	for _, s := range m.Steps.Scores {
+		derived = derived && s.Prefer == "derived"
+	}
+	_, err = analysis.Rescore(ctx, w, derived, 0)
+	return err
+}
