@@ -75,6 +75,9 @@ func (w *Warehouse) Export(ctx context.Context, dir, format string) ([]ExportRes
 		if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM `+t.name).Scan(&n); err != nil {
 			return nil, err
 		}
+		if t.name == "meta" && !w.Lake {
+			n++ // exported_from (copyParquet)
+		}
 		res := ExportResult{Table: t.name, Rows: n}
 		switch {
 		case format == "parquet" && t.partitioned:
@@ -150,7 +153,12 @@ func (w *Warehouse) copyPartitions(ctx context.Context, t exportTable, dir strin
 }
 
 func (w *Warehouse) copyParquet(ctx context.Context, t exportTable, path string) error {
-	q := fmt.Sprintf(`COPY (SELECT * FROM %s ORDER BY %s) TO %s (FORMAT parquet)`, t.name, t.order, sqlString(path))
+	from := t.name
+	if t.name == "meta" && !w.Lake {
+		// The lake remembers the warehouse it came from, by file name.
+		from = fmt.Sprintf(`(SELECT * FROM meta WHERE key <> 'exported_from' UNION ALL SELECT 'exported_from', %s)`, sqlString(filepath.Base(w.Path)))
+	}
+	q := fmt.Sprintf(`COPY (SELECT * FROM %s ORDER BY %s) TO %s (FORMAT parquet)`, from, t.order, sqlString(path))
 	if _, err := w.db.ExecContext(ctx, q); err != nil {
 		return fmt.Errorf("exporting %s: %w", t.name, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -44,8 +45,18 @@ func (w *Warehouse) QueryFunc(ctx context.Context, query string, head func(cols 
 		return err
 	}
 	if !locked {
-		// Results keep the query's order when they are paged (below).
-		for _, s := range []string{"SET preserve_insertion_order = true", "SET enable_external_access = false", "SET lock_configuration = true"} {
+		// Results keep the query's order when they are paged (below). A
+		// lake's views read its Parquet files: that folder, and no other,
+		// stays readable.
+		lock := []string{"SET preserve_insertion_order = true", "SET enable_external_access = false", "SET lock_configuration = true"}
+		if w.Lake {
+			abs, err := filepath.Abs(w.Path)
+			if err != nil {
+				return err
+			}
+			lock = append([]string{"SET allowed_directories = [" + sqlString(abs+string(filepath.Separator)) + "]"}, lock...)
+		}
+		for _, s := range lock {
 			if _, err := conn.ExecContext(ctx, s); err != nil {
 				return err
 			}

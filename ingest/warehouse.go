@@ -53,12 +53,15 @@ type Warehouse struct {
 	// MemoryLimit is DuckDB's memory limit for this warehouse, as set.
 	MemoryLimit string
 	ReadOnly    bool
-	connector   *duckdb.Connector
-	db          *sql.DB
-	writeMu     sync.Mutex // one annotation write at a time
-	viewer      bool       // OpenOptions.Viewer
-	specMu      sync.Mutex // guards specs
-	specs       map[string]*scenarioSpec
+	// Lake: the warehouse is a Parquet lake read in place (openLake).
+	Lake         bool
+	exportedFrom string // a lake's meta: the warehouse's file name
+	connector    *duckdb.Connector
+	db           *sql.DB
+	writeMu      sync.Mutex // one annotation write at a time
+	viewer       bool       // OpenOptions.Viewer
+	specMu       sync.Mutex // guards specs
+	specs        map[string]*scenarioSpec
 }
 
 // OpenOptions tunes Open.
@@ -116,6 +119,9 @@ var lockRE = regexp.MustCompile(`(?i)conflicting lock is held in (.*?)(\. |$)`)
 func Open(ctx context.Context, path string, opt OpenOptions) (*Warehouse, error) {
 	if path == "" {
 		path = DefaultPath
+	}
+	if IsLake(path) {
+		return openLake(ctx, path, opt)
 	}
 	if opt.ReadOnly || opt.MustExist {
 		if _, err := os.Stat(path); err != nil {
@@ -248,6 +254,13 @@ func openError(path string, err error) error {
 
 // Version returns the schema version stored in the warehouse (0 if empty).
 func (w *Warehouse) Version(ctx context.Context) (int, error) {
+	if w.Lake && w.ReadOnly { // meta is a view over meta.parquet
+		var v string
+		if err := w.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v); err != nil {
+			return 0, fmt.Errorf("%s: cannot read the schema version: %w", w.Path, err)
+		}
+		return strconv.Atoi(v)
+	}
 	var n int
 	err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'`).Scan(&n)
 	if err != nil {
@@ -306,6 +319,15 @@ func (w *Warehouse) migrate(ctx context.Context, opt OpenOptions) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// FileName is the warehouse's file name; for a lake, the file name of the
+// warehouse it was exported from (so that a report names the same).
+func (w *Warehouse) FileName() string {
+	if w.Lake && w.exportedFrom != "" {
+		return w.exportedFrom
+	}
+	return filepath.Base(w.Path)
 }
 
 // Close closes the warehouse.

@@ -350,6 +350,53 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 			t.Errorf("--inputs with a changed input: exit %d\n%s%s", code, out, stderr)
 		}
 	})
+	// The warehouse exported as a Parquet lake, read in place: the same
+	// bytes from every analysis, table, figure and the report; verify
+	// passes against it; writing to it is refused.
+	t.Run("lake", func(t *testing.T) {
+		lake := filepath.Join(t.TempDir(), "lake")
+		if code, _, stderr := gymlens(t, "--db", db, "-q", "export", "--out", lake); code != 0 {
+			t.Fatal(stderr)
+		}
+		out := filepath.Join(t.TempDir(), "rep")
+		if code, _, stderr := gymlens(t, "--db", lake, "-q", "report", "--out", out, "--resamples", "200"); code != 0 {
+			t.Fatal(stderr)
+		}
+		rep := filepath.Join(dir, "rep")
+		m, err := reports.ReadManifest(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := reports.CompareFolders(rep, out, m); len(p) != 0 {
+			t.Errorf("the report from the lake differs from the file's: %v", p)
+		}
+		for _, args := range [][]string{
+			{"metrics", "--by", "model,harness", "-f", "json", "--resamples", "200"},
+			{"compare", "--harness-switch", "CC,OC", "-f", "csv", "--resamples", "200"},
+			{"corr", "-f", "csv", "--resamples", "200"},
+			{"agree", "--judges", "judge-gpt-5.6-luna,judge-qwen3.5-397b", "-f", "json", "--resamples", "200"},
+			{"agree", "--human", "-f", "json", "--resamples", "200"},
+			{"human", "-f", "json", "--resamples", "200"},
+			{"variance", "-f", "csv", "--resamples", "100"},
+			{"rank", "-f", "csv", "--resamples", "200"},
+			{"query", "-f", "csv", "SELECT run_id, seq, kind, t FROM events ORDER BY run_id, seq LIMIT 2000"},
+		} {
+			c1, a, e1 := gymlens(t, append([]string{"--db", db}, args...)...)
+			c2, b, e2 := gymlens(t, append([]string{"--db", lake}, args...)...)
+			if c1 != 0 || c2 != 0 || a != b {
+				t.Errorf("%v: the lake gives other bytes (exit %d, %d: %s%s)", args, c1, c2, e1, e2)
+			}
+		}
+		if code, out, stderr := gymlens(t, "--db", lake, "verify", rep); code != 0 {
+			t.Errorf("verify against the lake: exit %d\n%s%s", code, out, stderr)
+		}
+		if code, _, stderr := gymlens(t, "--db", lake, "score"); code != 1 || !strings.Contains(stderr, "is a Parquet lake (gymlens export): it is read in place, read-only") {
+			t.Errorf("score into a lake: exit %d, %s", code, stderr)
+		}
+		if code, _, stderr := gymlens(t, "--db", lake, "query", "SELECT count(*) FROM read_csv('/etc/passwd')"); code != 1 || !strings.Contains(stderr, "disabled by configuration") {
+			t.Errorf("query reading outside the lake: exit %d, %s", code, stderr)
+		}
+	})
 	// Every notebook runs on the sample; its Markdown output is golden.
 	t.Run("notebooks", func(t *testing.T) {
 		books, _ := filepath.Glob(filepath.Join("..", "..", "notebooks", "*.md"))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gymlens/gymlens/internal/openaitest"
 	"github.com/gymlens/gymlens/internal/sample"
+	"github.com/gymlens/gymlens/reports"
 )
 
 // A judge over a pool of four servers, one of which fails every request,
@@ -257,6 +258,28 @@ func TestRubricThroughPoolAndBatch(t *testing.T) {
 		t.Errorf("the report shows no rubric metric (%v)", err)
 	}
 	checkTeX(t, filepath.Join(dir, "tables"))
+	// The manifest records the judge's calls (model, rubric digest); verify
+	// passes against the warehouse, and refuses --inputs, which cannot
+	// give the model's answers.
+	var m reports.Manifest
+	mj, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	json.Unmarshal(mj, &m)
+	if len(m.Steps.Judge) != 2 || m.Steps.Judge[0].Model != "judge-model" || len(m.Steps.Judge[0].PromptSHA256) != 64 || m.Steps.Judge[0].Valid == 0 {
+		t.Errorf("judge steps: %+v", m.Steps.Judge)
+	}
+	if code, out, stderr := gymlens(t, "--db", db, "verify", dir); code != 0 {
+		t.Errorf("verify: exit %d\n%s%s", code, out, stderr)
+	}
+	if code, _, stderr := gymlens(t, "verify", "--inputs", t.TempDir(), dir); code != 1 || !strings.Contains(stderr, "judgments `gymlens judge` made (judge r, model judge-model") {
+		t.Errorf("verify --inputs with the judge's judgments: exit %d, %s", code, stderr)
+	}
+	// More calls since the report: named.
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "judge", "--metric", "tc", "--limit", "3", "--judge", "r=judge-model@"+a.URL+"/v1"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, out, _ := gymlens(t, "--db", db, "verify", dir); code != 1 || !strings.Contains(out, "judge r · judge-model · tc/v1") || !strings.Contains(out, "calls in the warehouse, none in the manifest") {
+		t.Errorf("verify after more judging: exit %d\n%s", code, out)
+	}
 }
 
 // judge --repeats 2, then agree --self: the judge against itself, and the

@@ -67,7 +67,7 @@ func writeReport(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, ds 
 	for _, f := range reportCommand(nil).Flags {
 		defaults[f.Names()[0]] = f.Get()
 	}
-	r, err := reports.WriteFolder(ctx, dir, ds, w, reports.FolderOptions{Tables: opt, Size: cmd.String("size"), Warehouse: w.Path,
+	r, err := reports.WriteFolder(ctx, dir, ds, w, reports.FolderOptions{Tables: opt, Size: cmd.String("size"), Warehouse: w.FileName(),
 		Version: ingest.Version, PromptSHA: judge.PromptSHA256, Step: argsOf(cmd).ReportStep(defaults)})
 	if err != nil {
 		return "", nil, err

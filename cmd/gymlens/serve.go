@@ -35,7 +35,7 @@ func serveCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			readOnly := cmd.Bool("read-only")
+			readOnly := cmd.Bool("read-only") || ingest.IsLake(cmd.String("db")) // a lake is read-only
 			oo := openOptions(cmd, readOnly, "")
 			oo.Threads, oo.Viewer, oo.MustExist = 1, true, true // many small queries at once: one thread each
 			w, err := ingest.Open(ctx, cmd.String("db"), oo)
