@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -85,20 +86,30 @@ func balancedDesign(runs []rows.RunRow, values [][]float64, metric int) (*design
 		return nil, nil, NoDataf("variance: %d configurations and %d scenarios with a value: at least two of each are needed", len(cs), len(ss))
 	}
 	P := len(personas[ss[0]])
-	R := len(cells[cell{cs[0], ss[0], slices.Sorted(maps.Keys(personas[ss[0]]))[0]}])
+	// The runs per cell most cells have (a cell that differs is named).
+	sizes := map[int]int{}
+	for _, v := range cells {
+		sizes[len(v)]++
+	}
+	R := 0
+	for n, k := range sizes {
+		if k > sizes[R] || k == sizes[R] && n > R {
+			R = n
+		}
+	}
 	d := &design{C: len(cs), S: len(ss), P: P, R: R}
 	for _, c := range cs {
 		var byS [][][]float64
 		for _, s := range ss {
 			ps := slices.Sorted(maps.Keys(personas[s]))
 			if len(ps) != P {
-				return nil, cs, NoDataf("variance: unbalanced design: scenario %s has %d personas, %s %d (the ANOVA estimator needs a balanced design; REML is not implemented yet)", s, len(ps), ss[0], P)
+				return nil, cs, unbalanced(fmt.Sprintf("scenario %s has %d personas, %s %d", s, len(ps), ss[0], P))
 			}
 			var byP [][]float64
 			for _, p := range ps {
 				v := cells[cell{c, s, p}]
 				if len(v) != R {
-					return nil, cs, NoDataf("variance: unbalanced design: %s on %s/%s has %d runs with a value, %d elsewhere (the ANOVA estimator needs a balanced design; REML is not implemented yet)", c, s, p, len(v), R)
+					return nil, cs, unbalanced(fmt.Sprintf("%s on %s/%s has %d runs with a value, %d elsewhere", c, s, p, len(v), R))
 				}
 				byP = append(byP, v)
 			}
@@ -221,6 +232,10 @@ func (d *design) prepare() {
 // what the power analysis needs.
 func VarianceOf(runs []rows.RunRow, values [][]float64, metric int, opt BootstrapOptions) (*VarianceComponents, error) {
 	d, _, err := balancedDesign(runs, values, metric)
+	var ub unbalanced
+	if errors.As(err, &ub) {
+		return remlVariance(runs, values, metric, opt, string(ub))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -262,6 +277,96 @@ func VarianceOf(runs []rows.RunRow, values [][]float64, metric int, opt Bootstra
 		out.Terms = append(out.Terms, VarianceTerm{Term: t, Variance: est[k], Share: est[5+k]})
 		if raw[k] < 0 {
 			out.Notes = append(out.Notes, fmt.Sprintf("%s: the estimate %.4g is negative, set to 0 (its variance is too small to tell from noise)", t, raw[k]))
+		}
+	}
+	return out, nil
+}
+
+// unbalanced says why the runs are not a balanced design.
+type unbalanced string
+
+func (u unbalanced) Error() string { return "variance: unbalanced design: " + string(u) }
+
+// remlResamples caps the bootstrap of REML estimates, each resample a
+// fit of its own (the ANOVA's resamples cost a sum each).
+const remlResamples = 200
+
+// remlVariance is VarianceOf for a design that is not balanced: REML
+// estimates (remlData), with cluster-bootstrap intervals from at most
+// remlResamples resamples, each refitted from the full data's estimate.
+// The ICC and the design effect take the design's mean personas per
+// scenario and runs per cell.
+func remlVariance(runs []rows.RunRow, values [][]float64, metric int, opt BootstrapOptions, why string) (*VarianceComponents, error) {
+	d, err := remlDesign(runs, values, metric)
+	if err != nil {
+		return nil, err
+	}
+	full, theta, err := d.fit(remlStart(), nil)
+	if err != nil {
+		return nil, err
+	}
+	var cells, nRuns, personas float64
+	for s := 0; s < d.S; s++ {
+		personas += float64(d.P[s])
+		nRuns += d.runs[s]
+		for c := 0; c < d.C; c++ {
+			for p := 0; p < d.P[s]; p++ {
+				if d.n[s][c][p] > 0 {
+					cells++
+				}
+			}
+		}
+	}
+	S, P, R := float64(d.S), personas/float64(d.S), nRuns/cells
+	stats := func(v [5]float64, out []float64) {
+		var total float64
+		for k := range v {
+			total += v[k]
+		}
+		for k := range v {
+			out[k] = v[k]
+			out[5+k] = v[k] / total
+		}
+		out[10] = (v[0] + v[2]) / total
+		varMean := (v[0]+v[2])/S + (v[1]+v[3])/(S*P) + v[4]/(S*P*R)
+		out[11] = varMean / (total / (S * P * R))
+	}
+	var est []Estimate
+	notes := []string{fmt.Sprintf("REML: the design is unbalanced (%s); %d runs in %d cells, %.2f runs per cell and %.2f personas per scenario on average", why, int(nRuns), int(cells), R, P)}
+	if opt.Resamples < 0 {
+		point := make([]float64, 12)
+		stats(full, point)
+		for _, x := range point {
+			est = append(est, Estimate{Value: x, Lo: math.NaN(), Hi: math.NaN()})
+		}
+	} else {
+		o := opt.WithDefaults()
+		if o.Resamples > remlResamples {
+			notes = append(notes, fmt.Sprintf("intervals from %d resamples, not %d: each is a REML fit of its own", remlResamples, o.Resamples))
+			o.Resamples = remlResamples
+		}
+		est = stat.ClusterBootstrap(d.S, 12, func(w, out []float64) {
+			v, _, err := d.fitSized(theta, w, 0)
+			if err != nil {
+				for k := range out {
+					out[k] = math.NaN()
+				}
+				return
+			}
+			stats(v, out)
+		}, o)
+		point := make([]float64, 12)
+		stats(full, point)
+		for k := range est {
+			est[k].Value = point[k]
+		}
+	}
+	out := &VarianceComponents{Metric: MetricName(metric), Method: "REML (restricted maximum likelihood; unbalanced design)",
+		Configs: d.C, Scenarios: d.S, Personas: int(math.Round(P)), Repetitions: int(math.Round(R)), ICC: est[10], DesignEffect: est[11], Notes: notes}
+	for k, t := range VarianceTerms {
+		out.Terms = append(out.Terms, VarianceTerm{Term: t, Variance: est[k], Share: est[5+k]})
+		if full[k] < 1e-9*full[4] {
+			out.Notes = append(out.Notes, fmt.Sprintf("%s: the estimate is at 0 (REML's boundary: its variance is too small to tell from noise)", t))
 		}
 	}
 	return out, nil

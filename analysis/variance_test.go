@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -91,8 +92,19 @@ func TestVarianceComponentsReferences(t *testing.T) {
 	if math.Abs(share-1) > 1e-12 || math.Abs(vc.ICC.Value-icc) > 1e-12 || math.Abs(vc.DesignEffect.Value-deff) > 1e-12 || vc.Configs != 4 || vc.Scenarios != 8 {
 		t.Errorf("shares sum to %v; ICC %v (want %v); design effect %v (want %v); %+v", share, vc.ICC.Value, icc, vc.DesignEffect.Value, deff, vc)
 	}
-	// An unbalanced design is refused, naming the cell.
-	if _, err := VarianceOf(runs[1:], values[1:], 0, BootstrapOptions{Resamples: 10}); err == nil {
-		t.Error("an unbalanced design passed")
+	// An unbalanced design is estimated by REML, saying so and why (the
+	// cell), with intervals from a capped bootstrap of refits.
+	ub, err := VarianceOf(runs[1:], values[1:], 0, BootstrapOptions{Resamples: 300, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(ub.Method, "REML") || len(ub.Notes) < 2 || !strings.Contains(ub.Notes[0], "c0 on s0/p0 has 2 runs with a value, 3 elsewhere") ||
+		!strings.Contains(ub.Notes[1], "intervals from 200 resamples, not 300") {
+		t.Errorf("unbalanced: %s %v", ub.Method, ub.Notes)
+	}
+	for k, term := range ub.Terms {
+		if v := term.Variance; !(v.Lo <= v.Value && v.Value <= v.Hi) || math.Abs(v.Value-got[k]) > 0.35*got[k] {
+			t.Errorf("unbalanced %s: %+v (balanced: %v)", term.Term, v, got[k])
+		}
 	}
 }
