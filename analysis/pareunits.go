@@ -565,3 +565,36 @@ func ComparePARE(units []PAREUnit, opt PAREOptions, configs []string) ([]Compari
 	}
 	return append(out, pc...), nil
 }
+
+// PAREDesign lays the PARE runs --where keeps out for the study-design
+// analyses (VarianceOf, Power, Ranks) on one per-run metric
+// (PARERunMetrics): each run a RunRow of its configuration and scenario,
+// with no persona (PARE's runs have none: the persona terms are not in
+// the design) and its repetition numbered within its cell, and its value
+// at place 0 of values. Runs with no value of the metric are left out.
+func PAREDesign(units []PAREUnit, opt PAREOptions, metric string) ([]rows.RunRow, [][]float64, error) {
+	if !slices.Contains(PARERunMetrics, metric) {
+		return nil, nil, Optionf("--metric: %q is not a per-run PARE metric: expected one of %s", metric, strings.Join(PARERunMetrics, ", "))
+	}
+	opt.Metrics = []string{metric}
+	pv, err := newPAREValues(units, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	var runs []rows.RunRow
+	var values [][]float64
+	rep := map[[2]string]int{}
+	for i, u := range pv.units {
+		if math.IsNaN(pv.values[i][0]) {
+			continue
+		}
+		k := [2]string{u.Dim("config"), u.Dim("scenario")}
+		rep[k]++
+		runs = append(runs, rows.RunRow{RunID: u.Dim("run"), ConfigID: k[0], Scenario: k[1], Persona: "-", Rep: rep[k]})
+		values = append(values, []float64{pv.values[i][0]})
+	}
+	if len(runs) == 0 {
+		return nil, nil, NoDataf("no PARE run has a value of %s", metric)
+	}
+	return runs, values, nil
+}

@@ -218,7 +218,25 @@ func (d *remlData) fit(start []float64, w []float64) ([5]float64, []float64, err
 // Size 0 is BFGS alone (a resample, which starts from the full data's
 // estimate, near its own).
 func (d *remlData) fitSized(start []float64, w []float64, size float64) ([5]float64, []float64, error) {
-	f := func(x []float64) float64 { v, _ := d.objective(x, w); return v }
+	// With one persona per scenario the persona terms are not in the
+	// design: θ_persona and θ_config×persona stay 0, the others are found.
+	free := []int{0, 1, 2, 3}
+	if d.onePersona() {
+		free = []int{0, 2}
+	}
+	full := func(x []float64) []float64 {
+		th := make([]float64, 4)
+		for i, k := range free {
+			th[k] = x[i]
+		}
+		return th
+	}
+	f := func(x []float64) float64 { v, _ := d.objective(full(x), w); return v }
+	x0 := make([]float64, len(free))
+	for i, k := range free {
+		x0[i] = start[k]
+	}
+	start = x0
 	p := optimize.Problem{Func: f}
 	res := &optimize.Result{Location: optimize.Location{X: slices.Clone(start), F: f(start)}}
 	if size > 0 {
@@ -243,7 +261,7 @@ func (d *remlData) fitSized(start []float64, w []float64, size float64) ([5]floa
 	if res2 != nil && res2.F <= res.F {
 		res = res2
 	}
-	theta := res.X
+	theta := full(res.X)
 	_, s2 := d.objective(theta, w)
 	s2 = stat.Portable(s2) // BLAS and the search may differ in the last bits across machines
 	if math.IsNaN(s2) {
@@ -262,3 +280,13 @@ func (d *remlData) fitSized(start []float64, w []float64, size float64) ([5]floa
 
 // remlStart is the first search's start: each σ_k half the residual's σ.
 func remlStart() []float64 { return []float64{0.5, 0.5, 0.5, 0.5} }
+
+// onePersona: every scenario has one persona (PARE's runs have none).
+func (d *remlData) onePersona() bool {
+	for _, p := range d.P {
+		if p > 1 {
+			return false
+		}
+	}
+	return true
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -93,6 +94,49 @@ func TestREMLAgainstStatsmodels(t *testing.T) {
 	for k, nm := range names {
 		if w := ref.REML[nm]; math.Abs(got[k]-w) > 3e-4*w {
 			t.Errorf("%s: %v, statsmodels %v", nm, got[k], w)
+		}
+	}
+}
+
+// One persona per scenario (PARE's design: configurations × scenarios ×
+// repetitions): the persona terms are 0, and REML still equals the ANOVA
+// on the balanced design; dropping a run switches to REML, close to it.
+func TestVarianceWithOnePersona(t *testing.T) {
+	runs, values, _ := varianceCase(t)
+	var r1 []rows.RunRow
+	var v1 [][]float64
+	for i, r := range runs {
+		if r.Persona == "p0" {
+			r1, v1 = append(r1, r), append(v1, values[i])
+		}
+	}
+	an, err := VarianceOf(r1, v1, 0, BootstrapOptions{Resamples: 200, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := remlDesign(r1, v1, 0)
+	reml, _, err := d.fit(remlStart(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(an.Method, "ANOVA") || !strings.Contains(strings.Join(an.Notes, " "), "one persona per scenario") {
+		t.Errorf("%s %v", an.Method, an.Notes)
+	}
+	for k, term := range an.Terms {
+		if (k == 1 || k == 3) && (term.Variance.Value != 0 || reml[k] != 0) {
+			t.Errorf("%s: %v (REML %v), want 0", term.Term, term.Variance.Value, reml[k])
+		}
+		if v := term.Variance.Value; math.Abs(v-reml[k]) > 1e-6*math.Max(v, 1e-9) {
+			t.Errorf("%s: ANOVA %v, REML %v", term.Term, v, reml[k])
+		}
+	}
+	ub, err := VarianceOf(r1[1:], v1[1:], 0, BootstrapOptions{Resamples: 50, Seed: 1})
+	if err != nil || !strings.HasPrefix(ub.Method, "REML") || ub.Terms[1].Variance.Value != 0 || ub.Terms[3].Variance.Value != 0 {
+		t.Fatalf("%v %+v", err, ub)
+	}
+	for k := range ub.Terms {
+		if a, b := an.Terms[k].Variance.Value, ub.Terms[k].Variance.Value; math.Abs(a-b) > 0.3*a+1e-12 {
+			t.Errorf("%s: one run less moved %v to %v", ub.Terms[k].Term, a, b)
 		}
 	}
 }

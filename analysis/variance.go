@@ -117,8 +117,8 @@ func balancedDesign(runs []rows.RunRow, values [][]float64, metric int) (*design
 		}
 		d.y = append(d.y, byS)
 	}
-	if P < 2 || R < 2 {
-		return nil, cs, NoDataf("variance: %d personas per scenario and %d repetitions: two or more of each are needed to tell the terms apart", P, R)
+	if R < 2 {
+		return nil, cs, NoDataf("variance: %d repetitions: two or more are needed to tell the repetition from the configuration × persona term", R)
 	}
 	d.prepare() // before any resample: the bootstrap's workers only read it
 	return d, cs, nil
@@ -174,6 +174,11 @@ func (d *design) anova(w []float64) [5]float64 {
 	msCS := ssCS / ((C - 1) * (S - 1))
 	msCP := ssCP / ((C - 1) * S * (P - 1))
 	msE := ssE / (C * S * P * (R - 1))
+	if d.P == 1 {
+		// One persona per scenario (PARE's runs have none): the persona
+		// terms are not in the design, 0 by construction.
+		msP, msCP = msE, msE
+	}
 	return [5]float64{
 		(msS - msCS - msP + msCP) / (C * P * R), // scenario
 		(msP - msCP) / (C * R),                  // persona
@@ -273,6 +278,9 @@ func VarianceOf(runs []rows.RunRow, values [][]float64, metric int, opt Bootstra
 	out := &VarianceComponents{Metric: MetricName(metric), Method: "ANOVA (method of moments; balanced design)",
 		Configs: d.C, Scenarios: d.S, Personas: d.P, Repetitions: d.R, ICC: est[10], DesignEffect: est[11]}
 	raw := d.anova(nil)
+	if d.P == 1 {
+		out.Notes = append(out.Notes, "one persona per scenario: the persona and configuration × persona terms are not in the design (0)")
+	}
 	for k, t := range VarianceTerms {
 		out.Terms = append(out.Terms, VarianceTerm{Term: t, Variance: est[k], Share: est[5+k]})
 		if raw[k] < 0 {
@@ -363,8 +371,15 @@ func remlVariance(runs []rows.RunRow, values [][]float64, metric int, opt Bootst
 	}
 	out := &VarianceComponents{Metric: MetricName(metric), Method: "REML (restricted maximum likelihood; unbalanced design)",
 		Configs: d.C, Scenarios: d.S, Personas: int(math.Round(P)), Repetitions: int(math.Round(R)), ICC: est[10], DesignEffect: est[11], Notes: notes}
+	one := d.onePersona()
+	if one {
+		out.Notes = append(out.Notes, "one persona per scenario: the persona and configuration × persona terms are not in the design (0)")
+	}
 	for k, t := range VarianceTerms {
 		out.Terms = append(out.Terms, VarianceTerm{Term: t, Variance: est[k], Share: est[5+k]})
+		if one && (k == 1 || k == 3) {
+			continue
+		}
 		if full[k] < 1e-9*full[4] {
 			out.Notes = append(out.Notes, fmt.Sprintf("%s: the estimate is at 0 (REML's boundary: its variance is too small to tell from noise)", t))
 		}

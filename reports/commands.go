@@ -86,10 +86,11 @@ var Commands = []*Command{
 		Name: "variance", Usage: "where each metric's variance comes from: scenario, persona, configuration × scenario, × persona, repetition",
 		Description: "For each metric, the variance components of a design of configurations (fixed) × scenarios × personas within\n" +
 			"each scenario × repetitions (random scenario, persona, configuration × scenario and × persona, residual), by the\n" +
-			"ANOVA estimator of a balanced design; each component's share of the total, the correlation of a configuration's\n" +
+			"ANOVA estimator of a balanced design, else by REML (saying why); with one persona per scenario (PARE's runs,\n" +
+			"--source pare) the persona terms are 0. Each component's share of the total, the correlation of a configuration's\n" +
 			"runs within a scenario (ICC) and the design effect (how many times a configuration mean's variance exceeds what\n" +
 			"independent runs would give), with cluster-bootstrap intervals (scenarios resampled).",
-		Params:  params(SelectionParams(), bootstrapParams()),
+		Params:  params(SelectionParams(), []Param{designSource}, bootstrapParams()),
 		Formats: Formats, Default: "table", Run: runVariance,
 	},
 	{
@@ -106,6 +107,7 @@ var Commands = []*Command{
 			{Name: "alpha", Default: 0.05, Usage: "the test's two-sided level `A`"},
 			{Name: "power", Default: 0.8, Usage: "the power `P` asked for"},
 			{Name: "delta", Default: 0.0, Usage: "a difference `D` (in the metric's units): the scenarios it needs"},
+			designSource,
 		}, bootstrapParams()),
 		Formats: Formats, Default: "table", Run: runPower,
 	},
@@ -115,8 +117,8 @@ var Commands = []*Command{
 			"resamples in which it is first, from one cluster bootstrap that draws the same scenarios for every configuration;\n" +
 			"tied_with_best: not distinguishable from the best (paired cluster bootstrap of the difference, Holm-adjusted p ≥ α).",
 		Params: params([]Param{
-			{Name: "metric", Default: "TC", Usage: "the `METRIC` to rank on (higher is better)"},
-			whereParam, judgeParam,
+			{Name: "metric", Default: "TC", Usage: "the `METRIC` to rank on (higher is better; with --source pare: success unless named)"},
+			whereParam, judgeParam, designSource,
 		}, bootstrapParams()),
 		Formats: Formats, Default: "table", Run: runRank,
 	},
@@ -402,11 +404,7 @@ func runCompare(ctx context.Context, x *Exec) error {
 }
 
 func runVariance(ctx context.Context, x *Exec) error {
-	ds, err := x.Dataset(ctx, KeepValues)
-	if err != nil {
-		return err
-	}
-	vcs, err := ds.Variance(false)
+	vcs, boot, err := x.variance(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -415,15 +413,11 @@ func runVariance(ctx context.Context, x *Exec) error {
 			x.note("%s: %s", vc.Metric, n)
 		}
 	}
-	return x.Writer().Sections(VarianceSections(x.Format, vcs), x.footnotes(nil, ds.Bootstrap(), "scenarios"))
+	return x.Writer().Sections(VarianceSections(x.Format, vcs), x.footnotes(nil, boot, "scenarios"))
 }
 
 func runPower(ctx context.Context, x *Exec) error {
-	ds, err := x.Dataset(ctx, KeepValues)
-	if err != nil {
-		return err
-	}
-	vcs, err := ds.Variance(true)
+	vcs, _, err := x.variance(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -450,11 +444,20 @@ func runPower(ctx context.Context, x *Exec) error {
 }
 
 func runRank(ctx context.Context, x *Exec) error {
-	ds, err := x.Dataset(ctx, KeepValues)
-	if err != nil {
-		return err
+	var res []RankRow
+	var note string
+	var err error
+	switch x.String("source") {
+	case "gym":
+		var ds *Dataset
+		if ds, err = x.Dataset(ctx, KeepValues); err == nil {
+			res, note, err = ds.Ranks(x.String("metric"))
+		}
+	case "pare":
+		res, note, err = x.pareRanks(ctx)
+	default:
+		err = analysis.Optionf("--source: expected gym or pare, found %q", x.String("source"))
 	}
-	res, note, err := ds.Ranks(x.String("metric"))
 	if err != nil {
 		return err
 	}

@@ -582,13 +582,7 @@ type RankRow struct {
 	Letters string
 }
 
-// Ranks ranks the configurations Where keeps on metric
-// (analysis.Ranks), each with whether it is tied with the best
-// (TiesWithBest).
-//
-// The note, when not empty, says that the letters cannot separate
-// anything: a bootstrap p-value is at least 2/(B+1), and Holm over m pairs
-// needs one below α/m.
+// Ranks ranks the configurations Where keeps on metric (RankConfigs).
 func (s *Dataset) Ranks(metric string) ([]RankRow, string, error) {
 	m := analysis.MetricIndex(metric)
 	if m < 0 {
@@ -605,22 +599,50 @@ func (s *Dataset) Ranks(metric string) ([]RankRow, string, error) {
 	if len(groups) == 0 {
 		return nil, "", analysis.NoDataf("no run matches --where %s", s.whereText())
 	}
-	ties, err := s.TiesWithBest([]string{metric})
-	if err != nil {
-		return nil, "", err
+	out, note := RankConfigs(groups, v.Values, v.Scenario, m, s.opt.Bootstrap)
+	if len(out) == 0 {
+		return nil, "", analysis.NoDataf("no configuration has a value of %s", metric)
 	}
+	return out, note, nil
+}
+
+// RankConfigs ranks the groups (configurations, by Key["config"]) on the
+// metric at place m of values (analysis.Ranks), marks those tied with the
+// best (the paired cluster bootstrap of each against the best, Holm-
+// adjusted p ≥ α, as TiesWithBest) and gives the compact letter display
+// from every pair's paired comparison, Holm-adjusted across all pairs.
+// The note, when not empty, says that the letters cannot separate
+// anything: a bootstrap p-value is at least 2/(B+1), and Holm over m pairs
+// needs one below α/m.
+func RankConfigs(groups []analysis.Group, values [][]float64, scenario []string, m int, opt analysis.BootstrapOptions) ([]RankRow, string) {
 	var out []RankRow
 	var order []string
 	runsOf := map[string][]int{}
 	for _, g := range groups {
 		runsOf[g.Key["config"]] = g.Runs
 	}
-	for _, r := range analysis.Ranks(groups, v.Values, v.Scenario, m, s.opt.Bootstrap) {
-		out = append(out, RankRow{RankEstimate: r, TiedWithBest: ties[metric][r.Config]})
+	for _, r := range analysis.Ranks(groups, values, scenario, m, opt) {
+		out = append(out, RankRow{RankEstimate: r})
 		order = append(order, r.Config)
 	}
 	if len(out) == 0 {
-		return nil, "", analysis.NoDataf("no configuration has a value of %s", metric)
+		return nil, ""
+	}
+	o := opt.WithDefaults()
+	alpha := 1 - o.Level
+	// Tied with the best: each against the best, Holm over those.
+	best := out[0].Config
+	out[0].TiedWithBest = true
+	var vsBest []analysis.Pair
+	for _, c := range order[1:] {
+		vsBest = append(vsBest, analysis.Pair{A: best, B: c, RunsA: runsOf[best], RunsB: runsOf[c]})
+	}
+	tied := map[string]bool{}
+	for _, c := range analysis.Compare(vsBest, values, scenario, []int{m}, opt) {
+		tied[c.B] = c.PHolm >= alpha
+	}
+	for i := range out[1:] {
+		out[i+1].TiedWithBest = tied[out[i+1].Config]
 	}
 	// Every pair, for the letters.
 	var pairs []analysis.Pair
@@ -629,10 +651,8 @@ func (s *Dataset) Ranks(metric string) ([]RankRow, string, error) {
 			pairs = append(pairs, analysis.Pair{A: a, B: b, RunsA: runsOf[a], RunsB: runsOf[b]})
 		}
 	}
-	o := s.opt.Bootstrap.WithDefaults()
-	alpha := 1 - o.Level
 	different := map[[2]string]bool{}
-	for _, c := range analysis.Compare(pairs, v.Values, v.Scenario, []int{m}, s.opt.Bootstrap) {
+	for _, c := range analysis.Compare(pairs, values, scenario, []int{m}, opt) {
 		if c.PHolm < alpha {
 			different[[2]string{c.A, c.B}] = true
 		}
@@ -645,7 +665,7 @@ func (s *Dataset) Ranks(metric string) ([]RankRow, string, error) {
 		note = fmt.Sprintf("the letters can separate nothing: Holm over %d pairs needs a p-value below %.2g, and %d resamples give none below %.2g; "+
 			"--resamples %d or more", m, alpha/float64(m), o.Resamples, 2/float64(o.Resamples+1), int(math.Ceil(2*float64(m)/alpha)))
 	}
-	return out, note, nil
+	return out, note
 }
 
 // Metrics estimates Options.Metrics per group of the dimensions by, among

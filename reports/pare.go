@@ -3,6 +3,7 @@ package reports
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -113,4 +114,80 @@ func PAREAgreementResult(pa *analysis.PAREHumanAgreement) *Result {
 		{"fleiss_kappa", pa.Fleiss, pa.Annotated, cmp.Or(pa.FleissWhy, "among the annotators")},
 		{"krippendorff_alpha", pa.Alpha, pa.Annotated, cmp.Or(pa.AlphaWhy, "nominal, among the annotators")},
 	}}
+}
+
+// designSource is the --source of the study-design commands.
+var designSource = Param{Name: "source", Default: "gym", Usage: "`RUNS` to analyse: gym (Proactivity-Gym) or pare (PARE and Meta-ARE: configurations × scenarios × repetitions, no personas)"}
+
+// variance is the variance components of the metrics asked for (point
+// estimates alone for power), from the Proactivity-Gym runs or, with
+// --source pare, the PARE runs (PAREDesign), and the bootstrap used.
+func (x *Exec) variance(ctx context.Context, pointOnly bool) ([]*analysis.VarianceComponents, analysis.BootstrapOptions, error) {
+	switch x.String("source") {
+	case "gym":
+		ds, err := x.Dataset(ctx, KeepValues)
+		if err != nil {
+			return nil, analysis.BootstrapOptions{}, err
+		}
+		vcs, err := ds.Variance(pointOnly)
+		return vcs, ds.Bootstrap(), err
+	case "pare":
+		opt, units, err := x.pare(ctx)
+		if err != nil {
+			return nil, opt.Bootstrap, err
+		}
+		metrics := opt.Metrics
+		if len(metrics) == 0 {
+			metrics = []string{"success"}
+		}
+		boot := opt.Bootstrap
+		if pointOnly {
+			boot.Resamples = -1
+		}
+		var out []*analysis.VarianceComponents
+		for _, m := range metrics {
+			runs, values, err := analysis.PAREDesign(units, opt, m)
+			if err != nil {
+				return nil, opt.Bootstrap, x.noPARE(err)
+			}
+			vc, err := analysis.VarianceOf(runs, values, 0, boot)
+			if err != nil {
+				return nil, opt.Bootstrap, fmt.Errorf("%s: %w", m, err)
+			}
+			vc.Metric = m
+			out = append(out, vc)
+		}
+		return out, opt.Bootstrap, nil
+	}
+	return nil, analysis.BootstrapOptions{}, analysis.Optionf("--source: expected gym or pare, found %q", x.String("source"))
+}
+
+// pareRanks ranks the PARE configurations on --metric (success unless
+// named) as Dataset.Ranks ranks the Proactivity-Gym ones (RankConfigs).
+func (x *Exec) pareRanks(ctx context.Context) ([]RankRow, string, error) {
+	opt, units, err := x.pare(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	metric := "success"
+	if x.IsSet("metric") {
+		metric = x.String("metric")
+	}
+	runs, values, err := analysis.PAREDesign(units, opt, metric)
+	if err != nil {
+		return nil, "", x.noPARE(err)
+	}
+	groups, err := analysis.GroupRuns(runs, []string{"config"}, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	scen := make([]string, len(runs))
+	for i, r := range runs {
+		scen[i] = r.Scenario
+	}
+	res, note := RankConfigs(groups, values, scen, 0, opt.Bootstrap)
+	for i := range res {
+		res[i].Metric = metric
+	}
+	return res, note, nil
 }

@@ -454,9 +454,11 @@ func TestVariance(t *testing.T) {
 			t.Errorf("%v", d)
 		}
 	}
-	code, _, stderr = gymlens(t, "--db", db, "variance", "--where", "persona=operator")
-	if code == 0 || !strings.Contains(stderr, "personas per scenario") {
-		t.Errorf("one persona: %d %s", code, stderr)
+	// One persona: the persona terms are not in the design, and say so.
+	code, out, stderr = gymlens(t, "--db", db, "variance", "--where", "persona=operator", "--format", "csv", "--resamples", "100")
+	if code != 0 || !strings.Contains(stderr, "TC: one persona per scenario: the persona and configuration × persona terms are not in the design (0)") ||
+		!strings.Contains(out, "TC,persona,0,0,0,0,0,0") {
+		t.Errorf("one persona: %d %s\n%s", code, stderr, out)
 	}
 	// power: the MDE falls with more scenarios, and the scenarios a
 	// difference of the MDE needs are the design's own.

@@ -427,3 +427,50 @@ func TestNoiseDimensionHasOneVocabulary(t *testing.T) {
 		t.Errorf("noise groups: %+v", recs)
 	}
 }
+
+// The study-design commands on PARE's runs (configurations × scenarios ×
+// repetitions, no personas): the variance by REML (the results are
+// unbalanced) with the persona terms 0, the MDE on that design, and the
+// ranks, whose values are metrics --source pare's.
+func TestStudyDesignOnPARE(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", pareFixtures, pareHandmade); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, out, stderr := gymlens(t, "--db", db, "variance", "--source", "pare", "--resamples", "100", "-f", "csv")
+	if code != 0 || !strings.Contains(out, "success,persona,0,0,0,0,0,0") || !strings.Contains(out, "success,config×persona,0,0,0,0,0,0") ||
+		!strings.Contains(out, "REML (restricted maximum likelihood; unbalanced design)") || !strings.Contains(stderr, "one persona per scenario") {
+		t.Fatalf("variance: exit %d\n%s\n%s", code, out, stderr)
+	}
+	code, out, stderr = gymlens(t, "--db", db, "power", "--source", "pare", "--delta", "20", "-f", "csv")
+	if code != 0 || !strings.Contains(out, "success,9,1,3,0.05,0.8,") {
+		t.Errorf("power: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = gymlens(t, "--db", db, "rank", "--source", "pare", "--resamples", "500", "-f", "json")
+	var ranks []struct {
+		Config string  `json:"config"`
+		Metric string  `json:"metric"`
+		Value  float64 `json:"value"`
+		Rank   int     `json:"rank"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &ranks) != nil || len(ranks) != 3 || ranks[0].Config != "llama-4-maverick" || ranks[0].Metric != "success" || ranks[0].Rank != 1 {
+		t.Fatalf("rank: exit %d\n%s%s", code, out, stderr)
+	}
+	_, out, _ = gymlens(t, "--db", db, "metrics", "--source", "pare", "--by", "config", "--metrics", "success", "--resamples", "100", "-f", "json")
+	var est []struct {
+		Group map[string]string `json:"group"`
+		Mean  float64           `json:"mean"`
+	}
+	json.Unmarshal([]byte(out), &est)
+	for _, r := range ranks {
+		for _, e := range est {
+			if e.Group["config"] == r.Config && math.Abs(e.Mean-r.Value) > 1e-9 {
+				t.Errorf("%s: rank's value %v, metrics' %v", r.Config, r.Value, e.Mean)
+			}
+		}
+	}
+	if code, _, stderr := gymlens(t, "--db", db, "rank", "--source", "pare", "--metric", "TC"); code != 2 || !strings.Contains(stderr, "not a per-run PARE metric") {
+		t.Errorf("rank --metric TC on PARE: exit %d, %s", code, stderr)
+	}
+}
