@@ -30,7 +30,9 @@ var VarianceTerms = []string{VarScenario, VarPersona, VarConfigScenario, VarConf
 //
 //	y = μ + config + scenario + persona(scenario) + config×scenario + config×persona(scenario) + e.
 type VarianceComponents struct {
-	Metric                       string
+	Metric string
+	// Group is the breakdown's group (--by), nil for all the runs.
+	Group                        map[string]string
 	Method                       string // the estimator used
 	Configs, Scenarios, Personas int
 	Repetitions                  int

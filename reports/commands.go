@@ -90,7 +90,7 @@ var Commands = []*Command{
 			"--source pare) the persona terms are 0. Each component's share of the total, the correlation of a configuration's\n" +
 			"runs within a scenario (ICC) and the design effect (how many times a configuration mean's variance exceeds what\n" +
 			"independent runs would give), with cluster-bootstrap intervals (scenarios resampled).",
-		Params:  params(SelectionParams(), []Param{designSource}, bootstrapParams()),
+		Params:  params(SelectionParams(), []Param{designBy, designSource}, bootstrapParams()),
 		Formats: Formats, Default: "table", Run: runVariance,
 	},
 	{
@@ -107,7 +107,7 @@ var Commands = []*Command{
 			{Name: "alpha", Default: 0.05, Usage: "the test's two-sided level `A`"},
 			{Name: "power", Default: 0.8, Usage: "the power `P` asked for"},
 			{Name: "delta", Default: 0.0, Usage: "a difference `D` (in the metric's units): the scenarios it needs"},
-			designSource,
+			designBy, designSource,
 		}, bootstrapParams()),
 		Formats: Formats, Default: "table", Run: runPower,
 	},
@@ -410,7 +410,11 @@ func runVariance(ctx context.Context, x *Exec) error {
 	}
 	for _, vc := range vcs {
 		for _, n := range vc.Notes {
-			x.note("%s: %s", vc.Metric, n)
+			if vc.Group != nil {
+				x.note("%s, %s: %s", groupText(vc.Group), vc.Metric, n)
+			} else {
+				x.note("%s: %s", vc.Metric, n)
+			}
 		}
 	}
 	return x.Writer().Sections(VarianceSections(x.Format, vcs), x.footnotes(nil, boot, "scenarios"))
@@ -422,6 +426,10 @@ func runPower(ctx context.Context, x *Exec) error {
 		return err
 	}
 	t := &Result{Columns: []string{"metric", "scenarios", "personas", "repetitions", "alpha", "power", "se", "mde", "delta", "scenarios_needed"}}
+	grouped := len(vcs) > 0 && vcs[0].Group != nil
+	if grouped {
+		t.Columns = append([]string{"group"}, t.Columns...)
+	}
 	for _, vc := range vcs {
 		d := analysis.PowerDesign{Scenarios: vc.Scenarios, Personas: vc.Personas, Repetitions: vc.Repetitions, Alpha: x.Float("alpha"), Power: x.Float("power")}
 		for name, v := range map[string]*int{"scenarios": &d.Scenarios, "personas": &d.Personas, "repetitions": &d.Repetitions} {
@@ -437,7 +445,11 @@ func runPower(ctx context.Context, x *Exec) error {
 		if p.Delta > 0 {
 			needed = p.ScenariosNeeded
 		}
-		t.Rows = append(t.Rows, []any{p.Metric, p.Scenarios, p.Personas, p.Repetitions, p.Alpha, p.Power, p.SE, p.MDE, p.Delta, needed})
+		row := []any{p.Metric, p.Scenarios, p.Personas, p.Repetitions, p.Alpha, p.Power, p.SE, p.MDE, p.Delta, needed}
+		if grouped {
+			row = append([]any{groupText(vc.Group)}, row...)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	x.note("from the variance components' estimates (gymlens variance); scenarios_needed −1: more than 100,000")
 	return x.Writer().Result(t, nil)

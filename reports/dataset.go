@@ -544,7 +544,12 @@ func (s *Dataset) TiesWithBest(metrics []string) (map[string]map[string]bool, er
 // over the runs Where keeps (analysis.VarianceOf).
 //
 // Without intervals (pointOnly), the estimates alone.
-func (s *Dataset) Variance(pointOnly bool) ([]*analysis.VarianceComponents, error) {
+func (s *Dataset) Variance(pointOnly bool, by ...string) ([]*analysis.VarianceComponents, error) {
+	for _, d := range by {
+		if err := analysis.CheckDimension(d); err != nil {
+			return nil, analysis.Optionf("--by: %w", err)
+		}
+	}
 	if _, err := s.Values(); err != nil {
 		return nil, err
 	}
@@ -556,19 +561,49 @@ func (s *Dataset) Variance(pointOnly bool) ([]*analysis.VarianceComponents, erro
 	if err != nil {
 		return nil, err
 	}
+	// One design per group of --by (all the runs without it).
+	groups := []analysis.Group{{}}
+	if len(by) > 0 {
+		if groups, err = analysis.GroupRuns(runs, by, nil); err != nil {
+			return nil, err
+		}
+	} else {
+		for i := range runs {
+			groups[0].Runs = append(groups[0].Runs, i)
+		}
+	}
 	var out []*analysis.VarianceComponents
-	for _, m := range s.opt.Metrics {
-		opt := s.opt.Bootstrap
-		if pointOnly {
-			opt.Resamples = -1
+	for _, g := range groups {
+		gr, gv := make([]rows.RunRow, len(g.Runs)), make([][]float64, len(g.Runs))
+		for k, i := range g.Runs {
+			gr[k], gv[k] = runs[i], values[i]
 		}
-		vc, err := analysis.VarianceOf(runs, values, analysis.MetricIndex(m), opt)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", m, err)
+		for _, m := range s.opt.Metrics {
+			opt := s.opt.Bootstrap
+			if pointOnly {
+				opt.Resamples = -1
+			}
+			vc, err := analysis.VarianceOf(gr, gv, analysis.MetricIndex(m), opt)
+			if err != nil {
+				if len(by) > 0 {
+					return nil, fmt.Errorf("%s, %s: %w", groupText(g.Key), m, err)
+				}
+				return nil, fmt.Errorf("%s: %w", m, err)
+			}
+			vc.Group = g.Key
+			out = append(out, vc)
 		}
-		out = append(out, vc)
 	}
 	return out, nil
+}
+
+// groupText writes a group's key as metrics' CSV does: dim=value,…
+func groupText(key map[string]string) string {
+	var parts []string
+	for _, d := range slices.Sorted(maps.Keys(key)) {
+		parts = append(parts, d+"="+key[d])
+	}
+	return strings.Join(parts, ",")
 }
 
 // RankRow is a configuration's rank on a metric and whether it is tied

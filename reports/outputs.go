@@ -138,13 +138,23 @@ func VarianceSections(format string, vcs []*analysis.VarianceComponents) []Secti
 		}
 		return x
 	}
+	grouped := len(vcs) > 0 && vcs[0].Group != nil
+	if grouped { // --by: the group first, as metrics writes it
+		terms.Columns, design.Columns = append([]string{"group"}, terms.Columns...), append([]string{"group"}, design.Columns...)
+	}
+	lead := func(vc *analysis.VarianceComponents, row []any) []any {
+		if grouped {
+			return append([]any{groupText(vc.Group)}, row...)
+		}
+		return row
+	}
 	for _, vc := range vcs {
 		for _, t := range vc.Terms {
-			terms.Rows = append(terms.Rows, []any{vc.Metric, t.Term, cell(t.Variance.Value), cell(t.Variance.Lo), cell(t.Variance.Hi),
-				cell(t.Share.Value), cell(t.Share.Lo), cell(t.Share.Hi)})
+			terms.Rows = append(terms.Rows, lead(vc, []any{vc.Metric, t.Term, cell(t.Variance.Value), cell(t.Variance.Lo), cell(t.Variance.Hi),
+				cell(t.Share.Value), cell(t.Share.Lo), cell(t.Share.Hi)}))
 		}
-		design.Rows = append(design.Rows, []any{vc.Metric, vc.Method, vc.Configs, vc.Scenarios, vc.Personas, vc.Repetitions,
-			cell(vc.ICC.Value), cell(vc.ICC.Lo), cell(vc.ICC.Hi), cell(vc.DesignEffect.Value), cell(vc.DesignEffect.Lo), cell(vc.DesignEffect.Hi)})
+		design.Rows = append(design.Rows, lead(vc, []any{vc.Metric, vc.Method, vc.Configs, vc.Scenarios, vc.Personas, vc.Repetitions,
+			cell(vc.ICC.Value), cell(vc.ICC.Lo), cell(vc.ICC.Hi), cell(vc.DesignEffect.Value), cell(vc.DesignEffect.Lo), cell(vc.DesignEffect.Hi)}))
 	}
 	return []Section{{Name: "components", Title: "Variance components (share: of their sum)", Table: terms},
 		{Name: "design", Title: "The design, the correlation of a configuration's runs within a scenario, and the design effect", Table: design}}

@@ -116,6 +116,9 @@ func PAREAgreementResult(pa *analysis.PAREHumanAgreement) *Result {
 	}}
 }
 
+// designBy breaks the study-design commands down: one design per group.
+var designBy = Param{Name: "by", Default: "", Usage: "one design per group of `DIMS` (as in gymlens metrics: harness, model, effort, persona_group, …)"}
+
 // designSource is the --source of the study-design commands.
 var designSource = Param{Name: "source", Default: "gym", Usage: "`RUNS` to analyse: gym (Proactivity-Gym) or pare (PARE and Meta-ARE: configurations × scenarios × repetitions, no personas)"}
 
@@ -129,9 +132,12 @@ func (x *Exec) variance(ctx context.Context, pointOnly bool) ([]*analysis.Varian
 		if err != nil {
 			return nil, analysis.BootstrapOptions{}, err
 		}
-		vcs, err := ds.Variance(pointOnly)
+		vcs, err := ds.Variance(pointOnly, x.Split("by")...)
 		return vcs, ds.Bootstrap(), err
 	case "pare":
+		if x.String("by") != "" {
+			return nil, analysis.BootstrapOptions{}, analysis.Optionf("--by: not with --source pare (select with --where)")
+		}
 		opt, units, err := x.pare(ctx)
 		if err != nil {
 			return nil, opt.Bootstrap, err

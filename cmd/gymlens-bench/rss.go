@@ -71,6 +71,7 @@ func benchRSS(args []string) error {
 		{"agree --human", func(int, string) []string { return []string{"agree", "--human"} }},
 		{"table main", func(int, string) []string { return []string{"table", "main", "--format", "latex"} }},
 		{"report", func(k int, d string) []string { return []string{"report", "--out", filepath.Join(d, "report")} }},
+		{"verify (the report)", func(k int, d string) []string { return []string{"verify", filepath.Join(d, "report")} }},
 		{"judge --dry-run", func(int, string) []string {
 			return []string{"judge", "--metric", "tc,ta,trj", "--judge", "x=m@http://127.0.0.1:9/v1", "--dry-run"}
 		}},
@@ -87,6 +88,8 @@ func benchRSS(args []string) error {
 		{"export --format parquet", func(k int, d string) []string {
 			return []string{"export", "--format", "parquet", "--out", filepath.Join(d, "export")}
 		}},
+		{"lake: metrics --by model,harness", func(int, string) []string { return []string{"metrics", "--by", "model,harness"} }},
+		{"lake: report", func(k int, d string) []string { return []string{"report", "--out", filepath.Join(d, "report-lake")} }},
 		{"query (all events, CSV)", func(int, string) []string { return []string{"query", "-f", "csv", "SELECT * FROM events"} }},
 	}
 	results := map[string]map[int]result{}
@@ -101,7 +104,11 @@ func benchRSS(args []string) error {
 			if *only != "" && !slices.ContainsFunc(strings.Split(*only, ","), func(o string) bool { return strings.Contains(c.name, o) }) && c.name != "ingest" && c.name != "validate" {
 				continue
 			}
-			cmd := exec.Command(bin, append([]string{"--db", db, "-q"}, c.args(k, d)...)...)
+			at := db
+			if strings.HasPrefix(c.name, "lake: ") { // on the Parquet lake export wrote
+				at = filepath.Join(d, "export")
+			}
+			cmd := exec.Command(bin, append([]string{"--db", at, "-q"}, c.args(k, d)...)...)
 			devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 			cmd.Stdout = devnull
 			var stderr strings.Builder

@@ -454,6 +454,18 @@ func TestVariance(t *testing.T) {
 			t.Errorf("%v", d)
 		}
 	}
+	// --by: one design per group, the group first, in variance and power.
+	code, out, stderr = gymlens(t, "--db", db, "variance", "--by", "persona_group", "--metrics", "TC", "--format", "csv", "--resamples", "100")
+	if code != 0 || !strings.Contains(out, "group,metric,term,") || strings.Count(out, "persona_group=") != 3*5+3 || !strings.Contains(stderr, "persona_group=B, TC: one persona per scenario") {
+		t.Errorf("variance --by: %d %s\n%s", code, stderr, out)
+	}
+	code, out, _ = gymlens(t, "--db", db, "-q", "power", "--by", "persona_group", "--metrics", "TC", "--format", "csv")
+	if code != 0 || !strings.HasPrefix(out, "group,metric,scenarios,") || strings.Count(out, "persona_group=") != 3 || !strings.Contains(out, "persona_group=E,TC,10,1,3,") {
+		t.Errorf("power --by: %d\n%s", code, out)
+	}
+	if code, _, stderr := gymlens(t, "--db", db, "variance", "--by", "colour"); code != 2 || !strings.Contains(stderr, "--by") {
+		t.Errorf("variance --by colour: %d %s", code, stderr)
+	}
 	// One persona: the persona terms are not in the design, and say so.
 	code, out, stderr = gymlens(t, "--db", db, "variance", "--where", "persona=operator", "--format", "csv", "--resamples", "100")
 	if code != 0 || !strings.Contains(stderr, "TC: one persona per scenario: the persona and configuration × persona terms are not in the design (0)") ||
