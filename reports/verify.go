@@ -70,6 +70,21 @@ func ReadManifest(dir string) (*Manifest, error) {
 			return nil, fmt.Errorf("%s: field inputs[%d].path: %q is not a path relative to the input root", name, i, in.Path)
 		}
 	}
+	for field, v := range map[string]string{"warehouse": m.Warehouse, "input_root": m.InputRoot} {
+		if v != "" && (!fs.ValidPath(v) || strings.Contains(v, "/") || v == ".") {
+			return nil, fmt.Errorf("%s: field %s: %q is not a file or folder name", name, field, v)
+		}
+	}
+	// The rebuild passes args to gymlens report: each must set one of the
+	// report's recorded options, never where it writes or what it reads
+	// (a report handed over is not trusted to name those).
+	for i, a := range m.Steps.Report.Args {
+		k, _, ok := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		_, known := m.Steps.Report.Options[k]
+		if !strings.HasPrefix(a, "--") || !ok || !known || slices.Contains([]string{"out", "db", "format", "memory-limit", "quiet", "help"}, k) {
+			return nil, fmt.Errorf("%s: field steps.report.args[%d]: %q is not --OPTION=VALUE of a recorded report option", name, i, a)
+		}
+	}
 	return &m, nil
 }
 

@@ -123,6 +123,14 @@ func TestManifestAndCheckFolder(t *testing.T) {
 	if _, err := ReadManifest(dir); err == nil || !strings.Contains(err.Error(), "files[0].path") {
 		t.Errorf("a path outside: %v", err)
 	}
+	// A manifest may not make the rebuild write or read elsewhere.
+	for _, arg := range []string{"--out=/etc", "--db=/tmp/other.duckdb", "--seed", "seed=3", "--colour=red"} {
+		os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(`{"manifest_version": 2, "files": [{"path": "index.html", "sha256": "aa"}],
+			"steps": {"report": {"options": {"seed": 1, "out": "", "db": ""}, "args": ["--seed=2", "`+arg+`"]}}}`), 0o644)
+		if _, err := ReadManifest(dir); err == nil || !strings.Contains(err.Error(), "field steps.report.args[1]") {
+			t.Errorf("args %s: %v", arg, err)
+		}
+	}
 }
 
 // validateManifest checks a manifest against docs/manifest.schema.json.
