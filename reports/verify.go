@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -305,21 +306,39 @@ func FirstDifference(name string, a, b []byte) string {
 			y = bl[i]
 		}
 		if !bytes.Equal(x, y) || i >= len(al) || i >= len(bl) {
-			return fmt.Sprintf("first at line %d: the report has %s, the rebuild %s", i+1, quoteLine(x, i < len(al)), quoteLine(y, i < len(bl)))
+			// A long line (an embedded figure) is shown around the
+			// first difference.
+			c := 0
+			for c < len(x) && c < len(y) && x[c] == y[c] {
+				c++
+			}
+			from := max(0, c-40)
+			at := ""
+			if from > 0 {
+				at = fmt.Sprintf(", byte %d of it", c+1)
+			}
+			return fmt.Sprintf("first at line %d%s: the report has %s, the rebuild %s", i+1, at, quoteLine(x, from, i < len(al)), quoteLine(y, from, i < len(bl)))
 		}
 	}
 	return "differ" // not reached: a and b differ
 }
 
-func quoteLine(l []byte, ok bool) string {
+// quoteLine quotes up to 120 bytes of l from from (on a rune boundary).
+func quoteLine(l []byte, from int, ok bool) string {
 	if !ok {
 		return "no such line"
 	}
-	s := string(l)
+	for from > 0 && from < len(l) && !utf8.RuneStart(l[from]) {
+		from--
+	}
+	s, pre := string(l[min(from, len(l)):]), ""
+	if from > 0 {
+		pre = "…"
+	}
 	if r := []rune(s); len(r) > 120 {
 		s = string(r[:120]) + "…"
 	}
-	return fmt.Sprintf("%q", s)
+	return pre + fmt.Sprintf("%q", s)
 }
 
 // VerifyStore is what verify reads of a warehouse.

@@ -17,6 +17,8 @@ func TestFirstDifference(t *testing.T) {
 		{"t.md", "x\ny\n", "x\ny\nz\n", `first at line 3: the report has "", the rebuild "z"`},
 		{"t.md", "x\ny", "x", `first at line 2: the report has "y", the rebuild no such line`},
 		{"f.png", "\x89PNGabc", "\x89PNGabd", "first at byte 6 (of 7 in the report, 7 rebuilt)"},
+		{"i.html", "<p>\n" + strings.Repeat("x", 100) + "A" + strings.Repeat("y", 10), "<p>\n" + strings.Repeat("x", 100) + "B" + strings.Repeat("y", 10),
+			`first at line 2, byte 101 of it: the report has …"` + strings.Repeat("x", 40) + `Ayyyyyyyyyy", the rebuild …"` + strings.Repeat("x", 40) + `Byyyyyyyyyy"`},
 		{"f.pdf", "%PDF-1", "%PDF-1.4", "first at byte 6 (of 6 in the report, 8 rebuilt)"},
 	} {
 		if got := FirstDifference(c.name, []byte(c.a), []byte(c.b)); got != c.want {
