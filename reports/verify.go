@@ -116,13 +116,20 @@ func CheckFolder(dir string, m *Manifest) []Problem {
 			out = append(out, Problem{f.Path, fmt.Sprintf("changed since the report was written: SHA-256 %s, the manifest says %s", short(sha256Hex(b)), short(f.SHA256))})
 		}
 	}
+	return append(out, unlisted(dir, listed, "in the folder, not listed in the manifest")...)
+}
+
+// unlisted names each file under dir (by its slash path relative to dir)
+// that known lacks.
+func unlisted(dir string, known map[string]bool, what string) []Problem {
+	var out []Problem
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil
 		}
 		rel, _ := filepath.Rel(dir, p)
-		if rel = filepath.ToSlash(rel); !listed[rel] {
-			out = append(out, Problem{rel, "in the folder, not listed in the manifest"})
+		if rel = filepath.ToSlash(rel); !known[rel] {
+			out = append(out, Problem{rel, what})
 		}
 		return nil
 	})
@@ -272,17 +279,7 @@ func CompareFolders(report, rebuilt string, m *Manifest) []Problem {
 			out = append(out, Problem{name, "differs from the rebuild: " + FirstDifference(name, a, b)})
 		}
 	}
-	filepath.WalkDir(rebuilt, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		rel, _ := filepath.Rel(rebuilt, p)
-		if rel = filepath.ToSlash(rel); !seen[rel] {
-			out = append(out, Problem{rel, "written by the rebuild, not in the report"})
-		}
-		return nil
-	})
-	return out
+	return append(out, unlisted(rebuilt, seen, "written by the rebuild, not in the report")...)
 }
 
 // FirstDifference says where a (the report's file name) and b (the
