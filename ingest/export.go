@@ -32,6 +32,7 @@ var exportTables = []exportTable{
 	{"runs", "run_id", false},
 	{"events", "run_id, seq", true},
 	{"run_spans", "run_id, file_id", false},
+	{"row_spans", "tbl, run_id, file_id", false},
 	{"task_outcomes", "run_id, task", true},
 	{"judgments", "run_id, task, metric, judge, prompt", true},
 	{"ratings", "file_id, src_line", false},

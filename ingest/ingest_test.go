@@ -564,10 +564,10 @@ func TestScenarioLinesIngestLikeScenarioFiles(t *testing.T) {
 func tableRows(t *testing.T, w *Warehouse, table string) []string {
 	t.Helper()
 	var drop []string
-	// Where a row was read (and run_spans' lines, which say where events
+	// Where a row was read (and the spans' lines, which say where rows
 	// were) is not what it holds.
 	rows, err := w.db.Query(`SELECT column_name FROM information_schema.columns WHERE table_name = ?
-		AND (column_name IN ('file_id', 'src_line') OR (table_name = 'run_spans' AND column_name IN ('lo', 'hi')))`, table)
+		AND (column_name IN ('file_id', 'src_line') OR (table_name IN ('run_spans', 'row_spans') AND column_name IN ('lo', 'hi')))`, table)
 	if err != nil {
 		t.Fatal(err)
 	}

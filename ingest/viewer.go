@@ -9,8 +9,8 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -27,33 +27,77 @@ type runEvents struct {
 }
 
 // eventsOf reads the events of runs from their spans, at most
-// MaxRunEvents a run, in order.
+// MaxRunEvents a run, in order. A large batch is read in two parts at once,
+// each on a connection of its own: its events are most of a batch's cost.
 func (w *Warehouse) eventsOf(ctx context.Context, ids []string) runEvents {
 	out := runEvents{byRun: map[string][]rows.EventRow{}}
-	from, fargs, err := w.spansOf(ctx, ids, "run_id, "+eventColumns)
-	if err != nil || from == "" {
+	parts := [][]string{ids}
+	if len(ids) >= 16 {
+		parts = [][]string{ids[:len(ids)/2], ids[len(ids)/2:]}
+	}
+	got := make([]runEvents, len(parts))
+	var wg sync.WaitGroup
+	for i, part := range parts {
+		wg.Go(func() { got[i] = w.eventsOfPart(ctx, part) })
+	}
+	wg.Wait()
+	for _, g := range got {
+		if g.err != nil {
+			return g
+		}
+		maps.Copy(out.byRun, g.byRun)
+	}
+	return out
+}
+
+// eventsOfPart reads the events of runs: in one scan of their spans, put
+// in order here, or for a run with more than MaxRunEvents events (its
+// spans count them) by a query of its own that stops there.
+func (w *Warehouse) eventsOfPart(ctx context.Context, ids []string) runEvents {
+	out := runEvents{byRun: map[string][]rows.EventRow{}}
+	from, fargs, counts, err := w.spansOf(ctx, "events", ids, "run_id, "+eventColumns, func(id string, n int64) bool { return n <= MaxRunEvents })
+	if err != nil {
 		out.err = err
 		return out
 	}
-	out.err = w.scan(ctx, `SELECT run_id, `+eventColumns+` FROM (`+from+`)
-		QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY seq) <= `+strconv.Itoa(MaxRunEvents)+`
-		ORDER BY run_id, seq`, func(rs *sql.Rows) error {
-		var id string
-		var e rows.EventRow
-		var t time.Time
-		var ok sql.NullBool
-		if err := rs.Scan(&id, &e.Seq, &t, &e.Actor, &e.Kind, &e.Task, &e.Text, &e.Tool, &e.Depth, &e.Args, &e.Result, &ok,
-			&e.Decision, &e.Phase, &e.Ref, &e.Visible); err != nil {
-			return err
+	if from != "" {
+		out.err = w.scan(ctx, from, func(rs *sql.Rows) error {
+			var id string
+			var e rows.EventRow
+			var t time.Time
+			var ok sql.NullBool
+			if err := rs.Scan(&id, &e.Seq, &t, &e.Actor, &e.Kind, &e.Task, &e.Text, &e.Tool, &e.Depth, &e.Args, &e.Result, &ok,
+				&e.Decision, &e.Phase, &e.Ref, &e.Visible); err != nil {
+				return err
+			}
+			e.T = t.UTC()
+			if ok.Valid {
+				b := ok.Bool
+				e.OK = &b
+			}
+			out.byRun[id] = append(out.byRun[id], e)
+			return nil
+		}, fargs...)
+		if out.err != nil {
+			return out
 		}
-		e.T = t.UTC()
-		if ok.Valid {
-			b := ok.Bool
-			e.OK = &b
+		// In the order of the run (sorting here, not in the query: DuckDB
+		// would sort every column of every event).
+		for _, es := range out.byRun {
+			slices.SortStableFunc(es, func(a, b rows.EventRow) int { return cmp.Compare(a.Seq, b.Seq) })
 		}
-		out.byRun[id] = append(out.byRun[id], e)
-		return nil
-	}, fargs...)
+	}
+	for _, id := range slices.Sorted(maps.Keys(counts)) {
+		if counts[id] <= MaxRunEvents {
+			continue
+		}
+		es, err := w.RunEvents(ctx, id)
+		if err != nil {
+			out.err = err
+			return out
+		}
+		out.byRun[id] = es
+	}
 	return out
 }
 
@@ -63,47 +107,111 @@ const eventColumns = `seq, t, actor, kind, coalesce(task, '') AS task, coalesce(
 	coalesce(depth, '') AS depth, coalesce(CAST(args AS VARCHAR), '') AS args, coalesce(CAST(result AS VARCHAR), '') AS result, ok,
 	coalesce(decision, '') AS decision, coalesce(phase, '') AS phase, coalesce(ref, 0) AS ref, visible`
 
-// spansOf is a query (and its arguments) that reads cols of the events of
-// runs from where they lie (run_spans): a UNION ALL of one scan per run
-// and file, each bounded by the file and the lines it holds, so that
-// DuckDB reads the row groups of those lines alone (a run id's zone map
-// prunes nothing, and an IN list of ids is not pushed into the scan at
-// all: it read every event). "" when the runs have no event.
-func (w *Warehouse) spansOf(ctx context.Context, ids []string, cols string) (string, []any, error) {
+// spanRows is how many rows of a table for each run asked for make
+// reading the runs from their spans cheaper than one scan of the table's
+// run ids with an IN list (measured at --scale 10: each bounded scan costs
+// about what reading 30,000–40,000 run ids does; docs/benchmarks.md).
+const spanRows = 32000
+
+// rowsOf is a query (and its arguments) that reads cols of a table's rows
+// of runs (task_outcomes or judgments): from their spans (spansOf) when
+// the table holds more than spanRows rows a run asked for, else by one
+// scan of the table's run ids (always for one run: an equality).
+func (w *Warehouse) rowsOf(ctx context.Context, table string, ids []string, cols string) (string, []any, error) {
+	var n int64
+	if len(ids) > 1 { // one run's id is an equality, which DuckDB pushes into the scan
+		if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM `+table).Scan(&n); err != nil {
+			return "", nil, err
+		}
+	}
+	if n > spanRows*int64(len(ids)) {
+		from, args, _, err := w.spansOf(ctx, table, ids, cols, nil)
+		if from == "" && err == nil {
+			from = `SELECT ` + cols + ` FROM ` + table + ` WHERE false`
+		}
+		return from, args, err
+	}
 	in := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")"
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
 	}
-	var parts []string
-	var out []any
-	err := w.scan(ctx, `SELECT run_id, file_id, lo, hi FROM run_spans WHERE run_id IN `+in+` ORDER BY run_id, file_id`, func(rs *sql.Rows) error {
-		var id string
-		var file int64
-		var lo, hi sql.NullInt64
-		if err := rs.Scan(&id, &file, &lo, &hi); err != nil {
+	return `SELECT ` + cols + ` FROM ` + table + ` WHERE run_id IN ` + in, args, nil
+}
+
+// spansOf is a query (and its arguments) that reads cols of a table's rows
+// of runs from where they lie (events: run_spans; task_outcomes and
+// judgments: row_spans): a UNION ALL of one scan per run and file, each
+// bounded by the file and the lines it holds, so that DuckDB reads the
+// row groups of those lines alone (a run id's zone map prunes nothing,
+// and an IN list of ids is not pushed into the scan at all: it read every
+// row). The judgments gymlens judge wrote (file 0, no lines) are read by
+// file, which prunes every file's row groups. Runs that keep(run, rows
+// it has) refuses are left out of the query (keep nil: none is); counts
+// has every run's rows, as the spans count them. "" when no run has a row
+// (or none is kept).
+func (w *Warehouse) spansOf(ctx context.Context, table string, ids []string, cols string, keep func(string, int64) bool) (string, []any, map[string]int64, error) {
+	if len(ids) == 0 {
+		return "", nil, nil, nil
+	}
+	in := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")"
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	spans := `SELECT run_id, file_id, min(lo), max(hi), bool_and(lo IS NOT NULL AND hi IS NOT NULL), sum(events) FROM run_spans WHERE run_id IN ` + in + `
+		GROUP BY ALL ORDER BY run_id, file_id`
+	if table != "events" {
+		spans = `SELECT run_id, file_id, min(lo), max(hi), bool_and(lo IS NOT NULL AND hi IS NOT NULL), sum(n) FROM row_spans WHERE tbl = '` + table + `' AND run_id IN ` + in + `
+		GROUP BY ALL ORDER BY run_id, file_id`
+	}
+	type span struct {
+		id      string
+		file    int64
+		lo, hi  sql.NullInt64
+		bounded bool
+	}
+	var all []span
+	counts := map[string]int64{}
+	err := w.scan(ctx, spans, func(rs *sql.Rows) error {
+		var s span
+		var n int64
+		if err := rs.Scan(&s.id, &s.file, &s.lo, &s.hi, &s.bounded, &n); err != nil {
 			return err
 		}
-		if lo.Valid && hi.Valid {
-			parts = append(parts, `SELECT `+cols+` FROM events WHERE file_id = ? AND src_line BETWEEN ? AND ? AND run_id = ?`)
-			out = append(out, file, lo.Int64, hi.Int64, id)
-		} else {
-			parts = append(parts, `SELECT `+cols+` FROM events WHERE file_id = ? AND run_id = ?`)
-			out = append(out, file, id)
-		}
+		all = append(all, s)
+		counts[s.id] += n
 		return nil
 	}, args...)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
-	return strings.Join(parts, " UNION ALL "), out, nil
+	var parts []string
+	var out []any
+	for _, s := range all {
+		if keep != nil && !keep(s.id, counts[s.id]) {
+			continue
+		}
+		if s.bounded {
+			parts = append(parts, `SELECT `+cols+` FROM `+table+` WHERE file_id = ? AND src_line BETWEEN ? AND ? AND run_id = ?`)
+			out = append(out, s.file, s.lo.Int64, s.hi.Int64, s.id)
+		} else {
+			parts = append(parts, `SELECT `+cols+` FROM `+table+` WHERE file_id = ? AND run_id = ?`)
+			out = append(out, s.file, s.id)
+		}
+	}
+	if table == "judgments" {
+		parts = append(parts, `SELECT `+cols+` FROM judgments WHERE file_id = 0 AND run_id IN `+in)
+		out = append(out, args...)
+	}
+	return strings.Join(parts, " UNION ALL "), out, counts, nil
 }
 
 // RunEvents reads a run's trajectory in order, at most MaxRunEvents
 // events (none for a run not in the warehouse).
 func (w *Warehouse) RunEvents(ctx context.Context, runID string) ([]rows.EventRow, error) {
 	var events []rows.EventRow
-	from, fargs, err := w.spansOf(ctx, []string{runID}, eventColumns)
+	from, fargs, _, err := w.spansOf(ctx, "events", []string{runID}, eventColumns, nil)
 	if err != nil || from == "" {
 		return nil, err
 	}
@@ -300,8 +408,12 @@ func (w *Warehouse) RunPages(ctx context.Context, ids []string) (map[string]*row
 	if err != nil {
 		return nil, err
 	}
-	err = w.scan(ctx, `SELECT run_id, task, active, activated_at, coalesce(final_seq, 0), coalesce(expected_depth, ''), coalesce(chosen_depth, ''),
-		rule_evidence, rule_outputs, rule_constraints FROM task_outcomes WHERE run_id IN `+in, func(rs *sql.Rows) error {
+	from, fargs, err := w.rowsOf(ctx, "task_outcomes", ids, `run_id, task, active, activated_at, coalesce(final_seq, 0), coalesce(expected_depth, ''),
+		coalesce(chosen_depth, ''), rule_evidence, rule_outputs, rule_constraints`)
+	if err != nil {
+		return nil, err
+	}
+	err = w.scan(ctx, from, func(rs *sql.Rows) error {
 		var id string
 		var v rows.TaskView
 		var at sql.NullTime
@@ -341,7 +453,7 @@ func (w *Warehouse) RunPages(ctx context.Context, ids []string) (map[string]*row
 			p.Tasks = append(p.Tasks, t)
 		}
 		return nil
-	}, args...)
+	}, fargs...)
 	if err != nil {
 		return nil, err
 	}
@@ -361,6 +473,11 @@ func (w *Warehouse) RunPages(ctx context.Context, ids []string) (map[string]*row
 			active[[2]string{id, t.Task}] = i
 		}
 	}
+	from, fargs, err = w.rowsOf(ctx, "judgments", ids, `run_id, task, metric, judge, prompt, correctness, grounding, completeness,
+		artifact_quality, ta_now, ta_later, ta_cq, understandability, competence, reliability, attachment, faith, reasons, evidence, extra, file_id`)
+	if err != nil {
+		return nil, err
+	}
 	seen := map[[4]string]bool{} // (run, task, metric, judge): the first row, the newest prompt, is the one the metrics use
 	err = w.scan(ctx, `SELECT run_id, coalesce(task, ''), metric, judge, prompt,
 		coalesce(correctness, 'NaN'), coalesce(grounding, 'NaN'), coalesce(completeness, 'NaN'), coalesce(artifact_quality, 'NaN'),
@@ -369,7 +486,7 @@ func (w *Warehouse) RunPages(ctx context.Context, ids []string) (map[string]*row
 		coalesce(reasons, ''), coalesce(evidence::VARCHAR, ''),
 		CASE WHEN starts_with(metric, 'custom.') THEN json_extract(extra, '$.scores')::VARCHAR END,
 		CASE WHEN metric = 'ta' AND file_id = 0 THEN TRY_CAST(json_extract(extra, '$.both') AS DOUBLE) END
-		FROM judgments WHERE run_id IN `+in+` ORDER BY run_id, task, metric, judge, prompt DESC`, func(rs *sql.Rows) error {
+		FROM (`+from+`) ORDER BY run_id, task, metric, judge, prompt DESC`, func(rs *sql.Rows) error {
 		var id string
 		var j rows.JudgmentView
 		var v [11]float64
@@ -449,7 +566,7 @@ func (w *Warehouse) RunPages(ctx context.Context, ids []string) (map[string]*row
 			}
 		}
 		return nil
-	}, args...)
+	}, fargs...)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,23 @@ func TestRunPageAgreesWithTheMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every task outcome and judgment of a run is on its page (read from
+	// where they lie: row_spans), counted here by run id alone.
+	counts := map[string][2]int{}
+	rs, err := w.db.Query(`SELECT run_id, (SELECT count(*) FROM task_outcomes o WHERE o.run_id = r.run_id),
+		(SELECT count(*) FROM judgments j WHERE j.run_id = r.run_id) FROM runs r`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rs.Next() {
+		var id string
+		var c [2]int
+		if err := rs.Scan(&id, &c[0], &c[1]); err != nil {
+			t.Fatal(err)
+		}
+		counts[id] = c
+	}
+	rs.Close()
 	cited, inactive, rescoredLabels := 0, 0, 0
 	for i := range runs {
 		want := rows.RunRow{RunID: runs[i].RunID}
@@ -32,6 +49,9 @@ func TestRunPageAgreesWithTheMetrics(t *testing.T) {
 		}
 		if !reflect.DeepEqual(p.Tasks, want.Tasks) || !reflect.DeepEqual(p.TA, want.TA) {
 			t.Fatalf("%s: the run page's tasks differ from LoadRunTasks':\n%+v\n%+v", runs[i].RunID, p.Tasks, want.Tasks)
+		}
+		if c := counts[runs[i].RunID]; len(p.TaskViews) != c[0] || len(p.Judgments) != c[1] || c[1] == 0 {
+			t.Fatalf("%s: %d tasks and %d judgments on its page, %d and %d in the warehouse", runs[i].RunID, len(p.TaskViews), len(p.Judgments), c[0], c[1])
 		}
 		for _, j := range p.Judgments {
 			if len(j.Evidence) > 0 && j.Evidence[0].Seq > 0 && j.Reasons != "" {
@@ -121,12 +141,41 @@ func TestRunEventsFromTheirSpans(t *testing.T) {
 	for s := 1; s <= 6; s++ {
 		a += ev("r1", s) + "\n" + ev("r2", s) + "\n"
 	}
-	b := run2 + "\n" + ev("r1", 7) + "\n" + ev("r1", 8) + "\n"
+	// Task outcomes and judgments the same way: r1's price task and r2's
+	// in a.jsonl, interleaved; r1's buy task and its judgments in b.jsonl.
+	task := func(run, name string) string {
+		return fmt.Sprintf(`{"type":"task","run_id":"%s","task":"%s","active":true,"rules":{"evidence":1}}`, run, name)
+	}
+	judgment := func(run, name, judge string) string {
+		return fmt.Sprintf(`{"type":"judgment","run_id":"%s","task":"%s","metric":"tc","judge":"%s","scores":{"correctness":0.5,"grounding":0.5,"completeness":0.5,"artifact_quality":0.5}}`, run, name, judge)
+	}
+	a += task("r1", "mp_price") + "\n" + task("r2", "mp_price") + "\n" + judgment("r1", "mp_price", "j1") + "\n" +
+		judgment("r2", "mp_price", "j1") + "\n" + judgment("r1", "mp_price", "j2") + "\n"
+	b := run2 + "\n" + ev("r1", 7) + "\n" + ev("r1", 8) + "\n" + task("r1", "mp_buy") + "\n" + judgment("r1", "mp_buy", "j1") + "\n"
 	write(t, filepath.Join(dir, "a.jsonl"), a)
 	write(t, filepath.Join(dir, "b.jsonl"), b)
 	if _, err := w.Ingest(ctx, []string{dir}, IngestOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	listed := func(run string, tasks, judgments string) {
+		t.Helper()
+		p, err := w.RunPage(ctx, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ts, js []string
+		for _, v := range p.TaskViews {
+			ts = append(ts, v.Task)
+		}
+		for _, j := range p.Judgments {
+			js = append(js, j.Task+"/"+j.Judge)
+		}
+		if strings.Join(ts, " ") != tasks || strings.Join(js, " ") != judgments {
+			t.Errorf("%s: tasks %v, judgments %v; want %s and %s", run, ts, js, tasks, judgments)
+		}
+	}
+	listed("r1", "mp_price mp_buy", "mp_buy/j1 mp_price/j1 mp_price/j2")
+	listed("r2", "mp_price", "mp_price/j1")
 	check := func(run string, want []int64) {
 		t.Helper()
 		for _, page := range []bool{false, true} {
@@ -171,4 +220,10 @@ func TestRunEventsFromTheirSpans(t *testing.T) {
 	}
 	check("r2", []int64{1})
 	check("r1", []int64{1, 2, 3, 4, 5, 6, 7, 8})
+	listed("r2", "", "")
+	listed("r1", "mp_price mp_buy", "mp_buy/j1 mp_price/j1 mp_price/j2")
+	w.db.QueryRow(`SELECT count(*) FROM row_spans WHERE run_id = 'r2'`).Scan(&spans)
+	if spans != 0 {
+		t.Errorf("the replaced r2 keeps %d task or judgment spans", spans)
+	}
 }

@@ -161,6 +161,19 @@ func (p *pass) load(decisions map[string]runDecision) error {
 	if err := p.checkFinalSeq(first); err != nil {
 		return err
 	}
+	// Where the new task outcomes and judgments lie (row_spans), once the
+	// judgments stored before are settled.
+	for _, tt := range [][2]string{{runlog.TypeTask, "task_outcomes"}, {runlog.TypeJudgment, "judgments"}} {
+		typ, t := tt[0], tt[1]
+		if p.stages[typ] == nil {
+			continue
+		}
+		if err := p.exec(`INSERT INTO row_spans SELECT '`+t+`', run_id, file_id,
+			CASE WHEN count(src_line) = count(*) THEN min(src_line) END, CASE WHEN count(src_line) = count(*) THEN max(src_line) END, count(*)
+			FROM `+t+` WHERE file_id >= ? GROUP BY ALL`, first); err != nil {
+			return err
+		}
+	}
 	if err := p.loadPARE(); err != nil {
 		return err
 	}
@@ -318,7 +331,7 @@ func (p *pass) loadRuns(decisions map[string]runDecision, first int) error {
 		if err := p.exec(`CREATE OR REPLACE TEMP TABLE _replace_runs AS SELECT unnest(?::VARCHAR[]) AS run_id`, replaced); err != nil {
 			return err
 		}
-		for _, t := range []string{"runs", "events", "run_spans", "task_outcomes", "judgments"} {
+		for _, t := range []string{"runs", "events", "run_spans", "row_spans", "task_outcomes", "judgments"} {
 			if err := p.exec(`DELETE FROM `+t+` WHERE file_id < ? AND run_id IN (SELECT run_id FROM _replace_runs)`, first); err != nil {
 				return err
 			}
