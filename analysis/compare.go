@@ -160,9 +160,13 @@ func compareCells(pairs []Pair, cell func(i, m int) (float64, float64, bool), sc
 	}
 	mean := func(w []float64, side, p, m int) float64 {
 		var s, n float64
+		// The cell's clusters, one slice each: the loop runs thousands of
+		// times a resample.
+		at := idx(side, p, m, 0)
+		cs, cn := sum[at:at+len(w)], cnt[at:at+len(w)]
 		for c, wc := range w {
-			s += float64(wc * sum[idx(side, p, m, c)])
-			n += float64(wc * cnt[idx(side, p, m, c)])
+			s += float64(wc * cs[c])
+			n += float64(wc * cn[c])
 		}
 		if n == 0 {
 			return math.NaN()

@@ -194,9 +194,11 @@ func ClusterBootstrapIndexed(clusters, k int, istat IndexedStatistics, opt Boots
 	col := make([]float64, 0, opt.Resamples)
 	for j := range est {
 		col = col[:0]
+		least, most := math.Inf(1), math.Inf(-1)
 		for b := 0; b < opt.Resamples; b++ {
 			if v := reps[b*k+j]; !math.IsNaN(v) {
 				col = append(col, v)
+				least, most = min(least, v), max(most, v)
 			}
 		}
 		if dropped := opt.Resamples - len(col); dropped > 0 {
@@ -206,12 +208,12 @@ func ClusterBootstrapIndexed(clusters, k int, istat IndexedStatistics, opt Boots
 			est[j].Warn(CaveatInterval, "no interval: statistic undefined")
 			continue
 		}
-		sort.Float64s(col)
-		if col[0] == col[len(col)-1] {
+		if least == most {
 			est[j].Warn(CaveatInterval, "every resample gives the same value: the interval has zero width")
 		}
 		switch opt.Method {
 		case BCa:
+			sort.Float64s(col)
 			jk := make([]float64, clusters)
 			for i := range jk {
 				jk[i] = jack[i][j]
@@ -222,9 +224,15 @@ func ClusterBootstrapIndexed(clusters, k int, istat IndexedStatistics, opt Boots
 				est[j].Warn(CaveatInterval, warn)
 			}
 		case Expanded:
-			est[j].Lo, est[j].Hi = ExpandedPercentileInterval(col, opt.Level, clusters)
+			// The two order statistics selected, not the replicates
+			// sorted: the same values (TestQuantiles7BySelectionIsSorting).
+			a := ExpandedAlpha(opt.Level, clusters)
+			q := Quantiles7(col, a, 1-a)
+			est[j].Lo, est[j].Hi = q[0], q[1]
 		default:
-			est[j].Lo, est[j].Hi = PercentileInterval(col, opt.Level)
+			a := float64((1 - opt.Level) / 2)
+			q := Quantiles7(col, a, 1-a)
+			est[j].Lo, est[j].Hi = q[0], q[1]
 		}
 	}
 	for j := range est {

@@ -1,0 +1,73 @@
+package stat
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// Quantiles7 by selection gives the sorted slice's Quantile7 exactly: on
+// continuous values, on values with many ties (a bootstrap of a mean of
+// 0/1 outcomes), already sorted or reversed, tiny and large, at the
+// percentile interval's levels and the ends.
+func TestQuantiles7BySelectionIsSorting(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	gens := map[string]func(i, n int) float64{
+		"continuous": func(_, _ int) float64 { return r.NormFloat64() },
+		"ties":       func(_, _ int) float64 { return float64(r.IntN(7)) / 6 },
+		"sorted":     func(i, _ int) float64 { return float64(i) },
+		"reversed":   func(i, n int) float64 { return float64(n - i) },
+		"constant":   func(_, _ int) float64 { return 0.25 },
+	}
+	levels := [][]float64{{0.025, 0.975}, {0.05, 0.95}, {0, 1}, {0.5, 0.5}, {0.0001, 0.9999}, {0.3}, {0.975, 0.025}}
+	checked := 0
+	for name, gen := range gens {
+		for _, n := range []int{1, 2, 3, 17, 100, 1001, 10000} {
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = gen(i, n)
+			}
+			sorted := slices.Clone(x)
+			slices.Sort(sorted)
+			for _, ps := range levels {
+				got := Quantiles7(slices.Clone(x), ps...)
+				for i, p := range ps {
+					want := Quantile7(p, sorted)
+					if got[i] != want && !(math.IsNaN(got[i]) && math.IsNaN(want)) {
+						t.Fatalf("%s, n=%d, p=%v: %v by selection, %v by sorting", name, n, p, got[i], want)
+					}
+					checked++
+				}
+			}
+		}
+	}
+	if got := Quantiles7(nil, 0.5); !math.IsNaN(got[0]) {
+		t.Errorf("no values: %v", got)
+	}
+	if checked < 400 {
+		t.Errorf("%d quantiles checked", checked)
+	}
+}
+
+func BenchmarkPercentileOf10000(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	x := make([]float64, 10000)
+	for i := range x {
+		x[i] = r.NormFloat64()
+	}
+	work := make([]float64, len(x))
+	b.Run("select", func(b *testing.B) {
+		for b.Loop() {
+			copy(work, x)
+			Quantiles7(work, 0.025, 0.975)
+		}
+	})
+	b.Run("sort", func(b *testing.B) {
+		for b.Loop() {
+			copy(work, x)
+			slices.Sort(work)
+			PercentileInterval(work, 0.95)
+		}
+	})
+}
