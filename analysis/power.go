@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -48,21 +49,38 @@ type PowerResult struct {
 func MDE(v [5]float64, d PowerDesign) (se, mde float64) {
 	S, P, R := float64(d.Scenarios), float64(d.Personas), float64(d.Repetitions)
 	se = math.Sqrt(2 * (v[2]/S + v[3]/(S*P) + v[4]/(S*P*R)))
-	df := S - 1
-	tc := stat.Portable(distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1 - float64(d.Alpha/2)))
+	return se, stat.Portable(float64(mdeRoot(S-1, d.Alpha, d.Power) * se)) // found through TPower: Portable
+}
+
+// mdeRoots keeps the noncentrality the two-sided t-test with df degrees
+// of freedom needs to reach a power at a level, by [3]float64{df, alpha,
+// power}: a report asks it for every metric and group of one design, and
+// each answer is a hundred quadratures.
+var mdeRoots sync.Map
+
+// mdeRoot is the noncentrality λ with TPower(df, t_{1−α/2, df}, λ) = power,
+// by bisection.
+func mdeRoot(df, alpha, power float64) float64 {
+	key := [3]float64{df, alpha, power}
+	if v, ok := mdeRoots.Load(key); ok {
+		return v.(float64)
+	}
+	tc := stat.Portable(distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1 - float64(alpha/2)))
 	lo, hi := 0.0, 1.0
-	for TPower(df, tc, hi) < d.Power {
+	for TPower(df, tc, hi) < power {
 		hi *= 2
 	}
 	for range 100 {
 		mid := (lo + hi) / 2
-		if TPower(df, tc, mid) < d.Power {
+		if TPower(df, tc, mid) < power {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
-	return se, stat.Portable(float64((lo+hi)/2) * se) // found through TPower: Portable
+	root := (lo + hi) / 2
+	mdeRoots.Store(key, root)
+	return root
 }
 
 // TPower is the power of the two-sided t-test with df degrees of freedom
