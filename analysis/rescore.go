@@ -31,7 +31,9 @@ func (r *ScoreReport) Disagreements() int {
 type ScoreStore interface {
 	LoadScenarioSpecs(ctx context.Context) (map[string]*rows.ScenarioSpec, error)
 	ScanScoreTasks(ctx context.Context, fn func(*rows.ScoreTask) error) error
-	WriteScores(ctx context.Context, scores []rows.TaskScore) error
+	// ReplaceScores replaces the stored scores, in one transaction, by
+	// those produce emits (none replaced when it fails).
+	ReplaceScores(ctx context.Context, produce func(emit func(rows.TaskScore) error) error) error
 }
 
 // ErrNoActiveTasks: the store has no active task to score.
@@ -42,28 +44,34 @@ var ErrNoActiveTasks = errors.New("no active tasks to score")
 // values (keeping examples of each field), and writes the effective
 // scores (the logged values unless preferDerived) back.
 func Rescore(ctx context.Context, w ScoreStore, preferDerived bool, examples int) (*ScoreReport, error) {
-	rep, scores, err := rescore(ctx, w, preferDerived, examples)
+	var rep *ScoreReport
+	// Each task's scores go to the store as they are derived: nothing
+	// holds them all.
+	err := w.ReplaceScores(ctx, func(emit func(rows.TaskScore) error) error {
+		var err error
+		rep, err = rescore(ctx, w, preferDerived, examples, emit)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	return rep, w.WriteScores(ctx, scores)
+	return rep, nil
 }
 
-func rescore(ctx context.Context, w ScoreStore, preferDerived bool, examples int) (*ScoreReport, []rows.TaskScore, error) {
+func rescore(ctx context.Context, w ScoreStore, preferDerived bool, examples int, emit func(rows.TaskScore) error) (*ScoreReport, error) {
 	specs, err := w.LoadScenarioSpecs(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	sc, err := NewScorer(specs)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	rep := &ScoreReport{Counts: map[string]int{}, Prefer: "logged"}
 	if preferDerived {
 		rep.Prefer = "derived"
 	}
 	shown := map[string]int{}
-	var scores []rows.TaskScore
 	err = w.ScanScoreTasks(ctx, func(t *rows.ScoreTask) error {
 		d, err := sc.Derive(t)
 		if err != nil {
@@ -77,14 +85,13 @@ func rescore(ctx context.Context, w ScoreStore, preferDerived bool, examples int
 				rep.Examples = append(rep.Examples, x)
 			}
 		}
-		scores = append(scores, Effective(t, d, preferDerived))
-		return nil
+		return emit(Effective(t, d, preferDerived))
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if rep.Tasks == 0 {
-		return nil, nil, ErrNoActiveTasks
+		return nil, ErrNoActiveTasks
 	}
-	return rep, scores, nil
+	return rep, nil
 }

@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -498,6 +499,50 @@ func TestNothingToLoadLeavesNoTransaction(t *testing.T) {
 	if err := w.WriteScores(ctx, []TaskScore{{RunID: "r1", Task: "mp_price", DerivedExpected: "suggest", DerivedChosen: "noop",
 		EffectiveExpected: "suggest", EffectiveChosen: "noop", Prefer: "logged"}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Scores replaced as they are computed: a producer that fails part-way
+// leaves the stored scores as they were, one that finishes replaces them.
+func TestReplaceScoresIsAllOrNothing(t *testing.T) {
+	w := openTemp(t)
+	if _, err := w.Ingest(ctx, []string{smallCorpus(t)}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	score := func(chosen string) TaskScore {
+		return TaskScore{RunID: "r1", Task: "mp_price", DerivedExpected: "suggest", DerivedChosen: chosen,
+			EffectiveExpected: "suggest", EffectiveChosen: chosen, Prefer: "logged"}
+	}
+	stored := func() string {
+		t.Helper()
+		var got []string
+		rs, err := w.db.Query(`SELECT derived_chosen FROM task_scores ORDER BY ALL`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rs.Close()
+		for rs.Next() {
+			var c string
+			rs.Scan(&c)
+			got = append(got, c)
+		}
+		return strings.Join(got, ",")
+	}
+	if err := w.WriteScores(ctx, []TaskScore{score("noop")}); err != nil {
+		t.Fatal(err)
+	}
+	failed := errors.New("the scorer failed")
+	err := w.ReplaceScores(ctx, func(emit func(TaskScore) error) error {
+		if err := emit(score("suggest")); err != nil {
+			return err
+		}
+		return failed
+	})
+	if !errors.Is(err, failed) || stored() != "noop" {
+		t.Errorf("a failed replacement: %v; stored %q, want the old noop", err, stored())
+	}
+	if err := w.ReplaceScores(ctx, func(emit func(TaskScore) error) error { return emit(score("execute")) }); err != nil || stored() != "execute" {
+		t.Errorf("a replacement: %v; stored %q", err, stored())
 	}
 }
 

@@ -20,7 +20,7 @@ func benchRSS(args []string) error {
 	fl := flag.NewFlagSet("rss", flag.ExitOnError)
 	scales := fl.String("scales", "1,10", "sample corpus scales, comma-separated")
 	dir := fl.String("dir", "", "work folder (default: a new one under $TMPDIR, removed after)")
-	only := fl.String("only", "", "run only the commands whose name holds one of these comma-separated texts")
+	only := fl.String("only", "", "run only the commands whose name holds one of these comma-separated texts (and validate, ingest, score and what they need)")
 	fl.Parse(args)
 	work := *dir
 	if work == "" {
@@ -92,6 +92,21 @@ func benchRSS(args []string) error {
 		{"lake: report", func(k int, d string) []string { return []string{"report", "--out", filepath.Join(d, "report-lake")} }},
 		{"query (all events, CSV)", func(int, string) []string { return []string{"query", "-f", "csv", "SELECT * FROM events"} }},
 	}
+	// What --only picks, with what those commands need run first (the
+	// warehouse read and rescored, the report verify checks, the judge
+	// the self-agreement reads, the lake).
+	picked := map[string]bool{"validate": true, "ingest": true, "score": true}
+	needs := map[string]string{"verify (the report)": "report", "agree --self": "judge ta --repeats 2",
+		"metrics --judge-noise": "judge ta --repeats 2", "lake: metrics --by model,harness": "export --format parquet",
+		"lake: report": "export --format parquet"}
+	for _, c := range commands {
+		if *only == "" || slices.ContainsFunc(strings.Split(*only, ","), func(o string) bool { return strings.Contains(c.name, o) }) {
+			picked[c.name] = true
+			if n := needs[c.name]; n != "" {
+				picked[n] = true
+			}
+		}
+	}
 	results := map[string]map[int]result{}
 	for _, k := range ks {
 		d := filepath.Join(work, fmt.Sprintf("scale%d", k))
@@ -101,7 +116,7 @@ func benchRSS(args []string) error {
 			return fmt.Errorf("sample --scale %d: %v\n%s", k, err, out)
 		}
 		for _, c := range commands {
-			if *only != "" && !slices.ContainsFunc(strings.Split(*only, ","), func(o string) bool { return strings.Contains(c.name, o) }) && c.name != "ingest" && c.name != "validate" {
+			if !picked[c.name] {
 				continue
 			}
 			at := db
