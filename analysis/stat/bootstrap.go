@@ -224,15 +224,9 @@ func ClusterBootstrapIndexed(clusters, k int, istat IndexedStatistics, opt Boots
 				est[j].Warn(CaveatInterval, warn)
 			}
 		case Expanded:
-			// The two order statistics selected, not the replicates
-			// sorted: the same values (TestQuantiles7BySelectionIsSorting).
-			a := ExpandedAlpha(opt.Level, clusters)
-			q := Quantiles7(col, a, 1-a)
-			est[j].Lo, est[j].Hi = q[0], q[1]
+			est[j].Lo, est[j].Hi = ExpandedPercentileInterval(col, opt.Level, clusters)
 		default:
-			a := float64((1 - opt.Level) / 2)
-			q := Quantiles7(col, a, 1-a)
-			est[j].Lo, est[j].Hi = q[0], q[1]
+			est[j].Lo, est[j].Hi = PercentileInterval(col, opt.Level)
 		}
 	}
 	for j := range est {
@@ -310,21 +304,26 @@ func Jackknife(clusters, k int, stat Statistics) [][]float64 {
 	return out
 }
 
-// PercentileInterval is the percentile interval of sorted replicates.
-func PercentileInterval(sorted []float64, level float64) (lo, hi float64) {
+// PercentileInterval is the percentile interval of replicates (no NaN),
+// in any order: its two order statistics are selected (Quantiles7), which
+// reorders reps.
+func PercentileInterval(reps []float64, level float64) (lo, hi float64) {
 	a := float64((1 - level) / 2)
-	return Quantile7(a, sorted), Quantile7(1-a, sorted)
+	q := Quantiles7(reps, a, 1-a)
+	return q[0], q[1]
 }
 
-// ExpandedPercentileInterval is the percentile interval of sorted
-// replicates at the expanded levels α'/2 = Φ(−√(n/(n−1))·t_{1−α/2, n−1})
-// (Hesterberg 2015, "What teachers should know about the bootstrap").
-func ExpandedPercentileInterval(sorted []float64, level float64, n int) (lo, hi float64) {
+// ExpandedPercentileInterval is the percentile interval of replicates at
+// the expanded levels α'/2 = Φ(−√(n/(n−1))·t_{1−α/2, n−1}) (Hesterberg
+// 2015, "What teachers should know about the bootstrap"); reps as for
+// PercentileInterval.
+func ExpandedPercentileInterval(reps []float64, level float64, n int) (lo, hi float64) {
 	if n < 2 {
 		return math.NaN(), math.NaN()
 	}
 	a := ExpandedAlpha(level, n)
-	return Quantile7(a, sorted), Quantile7(1-a, sorted)
+	q := Quantiles7(reps, a, 1-a)
+	return q[0], q[1]
 }
 
 // ExpandedAlpha is the lower tail level α'/2 of the expanded percentile
