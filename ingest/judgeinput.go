@@ -4,18 +4,36 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 )
 
-// JudgeHeads returns every run with its active tasks and what identifies
-// its content, without its events, in run order.
-func (w *Warehouse) JudgeHeads(ctx context.Context) ([]*JudgeRun, error) {
+// JudgeHeads returns the runs after run id after ("": from the first),
+// at most n of them (n ≤ 0: every one), in run order, each with its
+// active tasks and what identifies its content, without its events: the
+// judge reads a slice of runs at a time.
+func (w *Warehouse) JudgeHeads(ctx context.Context, after string, n int) ([]*JudgeRun, error) {
+	limit := int64(n)
+	if n <= 0 {
+		limit = math.MaxInt64
+	}
 	var runs []*JudgeRun
 	byID := map[string]*JudgeRun{}
+	// The same texts (scenarios, personas, rubrics, task names) recur in
+	// every run: held once, a quarter of a million runs' heads fit in a
+	// few hundred megabytes less.
+	texts := map[string]string{}
+	one := func(p *string) {
+		if t, ok := texts[*p]; ok {
+			*p = t
+		} else {
+			texts[*p] = *p
+		}
+	}
 	err := w.scan(ctx, `SELECT r.run_id, r.scenario, coalesce(r.domain, ''), coalesce(r.scenario_title, ''), r.persona,
 		coalesce(r.persona_group, ''), coalesce(r.persona_label, ''), s.ta_window_start, s.ta_window_end,
 		coalesce(s.ta_urgent, ''), coalesce(s.ta_deferrable, ''), rr.content_hash, coalesce(s.content_hash, 0)
 		FROM run_view r JOIN runs rr USING (run_id) LEFT JOIN scenarios s ON s.scenario = r.scenario
-		ORDER BY r.run_id`, func(rows *sql.Rows) error {
+		WHERE r.run_id > ? ORDER BY r.run_id LIMIT ?`, func(rows *sql.Rows) error {
 		r := &JudgeRun{}
 		var ws, we sql.NullTime
 		if err := rows.Scan(&r.RunID, &r.Scenario, &r.Domain, &r.ScenarioTitle, &r.Persona, &r.PersonaGroup, &r.PersonaLabel,
@@ -25,18 +43,21 @@ func (w *Warehouse) JudgeHeads(ctx context.Context) ([]*JudgeRun, error) {
 		if ws.Valid && we.Valid {
 			r.TAStart, r.TAEnd = &ws.Time, &we.Time
 		}
+		for _, p := range []*string{&r.Scenario, &r.Domain, &r.ScenarioTitle, &r.Persona, &r.PersonaGroup, &r.PersonaLabel, &r.TAUrgent, &r.TADeferable} {
+			one(p)
+		}
 		runs = append(runs, r)
 		byID[r.RunID] = r
 		return nil
-	})
-	if err != nil {
-		return nil, err
+	}, after, limit)
+	if err != nil || len(runs) == 0 {
+		return runs, err
 	}
 	err = w.scan(ctx, `SELECT o.run_id, o.task, coalesce(sc.effective_chosen, o.chosen_depth, ''), o.final_seq, coalesce(ts.rubric::VARCHAR, '')
 		FROM task_outcomes o JOIN runs r USING (run_id)
 		LEFT JOIN task_specs ts ON ts.scenario = r.scenario AND ts.task = o.task
 		LEFT JOIN task_scores sc ON sc.run_id = o.run_id AND sc.task = o.task
-		WHERE o.active ORDER BY o.run_id, coalesce(ts.ordinal, 0), o.task`, func(rows *sql.Rows) error {
+		WHERE o.active AND o.run_id BETWEEN ? AND ? ORDER BY o.run_id, coalesce(ts.ordinal, 0), o.task`, func(rows *sql.Rows) error {
 		var id string
 		var t JudgeTask
 		var fs sql.NullInt64
@@ -46,11 +67,14 @@ func (w *Warehouse) JudgeHeads(ctx context.Context) ([]*JudgeRun, error) {
 		if fs.Valid {
 			t.FinalSeq = &fs.Int64
 		}
+		one(&t.Task)
+		one(&t.Chosen)
+		one(&t.Rubric)
 		if r := byID[id]; r != nil {
 			r.Tasks = append(r.Tasks, t)
 		}
 		return nil
-	})
+	}, runs[0].RunID, runs[len(runs)-1].RunID)
 	if err != nil {
 		return nil, err
 	}
@@ -94,8 +118,10 @@ func (w *Warehouse) scanJudgeEvents(ctx context.Context, runs []*JudgeRun, all b
 		for i, r := range runs {
 			ids[i] = r.RunID
 		}
-		q = fmt.Sprintf(q, "WHERE run_id IN (SELECT unnest(?::VARCHAR[]))")
-		args = append(args, ids)
+		// The range lets DuckDB skip the row groups of other runs (a
+		// large warehouse's events are scanned a slice at a time).
+		q = fmt.Sprintf(q, "WHERE run_id BETWEEN ? AND ? AND run_id IN (SELECT unnest(?::VARCHAR[]))")
+		args = append(args, runs[0].RunID, runs[len(runs)-1].RunID, ids)
 	}
 	next := 0 // the next run to give to fn
 	var cur *JudgeRun

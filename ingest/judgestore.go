@@ -14,13 +14,18 @@ import (
 	"github.com/gymlens/gymlens/ingest/rows"
 )
 
-// JudgeCachedInputs returns, for each input hash already answered by
-// model with these parameters and prompt version (valid or not), the
-// items (run id and task) it was answered for: the same input may belong
-// to several items.
-func (w *Warehouse) JudgeCachedInputs(ctx context.Context, model, params, prompt string) (map[string][][2]string, error) {
+// JudgeCachedInputs returns, for each of the input hashes already
+// answered by model with these parameters and prompt version (valid or
+// not), the items (run id and task) it was answered for: the same input
+// may belong to several items. The judge asks about a slice of runs at a
+// time, so that what it holds does not grow with the cache.
+func (w *Warehouse) JudgeCachedInputs(ctx context.Context, model, params, prompt string, hashes []string) (map[string][][2]string, error) {
 	out := map[string][][2]string{}
-	err := w.scan(ctx, `SELECT input_hash, run_id, task FROM judge_calls WHERE model = ? AND params = ? AND prompt = ?`,
+	if len(hashes) == 0 {
+		return out, nil
+	}
+	err := w.scan(ctx, `SELECT input_hash, run_id, task FROM judge_calls WHERE model = ? AND params = ? AND prompt = ?
+		AND input_hash IN (SELECT unnest(?::VARCHAR[])) ORDER BY input_hash, run_id, task`,
 		func(rows *sql.Rows) error {
 			var h, run, task string
 			if err := rows.Scan(&h, &run, &task); err != nil {
@@ -28,18 +33,22 @@ func (w *Warehouse) JudgeCachedInputs(ctx context.Context, model, params, prompt
 			}
 			out[h] = append(out[h], [2]string{run, task})
 			return nil
-		}, model, params, prompt)
+		}, model, params, prompt, hashes)
 	if err != nil {
 		return nil, fmt.Errorf("the judge cache: %w", err)
 	}
 	return out, nil
 }
 
-// JudgeSourceKeys returns the source keys already answered by model with
-// these parameters and prompt version (valid or not).
-func (w *Warehouse) JudgeSourceKeys(ctx context.Context, model, params, prompt string) (map[string]bool, error) {
+// JudgeSourceKeys returns which of keys are already answered by model
+// with these parameters and prompt version (valid or not).
+func (w *Warehouse) JudgeSourceKeys(ctx context.Context, model, params, prompt string, keys []string) (map[string]bool, error) {
 	out := map[string]bool{}
-	err := w.scan(ctx, `SELECT source_key FROM judge_calls WHERE model = ? AND params = ? AND prompt = ? AND source_key IS NOT NULL`,
+	if len(keys) == 0 {
+		return out, nil
+	}
+	err := w.scan(ctx, `SELECT DISTINCT source_key FROM judge_calls WHERE model = ? AND params = ? AND prompt = ?
+		AND source_key IN (SELECT unnest(?::VARCHAR[]))`,
 		func(rows *sql.Rows) error {
 			var h string
 			if err := rows.Scan(&h); err != nil {
@@ -47,7 +56,7 @@ func (w *Warehouse) JudgeSourceKeys(ctx context.Context, model, params, prompt s
 			}
 			out[h] = true
 			return nil
-		}, model, params, prompt)
+		}, model, params, prompt, keys)
 	if err != nil {
 		return nil, fmt.Errorf("the judge cache: %w", err)
 	}
@@ -386,14 +395,14 @@ func (w *Warehouse) SettleRepeats(ctx context.Context, spec rows.RepeatSpec) (in
 	var order [][2]string
 	err := w.scan(ctx, `SELECT run_id, task, coalesce(source_key, ''), scores::VARCHAR FROM judge_calls
 		WHERE judge = ? AND model = ? AND prompt = ? AND metric = ? AND status = 'valid' AND scores IS NOT NULL
-		AND list_contains(?, params) ORDER BY run_id, task, params`, func(rs *sql.Rows) error {
+		AND list_contains(?, params) AND (? = '' OR run_id BETWEEN ? AND ?) ORDER BY run_id, task, params`, func(rs *sql.Rows) error {
 		var k [2]string
 		var key, sc string
 		if err := rs.Scan(&k[0], &k[1], &key, &sc); err != nil {
 			return err
 		}
-		if spec.Keys[k] != key {
-			return nil // an answer to an earlier input of the item
+		if want, ok := spec.Keys[k]; !ok || want != key {
+			return nil // an answer to an earlier input of the item, or not an item of this run
 		}
 		var s map[string]float64
 		if err := json.Unmarshal([]byte(sc), &s); err != nil {
@@ -413,7 +422,7 @@ func (w *Warehouse) SettleRepeats(ctx context.Context, spec rows.RepeatSpec) (in
 		}
 		a.n++
 		return nil
-	}, spec.Judge, spec.Model, spec.Prompt, spec.Metric, spec.Params)
+	}, spec.Judge, spec.Model, spec.Prompt, spec.Metric, spec.Params, spec.LastRun, spec.FirstRun, spec.LastRun)
 	if err != nil || len(order) == 0 {
 		return 0, err
 	}

@@ -39,6 +39,11 @@ const DefaultPath = "gymlens.duckdb"
 // DefaultMemoryLimit caps DuckDB's buffer pool; larger work spills to disk.
 const DefaultMemoryLimit = "512MB"
 
+// JudgeMemoryLimit is DuckDB's memory limit for gymlens judge: it scans a
+// slice of runs' events at a time, which needs no large buffer pool, and
+// the prompts it renders need the room.
+const JudgeMemoryLimit = "256MB"
+
 // IngestMemoryLimit is DuckDB's memory limit while ingesting: bulk loads
 // stream, and a low limit keeps the whole process near 500 MB at any input
 // size (measured in docs/benchmarks.md).

@@ -244,6 +244,20 @@ type BatchCounts struct {
 	Answered int // answers taken from the batch
 	Failed   int // requests the batch reports as failed
 	Missing  int // requests the batch does not hold (not sent, or another judge's)
+
+	firstFail string // where the first failed request is, and why
+}
+
+// notes says what an import of judge's metric left unanswered.
+func (c *BatchCounts) notes(judge, metric string) []string {
+	var out []string
+	if c.firstFail != "" {
+		out = append(out, fmt.Sprintf("%s %s: %d requests failed in the batch, the first: %s (they are asked again by the next run)", judge, metric, c.Failed, c.firstFail))
+	}
+	if c.Missing > 0 {
+		out = append(out, fmt.Sprintf("%s %s: %d requests are not in the batch (another selection, or not sent): export them again, or judge them live", judge, metric, c.Missing))
+	}
+	return out
 }
 
 // exportBatch writes the requests of todo as batch lines, rendered a few
@@ -322,7 +336,6 @@ func importBatch(ctx context.Context, w Store, ep Endpoint, rb *Rubric, repeat i
 		stamp(&copies[i])
 		sv.save(copies[i])
 	}
-	var firstFail string
 	err = eachRendered(ctx, w, rb, todo, runByID, func(it, lean *Item) error {
 		a, ok, err := answers.Get(CustomID(ep.Name, metric, it.Hash, repeat))
 		if err != nil {
@@ -335,8 +348,8 @@ func importBatch(ctx context.Context, w Store, ep Endpoint, rb *Rubric, repeat i
 		case a.Err != "":
 			counts.Failed++
 			rep.Failed++
-			if firstFail == "" {
-				firstFail = fmt.Sprintf("%s:%d: %s", a.File, a.Line, a.Err)
+			if counts.firstFail == "" {
+				counts.firstFail = fmt.Sprintf("%s:%d: %s", a.File, a.Line, a.Err)
 			}
 			return nil
 		}
@@ -357,12 +370,6 @@ func importBatch(ctx context.Context, w Store, ep Endpoint, rb *Rubric, repeat i
 	})
 	if cerr := sv.close(); err == nil {
 		err = cerr
-	}
-	if firstFail != "" {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%s %s: %d requests failed in the batch, the first: %s (they are asked again by the next run)", ep.Name, metric, counts.Failed, firstFail))
-	}
-	if counts.Missing > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%s %s: %d requests are not in the batch (another selection, or not sent): export them again, or judge them live", ep.Name, metric, counts.Missing))
 	}
 	return err
 }

@@ -430,24 +430,29 @@ func VisibleHistory(run *rows.JudgeRun, task string) string {
 // (VisibleHistory), by run and task: the context column of an annotation
 // sheet.
 func VisibleHistories(ctx context.Context, w Store, need map[string][]string) (map[[2]string]string, error) {
-	heads, err := w.JudgeHeads(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var sel []*rows.JudgeRun
-	for _, h := range heads {
-		if need[h.RunID] != nil {
-			sel = append(sel, h)
-		}
-	}
 	history := map[[2]string]string{}
-	err = w.ScanJudgeEvents(ctx, sel, false, func(r *rows.JudgeRun) error {
-		for _, task := range need[r.RunID] {
-			history[[2]string{r.RunID, task}] = VisibleHistory(r, task)
+	for after := ""; ; {
+		heads, err := w.JudgeHeads(ctx, after, sliceRuns)
+		if err != nil || len(heads) == 0 {
+			return history, err
 		}
-		return nil
-	})
-	return history, err
+		after = heads[len(heads)-1].RunID
+		var sel []*rows.JudgeRun
+		for _, h := range heads {
+			if need[h.RunID] != nil {
+				sel = append(sel, h)
+			}
+		}
+		err = w.ScanJudgeEvents(ctx, sel, false, func(r *rows.JudgeRun) error {
+			for _, task := range need[r.RunID] {
+				history[[2]string{r.RunID, task}] = VisibleHistory(r, task)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // PromptSHA256 is the SHA-256 of a built-in prompt version's text ("" for

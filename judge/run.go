@@ -2,14 +2,17 @@ package judge
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -51,6 +54,9 @@ type RunOptions struct {
 	// time (from 0) with seed Client.Seed + r: every answer is kept, and
 	// the judgment is the mean of the valid ones.
 	Repeats int
+	// SliceRuns is how many runs are planned and asked at a time (0:
+	// 2,000): memory holds one slice's items.
+	SliceRuns int
 }
 
 // repeats is how many times each item is asked.
@@ -148,8 +154,10 @@ func estTokens(it *Item) int {
 type Store interface {
 	// Name names the store: the journal of answers lies beside it.
 	Name() string
-	// JudgeHeads are every run with what an item needs but the events.
-	JudgeHeads(ctx context.Context) ([]*rows.JudgeRun, error)
+	// JudgeHeads are the next n runs after run id after ("": from the
+	// first; n ≤ 0: every one), in run order, with what an item needs but
+	// the events.
+	JudgeHeads(ctx context.Context, after string, n int) ([]*rows.JudgeRun, error)
 	// ScanJudgeEvents fills in the events of runs (all: every event),
 	// calling fn on each run as it is complete.
 	ScanJudgeEvents(ctx context.Context, runs []*rows.JudgeRun, all bool, fn func(*rows.JudgeRun) error) error
@@ -159,9 +167,11 @@ type Store interface {
 	// SupersedeIngestedJudgments takes those out.
 	SupersedeIngestedJudgments(ctx context.Context, judge string, metrics []string) (int64, error)
 	// JudgeCachedInputs, JudgeSourceKeys and JudgeAnswers read the cache
-	// of answers of one model, parameters and prompt.
-	JudgeCachedInputs(ctx context.Context, model, params, prompt string) (map[string][][2]string, error)
-	JudgeSourceKeys(ctx context.Context, model, params, prompt string) (map[string]bool, error)
+	// of answers of one model, parameters and prompt: the items each of
+	// the hashes was answered for, which of the source keys are answered,
+	// an answer to each of the hashes.
+	JudgeCachedInputs(ctx context.Context, model, params, prompt string, hashes []string) (map[string][][2]string, error)
+	JudgeSourceKeys(ctx context.Context, model, params, prompt string, keys []string) (map[string]bool, error)
 	JudgeAnswers(ctx context.Context, model, params, prompt string, hashes []string) (map[string]string, error)
 	// SaveJudgeCalls stores answers (and their judgments) in one
 	// transaction.
@@ -192,6 +202,14 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 	}
 	for k, v := range opt.Prices {
 		prices[k] = v
+	}
+	// The Go heap's soft limit while the judge runs: a slice's items and
+	// the inputs met are a few hundred megabytes at most, and garbage is
+	// collected before the heap doubles past them (a limit the user set
+	// lower stands).
+	if cur := debug.SetMemoryLimit(-1); cur > heapLimit {
+		debug.SetMemoryLimit(heapLimit)
+		defer debug.SetMemoryLimit(cur)
 	}
 	var prog Progress
 	start := time.Now()
@@ -247,205 +265,394 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 			return nil, err
 		}
 	}
-	heads, err := w.JudgeHeads(ctx)
-	if err != nil {
-		return nil, err
+	// The runs are planned and asked a slice at a time, in run order: what
+	// a judge run holds (the items, what the cache answers, the prompts in
+	// flight) is one slice's, whatever the warehouse holds.
+	slice := opt.SliceRuns
+	if slice <= 0 {
+		slice = sliceRuns
 	}
-	all := opt.Runs == nil
-	if !all {
-		kept := heads[:0:0]
-		for _, r := range heads {
-			if opt.Runs[r.RunID] {
-				kept = append(kept, r)
+	planned := map[string]int{} // items of each metric in the slices so far (for Limit)
+	// next reads the next slice of runs (those of opt.Runs), nil after
+	// the last.
+	after := ""
+	next := func() ([]*rows.JudgeRun, error) {
+		for {
+			if opt.Limit > 0 && len(planned) == len(rubs) && !slices.ContainsFunc(rubs, func(rb *Rubric) bool { return planned[rb.Metric] < opt.Limit }) {
+				return nil, nil // every metric has its items
+			}
+			part, err := w.JudgeHeads(ctx, after, slice)
+			if err != nil || len(part) == 0 {
+				return nil, err
+			}
+			after = part[len(part)-1].RunID
+			if opt.Runs != nil {
+				part = slices.DeleteFunc(part, func(r *rows.JudgeRun) bool { return !opt.Runs[r.RunID] })
+			}
+			if len(part) > 0 {
+				return part, nil
 			}
 		}
-		heads = kept
 	}
-	// First what the items would be made from, without reading a
-	// trajectory: a rerun finds its answers by these source keys alone.
-	stubs := map[string][]stub{}
-	for _, rb := range rubs {
-		stubs[rb.Metric] = stubsOf(heads, rb, opt.Limit)
-	}
+	exporting := opt.Batch != nil && opt.Batch.Export != nil
 	type plan struct {
-		ep     Endpoint
-		rb     *Rubric
-		metric string
-		repeat int
-		co     ClientOptions // with the repeat's seed
-		params string
-		rep    JudgeReport
-		src    map[string]bool // source keys answered
+		ep      Endpoint
+		rb      *Rubric
+		metric  string
+		repeat  int
+		co      ClientOptions // with the repeat's seed
+		params  string
+		rep     JudgeReport
+		client  *Client // made when the plan first sends
+		checked bool    // the endpoint has answered a check
+		counts  *BatchCounts
+	}
+	// What a progress bar counts to: the items of every slice, counted
+	// before the first is asked.
+	items := map[string]int{}
+	if opt.Progress != nil {
+		for {
+			part, err := next()
+			if err != nil {
+				return nil, err
+			}
+			if part == nil {
+				break
+			}
+			for _, rb := range rubs {
+				items[rb.Metric] += countItems(part, rb)
+			}
+		}
+		after = ""
 	}
 	var plans []*plan
-	render := map[*rows.JudgeRun]bool{}
 	for _, rb := range rubs {
-		metric := rb.Metric
+		n := items[rb.Metric]
+		if opt.Limit > 0 {
+			n = min(n, opt.Limit)
+		}
 		for _, ep := range opt.Judges {
 			for r := range opt.repeats() {
 				co := opt.repeatOptions(r)
-				p := &plan{ep: ep, rb: rb, metric: metric, repeat: r, co: co, params: ParamsOf(co),
-					rep: JudgeReport{Judge: ep.Name, Model: ep.Model, Metric: metric, Items: len(stubs[metric])}}
+				p := &plan{ep: ep, rb: rb, metric: rb.Metric, repeat: r, co: co, params: ParamsOf(co),
+					rep: JudgeReport{Judge: ep.Name, Model: ep.Model, Metric: rb.Metric}}
 				if opt.repeats() > 1 {
 					p.rep.Seed = &co.Seed
 				}
-				if !opt.Force {
-					if p.src, err = w.JudgeSourceKeys(ctx, ep.Model, p.params, rb.Version); err != nil {
-						return nil, err
-					}
-				}
-				for _, st := range stubs[metric] {
-					if !p.src[st.key] {
-						render[st.run] = true
-					}
+				if opt.Batch != nil && !opt.DryRun {
+					p.counts = &BatchCounts{}
+					p.rep.Batch = p.counts
 				}
 				plans = append(plans, p)
+				prog.Total += int64(n)
 			}
 		}
 	}
-	// Then render what is not found that way: its answer may still be
-	// cached under the hash of the rendered input.
-	var toRender []*rows.JudgeRun
-	for _, r := range heads {
-		if render[r] {
-			toRender = append(toRender, r)
+	// finish gives the reports of the first n plans (every plan once a
+	// slice is done), with what a batch import noted.
+	finish := func(n int) []JudgeReport {
+		out := make([]JudgeReport, 0, n)
+		for _, p := range plans[:n] {
+			if p.counts != nil && !exporting {
+				p.rep.Notes = append(p.rep.Notes, p.counts.notes(p.ep.Name, p.metric)...)
+			}
+			out = append(out, p.rep)
+		}
+		sort.SliceStable(out, func(a, b int) bool { return out[a].Judge < out[b].Judge })
+		return out
+	}
+	// An input first met in an earlier slice was asked there. A dry run
+	// and a batch export save no answers for the cache to find, so they
+	// remember each input met (16 bytes of its hash) for the later slices.
+	var seen map[string]*inputSet
+	if opt.DryRun || exporting {
+		seen = map[string]*inputSet{}
+		for _, rb := range rubs {
+			seen[rb.Metric] = &inputSet{}
 		}
 	}
-	// Items are planned from their hashes alone (lean: no prompt text in
-	// memory); what is asked is rendered again, a few runs at a time.
-	items, err := buildItems(ctx, w, rubs, toRender, all && len(toRender) == len(heads), true)
-	if err != nil {
-		return nil, err
-	}
-	runByID := make(map[string]*rows.JudgeRun, len(heads))
-	for _, r := range heads {
-		runByID[r.RunID] = r
-	}
-	// With --repeats, each judgment becomes the mean of its item's valid
-	// answers, also when the run stops early (what it received counts).
-	settle := func() error {
-		if opt.repeats() < 2 || opt.DryRun || (opt.Batch != nil && opt.Batch.Export != nil) {
+	for first := true; ; first = false {
+		part, err := next()
+		if err != nil {
+			return nil, err
+		}
+		if part == nil {
+			break
+		}
+		// First what the items would be made from, without reading a
+		// trajectory: a rerun finds its answers by these source keys alone.
+		stubs := map[string][]stub{}
+		for _, rb := range rubs {
+			rest := 0
+			if opt.Limit > 0 {
+				if rest = opt.Limit - planned[rb.Metric]; rest <= 0 {
+					continue
+				}
+			}
+			stubs[rb.Metric] = stubsOf(part, rb, rest)
+			planned[rb.Metric] += len(stubs[rb.Metric])
+		}
+		for _, p := range plans {
+			p.rep.Items += len(stubs[p.metric])
+		}
+		src := make([]map[string]bool, len(plans)) // per plan: the source keys answered
+		render := map[*rows.JudgeRun]bool{}
+		for i, p := range plans {
+			if !opt.Force {
+				keys := make([]string, len(stubs[p.metric]))
+				for j, st := range stubs[p.metric] {
+					keys[j] = st.key
+				}
+				if src[i], err = w.JudgeSourceKeys(ctx, p.ep.Model, p.params, p.rb.Version, keys); err != nil {
+					return nil, err
+				}
+			}
+			for _, st := range stubs[p.metric] {
+				if !src[i][st.key] {
+					render[st.run] = true
+				}
+			}
+		}
+		// Then render what is not found that way: its answer may still be
+		// cached under the hash of the rendered input.
+		var toRender []*rows.JudgeRun
+		for _, r := range part {
+			if render[r] {
+				toRender = append(toRender, r)
+			}
+		}
+		// Items are planned from their hashes alone (lean: no prompt text
+		// in memory); what is asked is rendered again, a few runs at a time.
+		items, err := buildItems(ctx, w, rubs, toRender, false, true)
+		if err != nil {
+			return nil, err
+		}
+		runByID := make(map[string]*rows.JudgeRun, len(part))
+		for _, r := range part {
+			runByID[r.RunID] = r
+		}
+		// With --repeats, each judgment becomes the mean of its item's
+		// valid answers, also when the run stops early (what it received
+		// counts).
+		settle := func() error {
+			if opt.repeats() < 2 || opt.DryRun || exporting {
+				return nil
+			}
+			var params []string
+			for r := range opt.repeats() {
+				params = append(params, ParamsOf(opt.repeatOptions(r)))
+			}
+			for _, rb := range rubs {
+				keys := map[[2]string]string{}
+				for _, st := range stubs[rb.Metric] {
+					keys[[2]string{st.run.RunID, st.task}] = st.key
+				}
+				for _, ep := range opt.Judges {
+					spec := rows.RepeatSpec{Judge: ep.Name, Model: ep.Model, Prompt: rb.Version, Metric: rb.Metric, Params: params, Keys: keys,
+						FirstRun: part[0].RunID, LastRun: part[len(part)-1].RunID}
+					if _, err := w.SettleRepeats(context.WithoutCancel(ctx), spec); err != nil {
+						return err
+					}
+				}
+			}
 			return nil
 		}
-		var params []string
-		for r := range opt.repeats() {
-			params = append(params, ParamsOf(opt.repeatOptions(r)))
-		}
-		for _, rb := range rubs {
-			keys := map[[2]string]string{}
-			for _, st := range stubs[rb.Metric] {
-				keys[[2]string{st.run.RunID, st.task}] = st.key
+		// fail gives the reports so far with err: the plans reached in a
+		// first slice, every plan after it.
+		fail := func(i int, err error) ([]JudgeReport, error) {
+			if !first {
+				i = len(plans) - 1
 			}
-			for _, ep := range opt.Judges {
-				spec := rows.RepeatSpec{Judge: ep.Name, Model: ep.Model, Prompt: rb.Version, Metric: rb.Metric, Params: params, Keys: keys}
-				if _, err := w.SettleRepeats(context.WithoutCancel(ctx), spec); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	for _, p := range plans {
-		metric, rb, ep, rep, params := p.metric, p.rb, p.ep, &p.rep, p.params
-		// The input hashes are read only when a source key missed: a rerun
-		// with nothing changed reads none.
-		missed := false
-		for _, st := range stubs[metric] {
-			if !p.src[st.key] {
-				missed = true
-				break
-			}
-		}
-		var inputs map[string][][2]string
-		if !opt.Force && missed {
-			if inputs, err = w.JudgeCachedInputs(ctx, ep.Model, params, rb.Version); err != nil {
-				return nil, err
-			}
-		}
-		// Each distinct input is asked once. An item whose input was
-		// answered for another item (identical records) gets a copy of
-		// that answer; so do the items sharing an input asked now.
-		var todo, reuse []*Item
-		leaders := map[string]*Item{}
-		followers := map[*Item][]*Item{}
-		for _, st := range stubs[metric] {
-			if p.src[st.key] {
-				rep.Cached++
-				continue
-			}
-			it := items[itemKey{metric, st.run.RunID, st.task}]
-			if it == nil {
-				return nil, fmt.Errorf("internal error: no %s item for run %s task %q", metric, st.run.RunID, st.task)
-			}
-			it.SourceKey = st.key
-			if owners, ok := inputs[it.Hash]; ok {
-				rep.Cached++
-				if !slices.Contains(owners, [2]string{it.RunID, it.Task}) {
-					reuse = append(reuse, it)
-				}
-				continue
-			}
-			if l := leaders[it.Hash]; l != nil {
-				followers[l] = append(followers[l], it)
-				rep.Cached++
-				continue
-			}
-			leaders[it.Hash] = it
-			todo = append(todo, it)
-			rep.EstInputTokens += int64(estTokens(it))
-		}
-		atomic.AddInt64(&prog.Total, int64(rep.Items))
-		atomic.AddInt64(&prog.Cached, int64(rep.Cached))
-		if opt.DryRun {
-			reports = append(reports, *rep)
-			continue
-		}
-		var copies []rows.JudgeCall
-		if len(reuse) > 0 {
-			hashes := make([]string, len(reuse))
-			for i, it := range reuse {
-				hashes[i] = it.Hash
-			}
-			stored, err := w.JudgeAnswers(ctx, ep.Model, params, rb.Version, hashes)
-			if err != nil {
-				return nil, err
-			}
-			full, err := rendered(ctx, w, rb, reuse, runByID)
-			if err != nil {
-				return nil, err
-			}
-			for _, it := range full {
-				c := &rows.JudgeCall{RunID: it.RunID, Task: it.Task, Metric: metric, InputHash: it.Hash, SourceKey: it.SourceKey}
-				applyAnswer(c, it, rb, stored[it.Hash])
-				copies = append(copies, *c)
-			}
-		}
-		if opt.Batch != nil {
-			var err error
-			counts := &BatchCounts{}
-			if opt.Batch.Export != nil {
-				err = exportBatch(ctx, w, ep, rb, todo, runByID, p.co, p.repeat, opt.Batch.Export, counts)
-			} else {
-				err = importBatch(ctx, w, ep, rb, p.repeat, todo, followers, copies, runByID, opt.Batch.Answers, stamper(ep, params, rb, prices), rep, counts)
-			}
-			rep.Batch = counts
-			reports = append(reports, *rep)
-			if err != nil {
-				return reports, withSettle(err, settle)
-			}
-			continue
-		}
-		if err := ask(ctx, w, ep, rb, params, todo, followers, copies, runByID, opt, p.co, prices, rep, &prog, start); err != nil {
-			reports = append(reports, *rep)
+			reports = finish(i + 1)
 			return reports, withSettle(err, settle)
 		}
-		reports = append(reports, *rep)
+		for i, p := range plans {
+			metric, rb, ep, rep, params := p.metric, p.rb, p.ep, &p.rep, p.params
+			// The input hashes are looked up only when a source key missed:
+			// a rerun with nothing changed reads none.
+			var hashes []string
+			for _, st := range stubs[metric] {
+				if !src[i][st.key] {
+					it := items[itemKey{metric, st.run.RunID, st.task}]
+					if it == nil {
+						return nil, fmt.Errorf("internal error: no %s item for run %s task %q", metric, st.run.RunID, st.task)
+					}
+					hashes = append(hashes, it.Hash)
+				}
+			}
+			var inputs map[string][][2]string
+			if !opt.Force && len(hashes) > 0 {
+				if inputs, err = w.JudgeCachedInputs(ctx, ep.Model, params, rb.Version, hashes); err != nil {
+					return nil, err
+				}
+			}
+			// Each distinct input is asked once. An item whose input was
+			// answered for another item (identical records) gets a copy of
+			// that answer; so do the items sharing an input asked now.
+			var todo, reuse []*Item
+			leaders := map[string]*Item{}
+			followers := map[*Item][]*Item{}
+			cached := rep.Cached
+			for _, st := range stubs[metric] {
+				if src[i][st.key] {
+					rep.Cached++
+					continue
+				}
+				it := items[itemKey{metric, st.run.RunID, st.task}]
+				it.SourceKey = st.key
+				if owners, ok := inputs[it.Hash]; ok {
+					rep.Cached++
+					if !slices.Contains(owners, [2]string{it.RunID, it.Task}) {
+						reuse = append(reuse, it)
+					}
+					continue
+				}
+				if l := leaders[it.Hash]; l != nil {
+					followers[l] = append(followers[l], it)
+					rep.Cached++
+					continue
+				}
+				if seen != nil && seen[metric].has(hashKey(it.Hash)) {
+					rep.Cached++
+					continue
+				}
+				leaders[it.Hash] = it
+				todo = append(todo, it)
+				rep.EstInputTokens += int64(estTokens(it))
+			}
+			atomic.AddInt64(&prog.Cached, int64(rep.Cached-cached))
+			if opt.DryRun {
+				continue
+			}
+			var copies []rows.JudgeCall
+			if len(reuse) > 0 {
+				hashes := make([]string, len(reuse))
+				for i, it := range reuse {
+					hashes[i] = it.Hash
+				}
+				stored, err := w.JudgeAnswers(ctx, ep.Model, params, rb.Version, hashes)
+				if err != nil {
+					return nil, err
+				}
+				full, err := rendered(ctx, w, rb, reuse, runByID)
+				if err != nil {
+					return nil, err
+				}
+				for _, it := range full {
+					c := &rows.JudgeCall{RunID: it.RunID, Task: it.Task, Metric: metric, InputHash: it.Hash, SourceKey: it.SourceKey}
+					applyAnswer(c, it, rb, stored[it.Hash])
+					copies = append(copies, *c)
+				}
+			}
+			if opt.Batch != nil {
+				var err error
+				if exporting {
+					err = exportBatch(ctx, w, ep, rb, todo, runByID, p.co, p.repeat, opt.Batch.Export, p.counts)
+				} else {
+					err = importBatch(ctx, w, ep, rb, p.repeat, todo, followers, copies, runByID, opt.Batch.Answers, stamper(ep, params, rb, prices), rep, p.counts)
+				}
+				if err != nil {
+					return fail(i, err)
+				}
+				continue
+			}
+			if p.client == nil {
+				p.client = NewClient(ep, p.co)
+			}
+			if err := ask(ctx, w, p.client, &p.checked, ep, rb, params, todo, followers, copies, runByID, opt, prices, rep, &prog, start); err != nil {
+				return fail(i, err)
+			}
+		}
+		if err := settle(); err != nil {
+			reports = finish(len(plans))
+			return reports, err
+		}
+		if seen != nil {
+			met := map[string][]key16{}
+			for k, it := range items {
+				met[k.metric] = append(met[k.metric], hashKey(it.Hash))
+			}
+			for m, ks := range met {
+				seen[m].add(ks)
+			}
+		}
 	}
-	if err := settle(); err != nil {
-		return reports, err
-	}
-	sort.SliceStable(reports, func(a, b int) bool { return reports[a].Judge < reports[b].Judge })
+	reports = finish(len(plans))
 	return reports, nil
+}
+
+// sliceRuns is how many runs a judge run plans and asks at a time.
+const sliceRuns = 2000
+
+// heapLimit is the Go heap's soft limit during a judge run.
+const heapLimit = 320 << 20
+
+// countItems is how many items of a metric runs have (as stubsOf lists
+// them).
+func countItems(runs []*rows.JudgeRun, rb *Rubric) int {
+	n := 0
+	for _, r := range runs {
+		switch rb.Item {
+		case TA:
+			if r.TAStart != nil && r.TAEnd != nil {
+				n++
+			}
+		case ItemRun:
+			n++
+		default:
+			n += len(r.Tasks)
+		}
+	}
+	return n
+}
+
+// key16 is what a dry run remembers of an input hash: its first 16
+// bytes.
+type key16 struct{ hi, lo uint64 }
+
+func hashKey(h string) key16 {
+	var b [16]byte
+	if len(h) < 32 {
+		sum := sha256.Sum256([]byte(h)) // not hex: hashed again
+		copy(b[:], sum[:])
+	} else if _, err := hex.Decode(b[:], []byte(h[:32])); err != nil {
+		sum := sha256.Sum256([]byte(h))
+		copy(b[:], sum[:])
+	}
+	return key16{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
+}
+
+func cmpKey(a, b key16) int {
+	if c := cmp.Compare(a.hi, b.hi); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.lo, b.lo)
+}
+
+// inputSet is a sorted set of inputs (16 bytes a hash: a quarter of a
+// million runs' items in about a hundred megabytes).
+type inputSet struct{ keys []key16 }
+
+func (s *inputSet) has(k key16) bool {
+	_, ok := slices.BinarySearchFunc(s.keys, k, cmpKey)
+	return ok
+}
+
+// add merges ks (which it sorts) into the set.
+func (s *inputSet) add(ks []key16) {
+	slices.SortFunc(ks, cmpKey)
+	ks = slices.Compact(ks)
+	n := len(s.keys)
+	s.keys = append(s.keys, ks...)
+	for i, j, k := n-1, len(ks)-1, len(s.keys)-1; j >= 0; k-- {
+		if i >= 0 && cmpKey(s.keys[i], ks[j]) > 0 {
+			s.keys[k] = s.keys[i]
+			i--
+		} else {
+			s.keys[k] = ks[j]
+			j--
+		}
+	}
 }
 
 // withSettle is err after settle has run, with settle's error joined
@@ -460,15 +667,15 @@ func withSettle(err error, settle func() error) error {
 // ask sends todo to the judge and saves each answer, with a copy for each
 // of the item's followers (items with the same input); copies, answers
 // already had, are saved first. Copies cost nothing and use no tokens.
-func ask(ctx context.Context, w Store, ep Endpoint, rb *Rubric, params string, todo []*Item, followers map[*Item][]*Item,
-	copies []rows.JudgeCall, runByID map[string]*rows.JudgeRun, opt RunOptions, co ClientOptions, prices map[string]Price, rep *JudgeReport, prog *Progress, start time.Time) error {
-	c := NewClient(ep, co)
-	if len(todo) > 0 {
+func ask(ctx context.Context, w Store, c *Client, checked *bool, ep Endpoint, rb *Rubric, params string, todo []*Item, followers map[*Item][]*Item,
+	copies []rows.JudgeCall, runByID map[string]*rows.JudgeRun, opt RunOptions, prices map[string]Price, rep *JudgeReport, prog *Progress, start time.Time) error {
+	if len(todo) > 0 && !*checked {
 		// A server that is not there fails the run now, not after hours
 		// of retries.
 		if err := c.Check(ctx); err != nil {
 			return err
 		}
+		*checked = true
 	}
 	defer func() {
 		rep.Notes = c.Notes()

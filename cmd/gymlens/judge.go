@@ -136,7 +136,7 @@ func judgeSetup(ctx context.Context, cmd *cli.Command, readOnly bool) (*ingest.W
 			return nil, opt, err
 		}
 	}
-	w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, readOnly, ""))
+	w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, readOnly, ingest.JudgeMemoryLimit))
 	if err != nil {
 		return nil, opt, err
 	}

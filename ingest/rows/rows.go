@@ -73,6 +73,8 @@ type RepeatSpec struct {
 	Judge, Model, Prompt, Metric string
 	Params                       []string
 	Keys                         map[[2]string]string
+	// FirstRun and LastRun bound the runs settled (both "": every run).
+	FirstRun, LastRun string
 }
 
 // RepeatItem is one item a judge was asked several times (distinct
