@@ -357,6 +357,48 @@ func TestKendallByClusterWeights(t *testing.T) {
 	}
 }
 
+// A large sample's pair tables, counted cluster by cluster in O(C·n log n),
+// hold the same whole numbers as the pair-by-pair count (a pair between
+// two clusters under (c, d), c < d), and τ-b from them equals τ-b of the
+// reweighted sample built item by item, to the bit.
+func TestKendallCountedByCluster(t *testing.T) {
+	rng, x, y, cl, C := tiedClusters(9, 2500, 7, 6, 5)
+	quad := newKendall(x, y, cl, C)
+	byCl := &kendall{x: x, y: y, cluster: cl, C: C, n: quad.n, fast: true,
+		s: make([]float64, C*C), tx: make([]float64, C*C), ty: make([]float64, C*C), txy: make([]float64, C*C)}
+	byCl.countByCluster()
+	for name, tabs := range map[string][2][]float64{"s": {quad.s, byCl.s}, "tx": {quad.tx, byCl.tx}, "ty": {quad.ty, byCl.ty}, "txy": {quad.txy, byCl.txy}} {
+		q, b := tabs[0], tabs[1]
+		for c := range C {
+			for d := c; d < C; d++ {
+				want := q[c*C+d]
+				if d != c {
+					want += q[d*C+c]
+				}
+				if b[c*C+d] != want || (d != c && b[d*C+c] != 0) {
+					t.Fatalf("%s[%d,%d]: %v, want %v", name, c, d, b[c*C+d], want)
+				}
+			}
+		}
+	}
+	if byCl.s[0] == 0 || byCl.tx[1] == 0 || byCl.txy[2] == 0 {
+		t.Fatal("the sample has no ties or no order: no test")
+	}
+	slow := *byCl
+	slow.fast = false
+	for k := 0; k < 20; k++ {
+		w := clusterWeights(rng, C)
+		if f, s := byCl.tau(w), slow.tau(w); f != s {
+			t.Fatalf("weights %v: τ-b %v from the tables, %v from the sample", w, f, s)
+		}
+	}
+	// Past kendallFastItems newKendall counts by cluster.
+	_, x, y, cl, C = tiedClusters(11, kendallFastItems+10, 9, 6, 5)
+	if k := newKendall(x, y, cl, C); !k.fast {
+		t.Error("a large sample is not counted by cluster")
+	}
+}
+
 // KappaAgreement's estimate is Cohen's κ of the pairs (sklearn's value).
 func TestKappaAgreementPoint(t *testing.T) {
 	var r agreeRefs

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/gymlens/gymlens/analysis/stat"
@@ -431,16 +432,57 @@ type kendall struct {
 
 const kendallFastItems = 8000
 
+// kendallMaxClusters bounds the clusters whose pair tables a large sample
+// is counted into (four C × C tables).
+const kendallMaxClusters = 1024
+
+// countByCluster fills the tables in O(C · n log n): the pairs within a
+// cluster by Knight's count of its items, the pairs between clusters c
+// and d as the count of their union less the two within. The counts are
+// whole numbers, so τ-b comes out as the sample built and counted would
+// give it, to the bit. Pairs between c and d go to (c, d), c < d: τ-b
+// weighs (c, d) and (d, c) alike.
+func (k *kendall) countByCluster() {
+	xs, ys := make([][]float64, k.C), make([][]float64, k.C)
+	for i, c := range k.cluster {
+		xs[c], ys[c] = append(xs[c], k.x[i]), append(ys[c], k.y[i])
+	}
+	type counts struct{ s, tx, ty, txy int64 }
+	within := make([]counts, k.C)
+	for c := range k.C {
+		s, tx, ty, txy := stat.KendallCounts(xs[c], ys[c])
+		within[c] = counts{s, tx, ty, txy}
+		k.s[c*k.C+c], k.tx[c*k.C+c], k.ty[c*k.C+c], k.txy[c*k.C+c] = float64(s), float64(tx), float64(ty), float64(txy)
+	}
+	for c := range k.C {
+		for d := c + 1; d < k.C; d++ {
+			if len(xs[c]) == 0 || len(xs[d]) == 0 {
+				continue
+			}
+			s, tx, ty, txy := stat.KendallCounts(append(slices.Clip(xs[c]), xs[d]...), append(slices.Clip(ys[c]), ys[d]...))
+			a, b := within[c], within[d]
+			k.s[c*k.C+d] = float64(s - a.s - b.s)
+			k.tx[c*k.C+d] = float64(tx - a.tx - b.tx)
+			k.ty[c*k.C+d] = float64(ty - a.ty - b.ty)
+			k.txy[c*k.C+d] = float64(txy - a.txy - b.txy)
+		}
+	}
+}
+
 func newKendall(x, y []float64, cluster []int, C int) *kendall {
 	k := &kendall{x: x, y: y, cluster: cluster, C: C, n: make([]float64, C)}
 	for _, c := range cluster {
 		k.n[c]++
 	}
-	if len(x) > kendallFastItems {
+	if len(x) > kendallFastItems && C > kendallMaxClusters {
 		return k
 	}
 	k.fast = true
 	k.s, k.tx, k.ty, k.txy = make([]float64, C*C), make([]float64, C*C), make([]float64, C*C), make([]float64, C*C)
+	if len(x) > kendallFastItems {
+		k.countByCluster()
+		return k
+	}
 	for i := range x {
 		for j := i + 1; j < len(x); j++ {
 			cd := cluster[i]*C + cluster[j]

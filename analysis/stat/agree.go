@@ -316,7 +316,24 @@ func KendallTauB(x, y []float64) float64 {
 	if n < 2 || len(y) != n {
 		return math.NaN()
 	}
-	x, y = SnapTies(x), SnapTies(y)
+	s, tiedX, tiedY, _ := KendallCounts(SnapTies(x), SnapTies(y))
+	n0 := int64(n) * int64(n-1) / 2
+	den := math.Sqrt(float64(n0-tiedX) * float64(n0-tiedY))
+	if den == 0 {
+		return math.NaN()
+	}
+	return float64(s) / den
+}
+
+// KendallCounts counts, over the pairs of (x, y)'s items, concordant
+// minus discordant pairs (s), the pairs tied in x (tiedX, those tied in
+// both included), in y (tiedY) and in both (tiedXY), in O(n log n)
+// (Knight 1966): Kendall's τ-b is s / √((n₀ − tiedX)(n₀ − tiedY)).
+func KendallCounts(x, y []float64) (s, tiedX, tiedY, tiedXY int64) {
+	n := len(x)
+	if n < 2 {
+		return 0, 0, 0, 0
+	}
 	idx := make([]int, n)
 	for i := range idx {
 		idx[i] = i
@@ -328,7 +345,6 @@ func KendallTauB(x, y []float64) float64 {
 		return y[idx[a]] < y[idx[b]]
 	})
 	pairs := func(t int64) int64 { return t * (t - 1) / 2 }
-	var tiedX, tiedXY int64
 	for a := 0; a < n; {
 		b := a
 		for b < n && x[idx[b]] == x[idx[a]] {
@@ -352,7 +368,6 @@ func KendallTauB(x, y []float64) float64 {
 	}
 	buf := make([]float64, n)
 	swaps := mergeCount(ys, buf)
-	var tiedY int64
 	for a := 0; a < n; {
 		b := a
 		for b < n && ys[b] == ys[a] {
@@ -361,13 +376,7 @@ func KendallTauB(x, y []float64) float64 {
 		tiedY += pairs(int64(b - a))
 		a = b
 	}
-	n0 := pairs(int64(n))
-	num := float64(n0-tiedX-tiedY+tiedXY) - 2*float64(swaps)
-	den := math.Sqrt(float64(n0-tiedX) * float64(n0-tiedY))
-	if den == 0 {
-		return math.NaN()
-	}
-	return num / den
+	return pairs(int64(n)) - tiedX - tiedY + tiedXY - 2*swaps, tiedX, tiedY, tiedXY
 }
 
 // mergeCount sorts v ascending and returns the number of inversions
