@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"math"
 )
 
@@ -84,16 +83,12 @@ func (w *Warehouse) JudgeHeads(ctx context.Context, after string, n int) ([]*Jud
 // ScanJudgeEvents fills in the events of each of runs (which must be in run
 // order, as JudgeHeads gives them) and calls fn with it, one run at a time,
 // in that order; a run without events is given too. The events are
-// dropped again after fn returns. all says that runs holds every run of the
-// warehouse, so that no filter is needed.
-func (w *Warehouse) ScanJudgeEvents(ctx context.Context, runs []*JudgeRun, all bool, fn func(*JudgeRun) error) error {
+// dropped again after fn returns.
+func (w *Warehouse) ScanJudgeEvents(ctx context.Context, runs []*JudgeRun, fn func(*JudgeRun) error) error {
 	// A batch of runs at a time: the driver holds a query's whole result
 	// in memory, and every event of a large warehouse is gigabytes.
-	if len(runs) <= eventBatch {
-		return w.scanJudgeEvents(ctx, runs, all, fn)
-	}
 	for lo := 0; lo < len(runs); lo += eventBatch {
-		if err := w.scanJudgeEvents(ctx, runs[lo:min(lo+eventBatch, len(runs))], false, fn); err != nil {
+		if err := w.scanJudgeEvents(ctx, runs[lo:min(lo+eventBatch, len(runs))], fn); err != nil {
 			return err
 		}
 	}
@@ -103,26 +98,20 @@ func (w *Warehouse) ScanJudgeEvents(ctx context.Context, runs []*JudgeRun, all b
 // eventBatch is how many runs' events ScanJudgeEvents reads at once.
 const eventBatch = 400
 
-func (w *Warehouse) scanJudgeEvents(ctx context.Context, runs []*JudgeRun, all bool, fn func(*JudgeRun) error) error {
+func (w *Warehouse) scanJudgeEvents(ctx context.Context, runs []*JudgeRun, fn func(*JudgeRun) error) error {
 	if len(runs) == 0 {
 		return nil
 	}
 	q := `SELECT run_id, seq, t, actor, kind, coalesce(task, ''), coalesce(text, ''), coalesce(tool, ''),
 		coalesce(args::VARCHAR, ''), coalesce(CASE WHEN json_type(result) = 'VARCHAR' THEN result->>'$' ELSE result::VARCHAR END, ''), visible
-		FROM events %s ORDER BY run_id, seq`
-	var args []any
-	if all {
-		q = fmt.Sprintf(q, "")
-	} else {
-		ids := make([]string, len(runs))
-		for i, r := range runs {
-			ids[i] = r.RunID
-		}
-		// The range lets DuckDB skip the row groups of other runs (a
-		// large warehouse's events are scanned a slice at a time).
-		q = fmt.Sprintf(q, "WHERE run_id BETWEEN ? AND ? AND run_id IN (SELECT unnest(?::VARCHAR[]))")
-		args = append(args, runs[0].RunID, runs[len(runs)-1].RunID, ids)
+		FROM events WHERE run_id BETWEEN ? AND ? AND run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id, seq`
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.RunID
 	}
+	// The range lets DuckDB skip the row groups of other runs (a large
+	// warehouse's events are scanned a slice at a time).
+	args := []any{runs[0].RunID, runs[len(runs)-1].RunID, ids}
 	next := 0 // the next run to give to fn
 	var cur *JudgeRun
 	give := func(r *JudgeRun) error {

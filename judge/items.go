@@ -443,7 +443,7 @@ func VisibleHistories(ctx context.Context, w Store, need map[string][]string) (m
 				sel = append(sel, h)
 			}
 		}
-		err = w.ScanJudgeEvents(ctx, sel, false, func(r *rows.JudgeRun) error {
+		err = w.ScanJudgeEvents(ctx, sel, func(r *rows.JudgeRun) error {
 			for _, task := range need[r.RunID] {
 				history[[2]string{r.RunID, task}] = VisibleHistory(r, task)
 			}

@@ -158,9 +158,9 @@ type Store interface {
 	// first; n ≤ 0: every one), in run order, with what an item needs but
 	// the events.
 	JudgeHeads(ctx context.Context, after string, n int) ([]*rows.JudgeRun, error)
-	// ScanJudgeEvents fills in the events of runs (all: every event),
+	// ScanJudgeEvents fills in the events of runs (in run order),
 	// calling fn on each run as it is complete.
-	ScanJudgeEvents(ctx context.Context, runs []*rows.JudgeRun, all bool, fn func(*rows.JudgeRun) error) error
+	ScanJudgeEvents(ctx context.Context, runs []*rows.JudgeRun, fn func(*rows.JudgeRun) error) error
 	// IngestedJudgments counts judgments under judge's name that came from
 	// run logs, per metric.
 	IngestedJudgments(ctx context.Context, judge string, metrics []string) (map[string]int64, error)
@@ -423,7 +423,7 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 		}
 		// Items are planned from their hashes alone (lean: no prompt text
 		// in memory); what is asked is rendered again, a few runs at a time.
-		items, err := buildItems(ctx, w, rubs, toRender, false, true)
+		items, err := buildItems(ctx, w, rubs, toRender, true)
 		if err != nil {
 			return nil, err
 		}
@@ -1051,7 +1051,7 @@ func rendered(ctx context.Context, w Store, rb *Rubric, lean []*Item, runByID ma
 			runs = append(runs, runByID[it.RunID])
 		}
 	}
-	items, err := buildItems(ctx, w, []*Rubric{rb}, runs, false, false)
+	items, err := buildItems(ctx, w, []*Rubric{rb}, runs, false)
 	if err != nil {
 		return nil, err
 	}
@@ -1130,9 +1130,8 @@ func promptDigest(metric string) string {
 }
 
 // buildItems renders the items of every metric for the given runs, on
-// every core, keyed by metric, run and task. all says runs is every run in
-// the warehouse.
-func buildItems(ctx context.Context, w Store, rubs []*Rubric, runs []*rows.JudgeRun, all, lean bool) (map[itemKey]*Item, error) {
+// every core, keyed by metric, run and task.
+func buildItems(ctx context.Context, w Store, rubs []*Rubric, runs []*rows.JudgeRun, lean bool) (map[itemKey]*Item, error) {
 	out := map[itemKey]*Item{}
 	if len(runs) == 0 {
 		return out, nil
@@ -1169,7 +1168,7 @@ func buildItems(ctx context.Context, w Store, rubs []*Rubric, runs []*rows.Judge
 			}
 		}
 	}()
-	err := w.ScanJudgeEvents(ctx, runs, all, func(r *rows.JudgeRun) error {
+	err := w.ScanJudgeEvents(ctx, runs, func(r *rows.JudgeRun) error {
 		// A copy: ScanJudgeEvents drops r.Events when this returns, while
 		// the copy keeps them until the items are made.
 		cp := *r
