@@ -309,7 +309,7 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 	}
 	// What a progress bar counts to: the items of every slice, counted
 	// before the first is asked.
-	items := map[string]int{}
+	total := map[string]int{}
 	if opt.Progress != nil {
 		for {
 			part, err := next()
@@ -320,14 +320,14 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 				break
 			}
 			for _, rb := range rubs {
-				items[rb.Metric] += countItems(part, rb)
+				total[rb.Metric] += countItems(part, rb)
 			}
 		}
 		after = ""
 	}
 	var plans []*plan
 	for _, rb := range rubs {
-		n := items[rb.Metric]
+		n := total[rb.Metric]
 		if opt.Limit > 0 {
 			n = min(n, opt.Limit)
 		}
@@ -371,10 +371,19 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 			seen[rb.Metric] = &inputSet{}
 		}
 	}
+	// stopped is what a run ends with on an error between asks: after a
+	// first slice, the reports of what it asked.
+	stopped := func(first bool, err error) ([]JudgeReport, error) {
+		if first {
+			return nil, err
+		}
+		reports = finish(len(plans))
+		return reports, err
+	}
 	for first := true; ; first = false {
 		part, err := next()
 		if err != nil {
-			return nil, err
+			return stopped(first, err)
 		}
 		if part == nil {
 			break
@@ -404,7 +413,7 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 					keys[j] = st.key
 				}
 				if src[i], err = w.JudgeSourceKeys(ctx, p.ep.Model, p.params, p.rb.Version, keys); err != nil {
-					return nil, err
+					return stopped(first, err)
 				}
 			}
 			for _, st := range stubs[p.metric] {
@@ -425,7 +434,7 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 		// in memory); what is asked is rendered again, a few runs at a time.
 		items, err := buildItems(ctx, w, rubs, toRender, true)
 		if err != nil {
-			return nil, err
+			return stopped(first, err)
 		}
 		runByID := make(map[string]*rows.JudgeRun, len(part))
 		for _, r := range part {
@@ -475,7 +484,7 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 				if !src[i][st.key] {
 					it := items[itemKey{metric, st.run.RunID, st.task}]
 					if it == nil {
-						return nil, fmt.Errorf("internal error: no %s item for run %s task %q", metric, st.run.RunID, st.task)
+						return stopped(first, fmt.Errorf("internal error: no %s item for run %s task %q", metric, st.run.RunID, st.task))
 					}
 					hashes = append(hashes, it.Hash)
 				}
@@ -483,7 +492,7 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 			var inputs map[string][][2]string
 			if !opt.Force && len(hashes) > 0 {
 				if inputs, err = w.JudgeCachedInputs(ctx, ep.Model, params, rb.Version, hashes); err != nil {
-					return nil, err
+					return stopped(first, err)
 				}
 			}
 			// Each distinct input is asked once. An item whose input was
@@ -532,11 +541,11 @@ func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 				}
 				stored, err := w.JudgeAnswers(ctx, ep.Model, params, rb.Version, hashes)
 				if err != nil {
-					return nil, err
+					return stopped(first, err)
 				}
 				full, err := rendered(ctx, w, rb, reuse, runByID)
 				if err != nil {
-					return nil, err
+					return stopped(first, err)
 				}
 				for _, it := range full {
 					c := &rows.JudgeCall{RunID: it.RunID, Task: it.Task, Metric: metric, InputHash: it.Hash, SourceKey: it.SourceKey}
