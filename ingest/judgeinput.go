@@ -18,8 +18,7 @@ func (w *Warehouse) JudgeHeads(ctx context.Context, after string, n int) ([]*Jud
 	var runs []*JudgeRun
 	byID := map[string]*JudgeRun{}
 	// The same texts (scenarios, personas, rubrics, task names) recur in
-	// every run: held once, a quarter of a million runs' heads fit in a
-	// few hundred megabytes less.
+	// every run: each is held once.
 	texts := map[string]string{}
 	one := func(p *string) {
 		if t, ok := texts[*p]; ok {
