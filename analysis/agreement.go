@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/gymlens/gymlens/analysis/stat"
 )
@@ -265,14 +266,16 @@ func newSpearman(x, y []float64, cluster []int, C int) *spearman {
 	}
 	s.fast = true
 	n := len(x)
-	gx, gy := s.g(x, s.ox), s.g(y, s.oy)
+	gx, ix := s.g(x, s.ox)
+	gy, iy := s.g(y, s.oy)
+	s.ox, s.oy = nil, nil // only the slow path ranks again
 	s.nc = make([]float64, C)
 	s.px, s.py = make([]float64, C*C), make([]float64, C*C)
 	s.qxx, s.qyy, s.qxy = make([]float64, C*C*C), make([]float64, C*C*C), make([]float64, C*C*C)
 	for i := 0; i < n; i++ {
 		c := cluster[i]
 		s.nc[c]++
-		a, b := gx[i*C:(i+1)*C], gy[i*C:(i+1)*C]
+		a, b := gx[int(ix[i])*C:(int(ix[i])+1)*C], gy[int(iy[i])*C:(int(iy[i])+1)*C]
 		for d := 0; d < C; d++ {
 			s.px[c*C+d] += a[d]
 			s.py[c*C+d] += b[d]
@@ -287,11 +290,14 @@ func newSpearman(x, y []float64, cluster []int, C int) *spearman {
 	return s
 }
 
-// g returns G (n×C): for item i and cluster d, the items of d below x_i
-// plus half of those equal to it.
-func (s *spearman) g(x []float64, order []int) []float64 {
+// g returns G by tie group: row k (C values) is, for the k-th smallest
+// distinct value of x and each cluster d, the items of d below it plus
+// half of those equal to it; and the row of each item. Items with equal
+// values share a row, so scores on a scale of a few points need a few
+// rows, not one per item.
+func (s *spearman) g(x []float64, order []int) (g []float64, row []int32) {
 	C := s.C
-	g := make([]float64, len(x)*C)
+	row = make([]int32, len(x))
 	below := make([]float64, C)
 	eq := make([]float64, C)
 	for a := 0; a < len(order); {
@@ -300,11 +306,12 @@ func (s *spearman) g(x []float64, order []int) []float64 {
 			eq[s.cluster[order[b]]]++
 			b++
 		}
-		for k := a; k < b; k++ {
-			i := order[k]
-			for d := 0; d < C; d++ {
-				g[i*C+d] = below[d] + float64(eq[d]/2)
-			}
+		k := int32(len(g) / C)
+		for d := 0; d < C; d++ {
+			g = append(g, below[d]+float64(eq[d]/2))
+		}
+		for j := a; j < b; j++ {
+			row[order[j]] = k
 		}
 		for d := 0; d < C; d++ {
 			below[d] += eq[d]
@@ -312,7 +319,7 @@ func (s *spearman) g(x []float64, order []int) []float64 {
 		}
 		a = b
 	}
-	return g
+	return g, row
 }
 
 func (s *spearman) rho(wc []float64) float64 {
@@ -550,8 +557,12 @@ func sortedOrder(x []float64) []int {
 // compares how strongly judged trust tracks capability for a judge and
 // for humans.
 func CorrDifference(xa, ya, xb, yb []float64, cluster []int, clusters int, opt BootstrapOptions) []Estimate {
+	// The items' weights, a slice per worker at a time, not per resample.
+	weights := sync.Pool{New: func() any { w := make([]float64, len(xa)); return &w }}
 	statFn := func(wc, out []float64) {
-		w := make([]float64, len(xa))
+		wp := weights.Get().(*[]float64)
+		defer weights.Put(wp)
+		w := *wp
 		for i, c := range cluster {
 			w[i] = wc[c]
 		}

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"iter"
 	"maps"
 	"math"
 	"slices"
@@ -14,22 +15,74 @@ import (
 
 // ratedItem is one run or task rated by humans on one question.
 type ratedItem struct {
-	run     *rows.RunRow
-	task    *rows.TaskRow // nil for run-level questions
-	byRater map[string][]float64
+	run, task int32        // in the RunSet, and in the run's tasks (-1 for run-level questions)
+	ratings   []raterValue // by rater, each rater's in the order given
 }
 
-func (it *ratedItem) raters() []string { return sortedKeys(it.byRater) }
+// raterValue is a rating of an item.
+type raterValue struct {
+	rater string
+	v     float64
+}
+
+// add appends a rating by rater and says whether the rater had rated
+// the item before.
+func (it *ratedItem) add(rater string, v float64) (again bool) {
+	k := it.after(rater)
+	again = k > 0 && it.ratings[k-1].rater == rater
+	it.ratings = slices.Insert(it.ratings, k, raterValue{rater, v})
+	return again
+}
+
+// after is the place past the rater's ratings.
+func (it *ratedItem) after(rater string) int {
+	k, _ := slices.BinarySearchFunc(it.ratings, rater, func(x raterValue, r string) int {
+		if x.rater <= r {
+			return -1
+		}
+		return 1
+	})
+	return k
+}
+
+// of are the rater's ratings of the item.
+func (it *ratedItem) of(rater string) []float64 {
+	lo, _ := slices.BinarySearchFunc(it.ratings, rater, func(x raterValue, r string) int { return strings.Compare(x.rater, r) })
+	var out []float64
+	for k := lo; k < len(it.ratings) && it.ratings[k].rater == rater; k++ {
+		out = append(out, it.ratings[k].v)
+	}
+	return out
+}
+
+// judgeValue is the judge's score of the item (TaskScore or RunLabel).
+func (it *ratedItem) judgeValue(runs RunSet, score, judge string) (float64, bool) {
+	r := runs.Run(int(it.run))
+	if it.task >= 0 {
+		return TaskScore(&r.Tasks[it.task], score, judge)
+	}
+	return RunLabel(r, score, judge)
+}
+
+func (it *ratedItem) raters() []string {
+	var out []string
+	for k, g := range it.ratings {
+		if k == 0 || g.rater != it.ratings[k-1].rater {
+			out = append(out, g.rater)
+		}
+	}
+	return out
+}
 
 // rating is each rater's value (the mean of repeated ratings).
-func (it *ratedItem) rating(r string) float64 { return stat.Mean(it.byRater[r]) }
+func (it *ratedItem) rating(r string) float64 { return stat.Mean(it.of(r)) }
 
 func (it *ratedItem) humanMean() float64 {
 	var s float64
 	for _, r := range it.raters() {
 		s += it.rating(r)
 	}
-	return s / float64(len(it.byRater))
+	return s / float64(len(it.raters()))
 }
 
 // HumanAgreement is the judges' agreement with the human raters, and the
@@ -89,85 +142,91 @@ type HumanOptions struct {
 // of an item averaged; the resampling units are the scenarios holding
 // rated items. Ratings of runs not given are left out.
 func CompareHumans(runs []rows.RunRow, ratings []rows.RatingRow, o HumanOptions) (*HumanAgreement, error) {
+	return CompareHumansOf(RunSlice(runs), RatingsOf(ratings), o)
+}
+
+// CompareHumansOf is CompareHumans of a RunSet and a sequence of ratings
+// (PackedRatings.All, or RatingsOf a slice), which it walks once per
+// question.
+func CompareHumansOf(runs RunSet, ratings iter.Seq[*rows.RatingRow], o HumanOptions) (*HumanAgreement, error) {
 	opt, judge, reliability := o.Bootstrap, o.Judge, o.Reliability
-	if err := CheckJudge(runs, judge); err != nil {
-		return nil, err
+	if judge != "" {
+		if err := CheckJudge(nil, judge, JudgesOf(runs)...); err != nil {
+			return nil, err
+		}
 	}
-	runByID := map[string]*rows.RunRow{}
-	for i := range runs {
-		runByID[runs[i].RunID] = &runs[i]
+	runByID := map[string]int{}
+	for i := range runs.Len() {
+		runByID[runs.Run(i).RunID] = i
 	}
-	// Ratings of runs and tasks, by question and item, in a stable order.
-	items := map[string]map[string]*ratedItem{}
-	var notes []string
+	// The questions a judge answers that rate a run given.
+	asked := map[string]bool{}
+	for g := range ratings {
+		if score, _, _ := QuestionScore(g.Question); g.RunID != "" && score != "" {
+			if _, ok := runByID[g.RunID]; ok {
+				asked[g.Question] = true
+			}
+		}
+	}
+	questions := sortedKeys(asked)
+	// gather reads the ratings of question q, by item: each question's
+	// items are held while it is computed, not every question's at once.
 	inactive, repeated := 0, 0
-	seen := map[[4]string]bool{}
-	for _, g := range ratings {
-		score, scale, isTask := QuestionScore(g.Question)
-		if g.RunID == "" || score == "" {
-			continue // a study rating, or a question no judge answers: see `gymlens human`
-		}
-		r := runByID[g.RunID]
-		if r == nil {
-			continue // a run --where leaves out
-		}
-		it := &ratedItem{run: r, byRater: map[string][]float64{}}
-		key := g.RunID
-		if isTask {
-			for k := range r.Tasks {
-				if r.Tasks[k].Task == g.Task {
-					it.task = &r.Tasks[k]
+	gather := func(q string) map[string]*ratedItem {
+		items := map[string]*ratedItem{}
+		_, scale, isTask := QuestionScore(q)
+		for g := range ratings {
+			if g.Question != q || g.RunID == "" {
+				continue // a study rating, or another question
+			}
+			ri, ok := runByID[g.RunID]
+			if !ok {
+				continue // a run --where leaves out
+			}
+			r := runs.Run(ri)
+			task := int32(-1)
+			key := g.RunID
+			if isTask {
+				for k := range r.Tasks {
+					if r.Tasks[k].Task == g.Task {
+						task = int32(k)
+					}
 				}
+				if task < 0 {
+					inactive++
+					continue
+				}
+				key += "\x00" + g.Task
 			}
-			if it.task == nil {
-				inactive++
-				continue
+			it := items[key]
+			if it == nil {
+				it = &ratedItem{run: int32(ri), task: task}
+				items[key] = it
 			}
-			key += "\x00" + g.Task
+			if it.add(g.Rater, g.Value*scale) {
+				repeated++
+			}
 		}
-		if items[g.Question] == nil {
-			items[g.Question] = map[string]*ratedItem{}
-		}
-		if old := items[g.Question][key]; old != nil {
-			it = old
-		} else {
-			items[g.Question][key] = it
-		}
-		k4 := [4]string{g.Question, key, g.Rater}
-		if seen[k4] {
-			repeated++
-		}
-		seen[k4] = true
-		it.byRater[g.Rater] = append(it.byRater[g.Rater], g.Value*scale)
+		return items
 	}
-	if len(items) == 0 {
-		return nil, NoDataf("no human rating of a run or task in the runs selected has a judge counterpart (questions: tc, tc.<diagnostic>, trust, trj.<construct>, ta, ta.now, ta.later)")
-	}
-	if inactive > 0 {
-		notes = append(notes, fmt.Sprintf("%d ratings of tasks that are not active in their run are left out", inactive))
-	}
-	if repeated > 0 {
-		notes = append(notes, fmt.Sprintf("%d ratings repeat a rater's rating of the same item and question: each rater's ratings of an item are averaged", repeated))
-	}
-	var questions []string
-	for q := range items {
-		questions = append(questions, q)
-	}
-	sort.Strings(questions)
 	conf := Index{}
-	for i := range runs {
-		conf.Of(runs[i].ConfigID)
+	for i := range runs.Len() {
+		conf.Of(runs.Run(i).ConfigID)
 	}
-	judgeValue := func(it *ratedItem, score string) (float64, bool) {
-		if it.task != nil {
-			return TaskScore(it.task, score, judge)
-		}
-		return RunLabel(it.run, score, judge)
-	}
+	kept := map[string]map[string]*ratedItem{} // tc and trust, for the conflation
+	rated := 0
 	var vsStats []AgreementStat
 	h := &HumanAgreement{Judge: judge}
 	for _, q := range questions {
 		score, _, _ := QuestionScore(q)
+		items := map[string]map[string]*ratedItem{q: gather(q)}
+		if len(items[q]) == 0 {
+			continue
+		}
+		rated += len(items[q])
+		if q == "tc" || q == "trust" {
+			kept[q] = items[q]
+		}
 		keys := sortedKeys(items[q])
 		// The resampling units are the scenarios that hold rated items
 		// (numbered in item order, so that runs nobody rated change
@@ -183,30 +242,32 @@ func CompareHumans(runs []rows.RunRow, ratings []rows.RatingRow, o HumanOptions)
 			var unit []float64
 			for _, r := range it.raters() {
 				unit = append(unit, it.rating(r))
-				for _, v := range it.byRater[r] {
+				for _, v := range it.of(r) {
 					if v != math.Round(v) || v < 1 || v > 5 {
 						integer = false
 					}
 				}
 			}
 			units = append(units, unit)
-			jv, ok := judgeValue(it, score)
+			jv, ok := it.judgeValue(runs, score, judge)
 			if !ok {
 				continue
 			}
 			h := it.humanMean()
-			p.Add(jv, h, scen.Of(it.run.Scenario), conf.Of(it.run.ConfigID))
+			run := runs.Run(int(it.run))
+			scenario := run.Scenario
+			p.Add(jv, h, scen.Of(scenario), conf.Of(run.ConfigID))
 			labelled, labelledJudge = append(labelled, h), append(labelledJudge, jv)
 			// κ needs the judge's score on the 1–5 scale: the nearest point,
 			// or half on each neighbour for a score half-way between two.
 			cats, ws := SplitToScale(jv, 5)
 			for _, r := range it.raters() {
-				for _, v := range it.byRater[r] {
+				for _, v := range it.of(r) {
 					for c := range cats {
 						kp.A = append(kp.A, v)
 						kp.B = append(kp.B, cats[c])
 						kp.Weight = append(kp.Weight, ws[c])
-						kp.Cluster = append(kp.Cluster, scen.Of(it.run.Scenario))
+						kp.Cluster = append(kp.Cluster, scen.Of(scenario))
 					}
 				}
 			}
@@ -235,8 +296,8 @@ func CompareHumans(runs []rows.RunRow, ratings []rows.RatingRow, o HumanOptions)
 			// The judge's mean over the items nobody rated, corrected by the
 			// human labels of the rated ones.
 			var unlabelled []float64
-			for i := range runs {
-				r := &runs[i]
+			for i := range runs.Len() {
+				r := runs.Run(i)
 				if _, _, isTask := QuestionScore(q); isTask {
 					for k := range r.Tasks {
 						if _, rated := items[q][r.RunID+"\x00"+r.Tasks[k].Task]; rated {
@@ -273,7 +334,17 @@ func CompareHumans(runs []rows.RunRow, ratings []rows.RatingRow, o HumanOptions)
 			h.Pairs = append(h.Pairs, RaterPairRow{Question: q, A: pr.a, B: pr.b, N: len(pr.x), Kappa: pr.kappa})
 		}
 	}
-	h.VsHumans, h.Conflation, h.Notes = vsStats, conflation(items, judge, opt), notes
+	if rated == 0 {
+		return nil, NoDataf("no human rating of a run or task in the runs selected has a judge counterpart (questions: tc, tc.<diagnostic>, trust, trj.<construct>, ta, ta.now, ta.later)")
+	}
+	var notes []string
+	if inactive > 0 {
+		notes = append(notes, fmt.Sprintf("%d ratings of tasks that are not active in their run are left out", inactive))
+	}
+	if repeated > 0 {
+		notes = append(notes, fmt.Sprintf("%d ratings repeat a rater's rating of the same item and question: each rater's ratings of an item are averaged", repeated))
+	}
+	h.VsHumans, h.Conflation, h.Notes = vsStats, conflation(runs, kept, judge, opt), notes
 	return h, nil
 }
 
@@ -282,7 +353,7 @@ func CompareHumans(runs []rows.RunRow, ratings []rows.RatingRow, o HumanOptions)
 func alphaEstimate(units [][]float64, level string, items map[string]*ratedItem, opt BootstrapOptions) (Estimate, int, int, string) {
 	raters := map[string]bool{}
 	for _, it := range items {
-		for r := range it.byRater {
+		for _, r := range it.raters() {
 			raters[r] = true
 		}
 	}
@@ -348,7 +419,7 @@ func raterPairs(items map[string]*ratedItem, keys []string) []raterPair {
 // conflation compares how strongly trust tracks capability for the judge
 // (r between its TR-J and TC) and for the humans (r between their trust
 // and tc ratings), on the tasks rated on both.
-func conflation(items map[string]map[string]*ratedItem, judge string, opt BootstrapOptions) []AgreementStat {
+func conflation(runs RunSet, items map[string]map[string]*ratedItem, judge string, opt BootstrapOptions) []AgreementStat {
 	scen := Index{} // the scenarios holding the items compared
 	trust, tc := items["trust"], items["tc"]
 	if trust == nil || tc == nil {
@@ -358,17 +429,17 @@ func conflation(items map[string]map[string]*ratedItem, judge string, opt Bootst
 	var cl []int
 	for _, k := range sortedKeys(trust) {
 		a, b := trust[k], tc[k]
-		if b == nil || a.task == nil {
+		if b == nil || a.task < 0 {
 			continue
 		}
-		jt, ok1 := TaskScore(a.task, "TRJ", judge)
-		jc, ok2 := TaskScore(a.task, "TC.diagnostics", judge)
+		jt, ok1 := a.judgeValue(runs, "TRJ", judge)
+		jc, ok2 := a.judgeValue(runs, "TC.diagnostics", judge)
 		if !ok1 || !ok2 {
 			continue
 		}
 		jx, jy = append(jx, jc), append(jy, jt)
 		hx, hy = append(hx, b.humanMean()), append(hy, a.humanMean())
-		cl = append(cl, scen.Of(a.run.Scenario))
+		cl = append(cl, scen.Of(runs.Run(int(a.run)).Scenario))
 	}
 	if len(jx) < 3 {
 		return nil

@@ -140,16 +140,20 @@ func QuestionScore(question string) (score string, scale float64, task bool) {
 }
 
 // Judges lists the judges with a judgment of any run, in name order.
-func Judges(runs []rows.RunRow) []string {
+func Judges(runs []rows.RunRow) []string { return JudgesOf(RunSlice(runs)) }
+
+// JudgesOf is Judges of a RunSet.
+func JudgesOf(runs RunSet) []string {
 	seen := map[string]bool{}
-	for i := range runs {
-		for _, j := range runs[i].TA {
+	for i := range runs.Len() {
+		r := runs.Run(i)
+		for _, j := range r.TA {
 			seen[j.Judge] = true
 		}
-		for _, j := range runs[i].Custom {
+		for _, j := range r.Custom {
 			seen[j.Judge] = true
 		}
-		for _, t := range runs[i].Tasks {
+		for _, t := range r.Tasks {
 			for _, j := range t.TC {
 				seen[j.Judge] = true
 			}

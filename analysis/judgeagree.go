@@ -20,7 +20,12 @@ type JudgeAgreement struct {
 // on the runs given; with no names, of the only two judges there are.
 // Scenarios are the resampling units.
 func CompareJudges(runs []rows.RunRow, names []string, opt BootstrapOptions) (*JudgeAgreement, error) {
-	have := Judges(runs)
+	return CompareJudgesOf(RunSlice(runs), names, opt)
+}
+
+// CompareJudgesOf is CompareJudges of a RunSet.
+func CompareJudgesOf(runs RunSet, names []string, opt BootstrapOptions) (*JudgeAgreement, error) {
+	have := JudgesOf(runs)
 	asked := strings.Join(names, ",")
 	if len(names) == 0 && len(have) == 2 {
 		names = have
@@ -53,8 +58,8 @@ func CompareJudges(runs []rows.RunRow, names []string, opt BootstrapOptions) (*J
 	}
 	for _, score := range append(slices.Clone(TaskScores), CustomScores(true)...) {
 		p := Paired{Score: score}
-		for i := range runs {
-			r := &runs[i]
+		for i := range runs.Len() {
+			r := runs.Run(i)
 			for k := range r.Tasks {
 				a, okA := TaskScore(&r.Tasks[k], score, A)
 				b, okB := TaskScore(&r.Tasks[k], score, B)
@@ -67,8 +72,8 @@ func CompareJudges(runs []rows.RunRow, names []string, opt BootstrapOptions) (*J
 	}
 	for _, label := range TALabels {
 		p := Paired{Score: label}
-		for i := range runs {
-			r := &runs[i]
+		for i := range runs.Len() {
+			r := runs.Run(i)
 			a, okA := RunLabel(r, label, A)
 			b, okB := RunLabel(r, label, B)
 			if okA && okB {
@@ -90,8 +95,8 @@ func CompareJudges(runs []rows.RunRow, names []string, opt BootstrapOptions) (*J
 	}
 	for _, score := range CustomScores(false) {
 		p := Paired{Score: score}
-		for i := range runs {
-			r := &runs[i]
+		for i := range runs.Len() {
+			r := runs.Run(i)
 			a, okA := customScore(r.Custom, score, A)
 			b, okB := customScore(r.Custom, score, B)
 			if okA && okB {

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/gymlens/gymlens/ingest/pare"
@@ -84,6 +86,10 @@ func (w *Warehouse) LoadRunTasks(ctx context.Context, r *RunRow) error {
 
 // loadBatch is how many runs' tasks and judgments LoadRuns reads at once.
 const loadBatch = 2000
+
+// ratingBatch is how many ratings EachRating reads at once (a variable
+// for the tests).
+var ratingBatch = 20_000
 
 // interner gives one copy of each distinct string read.
 type interner map[string]string
@@ -222,25 +228,58 @@ func ConfigKey(model, harness, effort string) string { return runlog.ConfigKey(m
 // answers of the annotation queues (not their tutorial items).
 func (w *Warehouse) LoadRatings(ctx context.Context) ([]RatingRow, error) {
 	var out []RatingRow
-	err := w.scan(ctx, `SELECT g.rater, g.question, g.value, coalesce(g.run_id, ''), coalesce(g.task, ''), coalesce(g.item, ''),
-		coalesce(g.day, 0), coalesce(g.condition, ''), coalesce(r.scenario, ''), coalesce(r.config_id, ''),
-		coalesce(f.path, ''), coalesce(g.src_line, 0)
-		FROM ratings g LEFT JOIN runs r USING (run_id) LEFT JOIN ingested_files f ON f.file_id = g.file_id
-		ORDER BY g.file_id, g.src_line`, func(rows *sql.Rows) error {
-		var g RatingRow
-		if err := rows.Scan(&g.Rater, &g.Question, &g.Value, &g.RunID, &g.Task, &g.Item, &g.Day, &g.Condition,
-			&g.Scenario, &g.ConfigID, &g.File, &g.Line); err != nil {
+	err := w.EachRating(ctx, func(g *RatingRow) { out = append(out, *g) })
+	return out, err
+}
+
+// EachRating calls fn with every human rating, in LoadRatings' order,
+// holding none of them: the row passed is reused. The driver holds a
+// query's whole result, so the ratings are read ratingBatch at a time,
+// each batch after the last one's place in the order.
+func (w *Warehouse) EachRating(ctx context.Context, fn func(*RatingRow)) error {
+	in := interner{}
+	var g RatingRow
+	var file, line, rowid int64 = -1, 0, 0
+	// A lake's views have no rowid to order ties by: one batch.
+	tie, batch := "rowid", ratingBatch
+	if w.Lake {
+		tie, batch = "0", math.MaxInt
+	}
+	for {
+		n := 0
+		// The batch is chosen from the ratings alone, then joined.
+		err := w.scan(ctx, `WITH g AS (SELECT *, `+tie+` AS rid, coalesce(src_line::BIGINT, 9223372036854775807) AS sl FROM ratings
+				WHERE file_id > ? OR (file_id = ? AND (sl > ? OR (sl = ? AND rid > ?)))
+				ORDER BY file_id, sl, rid LIMIT `+strconv.Itoa(batch)+`)
+			SELECT g.rater, g.question, g.value, coalesce(g.run_id, ''), coalesce(g.task, ''), coalesce(g.item, ''),
+			coalesce(g.day, 0), coalesce(g.condition, ''), coalesce(r.scenario, ''), coalesce(r.config_id, ''),
+			coalesce(f.path, ''), coalesce(g.src_line, 0), g.file_id, g.sl, g.rid
+			FROM g LEFT JOIN runs r USING (run_id) LEFT JOIN ingested_files f ON f.file_id = g.file_id
+			ORDER BY g.file_id, g.sl, g.rid`, func(rows *sql.Rows) error {
+			var b [9]sql.RawBytes // names that repeat from rating to rating: interned
+			if err := rows.Scan(&b[0], &b[1], &g.Value, &b[2], &b[3], &b[4], &g.Day, &b[5],
+				&b[6], &b[7], &b[8], &g.Line, &file, &line, &rowid); err != nil {
+				return err
+			}
+			g.Rater, g.Question, g.RunID, g.Task, g.Item = in.of(b[0]), in.of(b[1]), in.of(b[2]), in.of(b[3]), in.of(b[4])
+			g.Condition, g.Scenario, g.ConfigID, g.File = in.of(b[5]), in.of(b[6]), in.of(b[7]), in.of(b[8])
+			fn(&g)
+			n++
+			return nil
+		}, file, file, line, line, rowid)
+		if err != nil {
 			return err
 		}
-		out = append(out, g)
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		if n < batch {
+			break
+		}
 	}
 	// The answers given in gymlens serve's annotation queues.
 	q, err := w.queueRatings(ctx)
-	return append(out, q...), err
+	for i := range q {
+		fn(&q[i])
+	}
+	return err
 }
 
 // Inputs lists the files ingested, in the order they were loaded.

@@ -44,6 +44,22 @@ const DefaultMemoryLimit = "512MB"
 // the prompts it renders need the room.
 const JudgeMemoryLimit = "256MB"
 
+// ReportMemoryLimit is DuckDB's memory limit for gymlens report: the
+// report holds every run's tasks (packed) and ratings in Go while it
+// computes, and DuckDB's buffer pool stays as full as its limit lets it,
+// so a smaller pool keeps the process under 1 GB at 234,000 runs
+// (docs/benchmarks.md); every query of the report runs in it.
+const ReportMemoryLimit = "128MB"
+
+// ReadingMemoryLimit is DuckDB's default memory limit for a reading
+// command: ReportMemoryLimit for the report, else DefaultMemoryLimit.
+func ReadingMemoryLimit(command string) string {
+	if command == "report" {
+		return ReportMemoryLimit
+	}
+	return DefaultMemoryLimit
+}
+
 // IngestMemoryLimit is DuckDB's memory limit while ingesting: bulk loads
 // stream, and a low limit keeps the whole process near 500 MB at any input
 // size (measured in docs/benchmarks.md).

@@ -198,7 +198,7 @@ func runTable(ctx context.Context, x *Exec) error {
 	if err != nil {
 		return err
 	}
-	ds, err := x.Dataset(ctx, KeepTasks)
+	ds, err := x.Dataset(ctx, KeepPacked)
 	if err != nil {
 		return err
 	}
@@ -256,7 +256,7 @@ func (x *Exec) figure(ctx context.Context) (*plots.Figure, error) {
 	if !slices.Contains(plots.FigureNames, name) {
 		return nil, analysis.Optionf("plot: unknown figure %q: expected one of %s", name, strings.Join(plots.FigureNames, ", "))
 	}
-	ds, err := x.Dataset(ctx, KeepTasks)
+	ds, err := x.Dataset(ctx, KeepPacked)
 	if err != nil {
 		return nil, err
 	}
@@ -509,7 +509,7 @@ func runAgree(ctx context.Context, x *Exec) error {
 	case x.IsSet("self"):
 		return x.agreeSelf(ctx)
 	}
-	keep := KeepTasks
+	keep := KeepPacked
 	ds, err := x.Dataset(ctx, keep)
 	if err != nil {
 		return err

@@ -34,7 +34,12 @@ type Keep int
 const (
 	KeepValues    Keep = iota // neither tasks nor judgments
 	KeepTaskNames             // the active tasks, without their judgments
-	KeepTasks                 // tasks and judgments
+	// KeepPacked keeps the tasks and judgments encoded
+	// (analysis.PackedRuns), a few tens of bytes a task: the runs of
+	// Values and Selected hold none, and the agreement tables decode a
+	// run at a time (RunSet). For tables, figures and the report.
+	KeepPacked
+	KeepTasks // tasks and judgments, as rows in the runs
 )
 
 // Options choose the runs, the judge and the statistics of a Dataset.
@@ -56,8 +61,8 @@ type Options struct {
 	// StudyResamples are the resamples of the human study's bootstrap
 	// (participants resampled); 0: 20,000.
 	StudyResamples int
-	// Keep: what of the tasks to keep (KeepTasks for tables, figures and
-	// the report).
+	// Keep: what of the tasks to keep (KeepPacked for tables, figures
+	// and the report).
 	Keep Keep
 	// Figures: the metric of the one-metric figures ("": TC), the study
 	// question of human-trust ("": trust), the harness switch FROM,TO of
@@ -103,8 +108,10 @@ type Dataset struct {
 	store   Store
 	opt     Options
 	values  *Values
+	packed  *analysis.PackedRuns // with KeepPacked: every run's tasks
 	sel     []rows.RunRow
-	ratings []rows.RatingRow
+	selIdx  []int // the runs of sel, as places in values.Runs
+	ratings *analysis.PackedRatings
 	loaded  bool
 	summary map[string][]analysis.GroupEstimate
 	rubrics []string // the store's rubrics' metrics (custom.NAME, then its fields)
@@ -188,13 +195,16 @@ func (s *Dataset) ShareFrom(o *Dataset) bool {
 	if o.store != s.store || o.opt.Judge != s.opt.Judge || o.opt.JudgeNoise != s.opt.JudgeNoise || o.opt.Keep < s.opt.Keep || (o.values == nil && !o.loaded) {
 		return false
 	}
+	if o.opt.Keep == KeepPacked && s.opt.Keep == KeepTaskNames {
+		return false // the packed runs hold no task names
+	}
 	if o.values != nil && s.values == nil {
 		v := *o.values
 		v.Metrics = nil
 		for _, n := range s.opt.Metrics {
 			v.Metrics = append(v.Metrics, analysis.MetricIndex(n))
 		}
-		s.values, s.noise = &v, o.noise
+		s.values, s.noise, s.packed = &v, o.noise, o.packed
 	}
 	if o.loaded && !s.loaded {
 		s.ratings, s.loaded = o.ratings, true
@@ -269,6 +279,10 @@ func (s *Dataset) Values() (*Values, error) {
 	}
 	judge := s.opt.Judge
 	judges := map[string]bool{}
+	var packed *analysis.PackedRuns
+	if s.opt.Keep == KeepPacked {
+		packed = analysis.NewPackedRuns()
+	}
 	var err error
 	v.Runs, err = s.store.LoadRunsWith(s.ctx, func(i int, r *rows.RunRow) {
 		if s.opt.Progress != nil && i%256 == 255 {
@@ -279,11 +293,15 @@ func (s *Dataset) Values() (*Values, error) {
 		}
 		vals, m := analysis.RunValues(r, judge)
 		v.Values, v.Missing = append(v.Values, vals), append(v.Missing, m)
-		if s.opt.Keep == KeepTaskNames {
+		switch s.opt.Keep {
+		case KeepTaskNames:
 			r.TA = nil
 			for k := range r.Tasks {
 				r.Tasks[k].TC, r.Tasks[k].TRJ = nil, nil
 			}
+		case KeepPacked:
+			packed.AddTasks(r.Tasks)
+			r.Tasks = nil
 		}
 	}, s.opt.Keep == KeepValues)
 	if err != nil {
@@ -294,6 +312,10 @@ func (s *Dataset) Values() (*Values, error) {
 	}
 	if judge != "" && !judges[judge] {
 		return nil, analysis.CheckJudge(nil, judge, slices.Sorted(maps.Keys(judges))...)
+	}
+	if packed != nil {
+		packed.Runs = v.Runs
+		s.packed = packed
 	}
 	v.Scenario = make([]string, len(v.Runs))
 	for i := range v.Runs {
@@ -340,11 +362,40 @@ func (s *Dataset) Selected() ([]rows.RunRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, i := range groups[0].Runs {
+	idx := groups[0].Runs
+	s.selIdx = idx
+	every := len(idx) == len(s.values.Runs)
+	for k := 0; every && k < len(idx); k++ {
+		every = idx[k] == k
+	}
+	if every {
+		s.sel = s.values.Runs // every run, in order: no copy
+		return s.sel, nil
+	}
+	for _, i := range idx {
 		s.sel = append(s.sel, s.values.Runs[i])
 	}
 	return s.sel, nil
 }
+
+// SelectedSet are the runs Where keeps with their tasks: the Selected
+// rows, or with KeepPacked the packed runs, decoded a run at a time.
+func (s *Dataset) SelectedSet() (analysis.RunSet, error) {
+	runs, err := s.Selected()
+	if err != nil || s.packed == nil {
+		return analysis.RunSlice(runs), err
+	}
+	return packedSelection{s.packed, s.selIdx}, nil
+}
+
+// packedSelection is the runs of p at the places idx.
+type packedSelection struct {
+	p   *analysis.PackedRuns
+	idx []int
+}
+
+func (s packedSelection) Len() int               { return len(s.idx) }
+func (s packedSelection) Run(i int) *rows.RunRow { return s.p.Run(s.idx[i]) }
 
 // SelectedValues are the values, scenarios and configurations of the
 // runs Where keeps.
@@ -394,40 +445,79 @@ func (s *Dataset) Summarize(dims []string, metrics []string, where map[string][]
 	return r, nil
 }
 
-// Ratings are every human rating.
-func (s *Dataset) Ratings() ([]rows.RatingRow, error) {
-	if !s.loaded {
+// RatingStreamer is a Store that can hand out its ratings one at a time
+// (the warehouse): the dataset then never holds them as rows.
+type RatingStreamer interface {
+	EachRating(ctx context.Context, fn func(*rows.RatingRow)) error
+}
+
+// packedRatings reads the ratings once and keeps them packed
+// (analysis.PackedRatings: a few bytes a rating).
+func (s *Dataset) packedRatings() (*analysis.PackedRatings, error) {
+	if s.loaded {
+		return s.ratings, nil
+	}
+	p := &analysis.PackedRatings{}
+	if rs, ok := s.store.(RatingStreamer); ok {
+		if err := rs.EachRating(s.ctx, p.Add); err != nil {
+			return nil, err
+		}
+	} else {
 		r, err := s.store.LoadRatings(s.ctx)
 		if err != nil {
 			return nil, err
 		}
-		s.ratings, s.loaded = r, true
+		for i := range r {
+			p.Add(&r[i])
+		}
 	}
-	return s.ratings, nil
+	s.ratings, s.loaded = p, true
+	return p, nil
+}
+
+// Ratings are every human rating.
+func (s *Dataset) Ratings() ([]rows.RatingRow, error) {
+	return s.RatingsWhere(nil)
+}
+
+// RatingsWhere are the human ratings keep keeps (nil: every one), as
+// rows.
+func (s *Dataset) RatingsWhere(keep func(*rows.RatingRow) bool) ([]rows.RatingRow, error) {
+	p, err := s.packedRatings()
+	if err != nil {
+		return nil, err
+	}
+	return p.Where(keep), nil
+}
+
+// StudyRows are the ratings of the human study: with a day and a
+// condition.
+func (s *Dataset) StudyRows() ([]rows.RatingRow, error) {
+	return s.RatingsWhere(func(g *rows.RatingRow) bool { return g.Condition != "" && g.Day != 0 })
 }
 
 // Judges compares the two judges of Options.Judges (or the only two) on
 // the runs selected.
 func (s *Dataset) Judges() (*analysis.JudgeAgreement, error) {
-	runs, err := s.Selected()
+	runs, err := s.SelectedSet()
 	if err != nil {
 		return nil, err
 	}
-	return analysis.CompareJudges(runs, s.opt.Judges, s.opt.Bootstrap)
+	return analysis.CompareJudgesOf(runs, s.opt.Judges, s.opt.Bootstrap)
 }
 
 // Humans compares the judges (or Options.Judge) with the human ratings
 // on the runs selected; reliability adds the humans' own agreement.
 func (s *Dataset) Humans(reliability bool) (*analysis.HumanAgreement, error) {
-	runs, err := s.Selected()
+	runs, err := s.SelectedSet()
 	if err != nil {
 		return nil, err
 	}
-	ratings, err := s.Ratings()
+	ratings, err := s.packedRatings()
 	if err != nil {
 		return nil, err
 	}
-	return analysis.CompareHumans(runs, ratings, analysis.HumanOptions{Judge: s.opt.Judge, Reliability: reliability, Bootstrap: s.opt.Bootstrap})
+	return analysis.CompareHumansOf(runs, ratings.All(), analysis.HumanOptions{Judge: s.opt.Judge, Reliability: reliability, Bootstrap: s.opt.Bootstrap})
 }
 
 // StudyRatings are the ratings with a day and a condition: the human
@@ -740,7 +830,7 @@ func (s *Dataset) Correlations() ([]analysis.CorrResult, error) {
 // acceptance, participants resampled (StudyBootstrap unless the options
 // say otherwise).
 func (s *Dataset) Study(acceptance string, opt analysis.BootstrapOptions) ([]analysis.StudyStat, []string, error) {
-	ratings, err := s.Ratings()
+	ratings, err := s.StudyRows()
 	if err != nil {
 		return nil, nil, err
 	}

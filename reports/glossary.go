@@ -154,7 +154,8 @@ func DatasetGlossary(ctx context.Context, s GlossaryStore, ds *Dataset) ([]Gloss
 	if err != nil {
 		return nil, err
 	}
-	ratings, err := ds.Ratings()
+	// The ratings that name a study condition: all the glossary reads.
+	ratings, err := ds.RatingsWhere(func(g *rows.RatingRow) bool { return g.Condition != "" })
 	if err != nil {
 		return nil, err
 	}

@@ -97,7 +97,7 @@ func (nb *notebookRun) gymlens(b Block) (BlockOutput, error) {
 		if err != nil {
 			return BlockOutput{}, err
 		}
-		ds, err := x.Dataset(nb.ctx, KeepTasks)
+		ds, err := x.Dataset(nb.ctx, KeepPacked)
 		if err != nil {
 			return BlockOutput{}, err
 		}

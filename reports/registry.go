@@ -178,7 +178,7 @@ func Figure(ds *Dataset, name string) (*plots.Figure, error) {
 
 func figure(ds *Dataset, name string) (*plots.Figure, error) {
 	if name == "human-trust" {
-		ratings, err := ds.Ratings()
+		ratings, err := ds.StudyRows()
 		if err != nil {
 			return nil, err
 		}

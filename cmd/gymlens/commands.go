@@ -320,7 +320,7 @@ func demoCommand(e *env) *cli.Command {
 			// The main results: configuration × the four metrics.
 			// One dataset for the main results and the report: the runs are
 			// read once and the main table's estimates are these.
-			ds, err := dataset(ctx, cmd, w, reports.KeepTasks)
+			ds, err := dataset(ctx, cmd, w, reports.KeepPacked)
 			if err != nil {
 				return err
 			}

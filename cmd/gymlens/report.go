@@ -58,7 +58,7 @@ func reportCommand(e *env) *cli.Command {
 func writeReport(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, ds *reports.Dataset, dir string) (string, []string, error) {
 	opt, err := argsOf(cmd).TableOptions()
 	if err == nil && ds == nil {
-		ds, err = dataset(ctx, cmd, w, reports.KeepTasks)
+		ds, err = dataset(ctx, cmd, w, reports.KeepPacked)
 	}
 	if err != nil {
 		return "", nil, err

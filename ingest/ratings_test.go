@@ -1,0 +1,42 @@
+package ingest
+
+import (
+	"fmt"
+	"testing"
+)
+
+// Read a few at a time, the ratings come in the order and with the
+// values of one query over them all, none twice, none left out.
+func TestEachRatingInBatches(t *testing.T) {
+	w := sampleWarehouse(t)
+	read := func(batch int) []string {
+		t.Helper()
+		old := ratingBatch
+		ratingBatch = batch
+		defer func() { ratingBatch = old }()
+		var out []string
+		if err := w.EachRating(ctx, func(g *RatingRow) { out = append(out, fmt.Sprintf("%#v", *g)) }); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	whole := read(1 << 30)
+	var n int
+	if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM ratings`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n < 100 || len(whole) < n {
+		t.Fatalf("%d ratings read of %d in the warehouse: the test needs a few hundred", len(whole), n)
+	}
+	for _, b := range []int{1, 7, n} {
+		got := read(b)
+		if len(got) != len(whole) {
+			t.Fatalf("batches of %d: %d ratings, want %d", b, len(got), len(whole))
+		}
+		for i := range got {
+			if got[i] != whole[i] {
+				t.Fatalf("batches of %d: rating %d is\n%s\nwant\n%s", b, i, got[i], whole[i])
+			}
+		}
+	}
+}
