@@ -44,17 +44,20 @@ const DefaultMemoryLimit = "512MB"
 // the prompts it renders need the room.
 const JudgeMemoryLimit = "256MB"
 
-// ReportMemoryLimit is DuckDB's memory limit for gymlens report: the
-// report holds every run's tasks (packed) and ratings in Go while it
-// computes, and DuckDB's buffer pool stays as full as its limit lets it,
-// so a smaller pool keeps the process under 1 GB at 234,000 runs
-// (docs/benchmarks.md); every query of the report runs in it.
+// ReportMemoryLimit is DuckDB's memory limit for gymlens report and the
+// commands whose outputs it holds (agree, table, plot): they hold every
+// run's tasks (packed) and ratings in Go while they compute, and DuckDB's
+// buffer pool stays as full as its limit lets it, so a smaller pool keeps
+// the process under 1 GB at 234,000 runs (docs/benchmarks.md); every
+// query of the report runs in it.
 const ReportMemoryLimit = "128MB"
 
 // ReadingMemoryLimit is DuckDB's default memory limit for a reading
-// command: ReportMemoryLimit for the report, else DefaultMemoryLimit.
+// command: ReportMemoryLimit for report, agree, table and plot, else
+// DefaultMemoryLimit.
 func ReadingMemoryLimit(command string) string {
-	if command == "report" {
+	switch command {
+	case "report", "agree", "table", "plot":
 		return ReportMemoryLimit
 	}
 	return DefaultMemoryLimit

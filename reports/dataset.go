@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -268,10 +269,23 @@ func (s *Dataset) whereText() string {
 	return strings.Join(parts, " ")
 }
 
+// HeldHeapLimit is the soft limit of Go's heap, for the rest of the
+// process, once a dataset that holds every run's tasks (KeepPacked,
+// KeepTasks) reads them, when the process's is higher.
+const HeldHeapLimit = 576 << 20
+
 // Values are every run with its metric values (with Options.Judge).
 func (s *Dataset) Values() (*Values, error) {
 	if s.values != nil {
 		return s.values, nil
+	}
+	if s.opt.Keep >= KeepPacked {
+		// Go's heap may use less than elsewhere: with DuckDB's pool
+		// (ingest.ReadingMemoryLimit) and every run's tasks held, a
+		// report of 234,000 runs stays under 1 GB (docs/benchmarks.md).
+		if cur := debug.SetMemoryLimit(-1); cur > HeldHeapLimit {
+			debug.SetMemoryLimit(HeldHeapLimit)
+		}
 	}
 	v := &Values{}
 	for _, n := range s.opt.Metrics {
@@ -509,11 +523,13 @@ func (s *Dataset) Judges() (*analysis.JudgeAgreement, error) {
 // Humans compares the judges (or Options.Judge) with the human ratings
 // on the runs selected; reliability adds the humans' own agreement.
 func (s *Dataset) Humans(reliability bool) (*analysis.HumanAgreement, error) {
-	runs, err := s.SelectedSet()
+	// The ratings first, while little else is held: reading them costs
+	// DuckDB memory that is not all given back (docs/benchmarks.md).
+	ratings, err := s.packedRatings()
 	if err != nil {
 		return nil, err
 	}
-	ratings, err := s.packedRatings()
+	runs, err := s.SelectedSet()
 	if err != nil {
 		return nil, err
 	}

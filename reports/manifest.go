@@ -144,23 +144,12 @@ type FolderOptions struct {
 	Step      ReportStep // the options it was asked with
 }
 
-// ReportHeapLimit is the soft limit of Go's heap while WriteFolder
-// computes a report, when the process's is higher.
-const ReportHeapLimit = 576 << 20
-
 // WriteFolder computes every table and figure of ds, with the glossary
 // and the manifest, and writes the report folder dir (WriteReport). It
 // returns the report, whose Skipped says what was left out.
 func WriteFolder(ctx context.Context, dir string, ds *Dataset, s FolderStore, o FolderOptions) (*Report, error) {
 	if o.Size != "" && !slices.Contains(plots.Sizes, o.Size) {
 		return nil, analysis.Optionf("--size: expected column or page, found %q", o.Size)
-	}
-	// Go's heap may use less than elsewhere: with DuckDB's pool
-	// (ingest.ReportMemoryLimit) and the runs' tasks held packed, a
-	// report of 234,000 runs stays under 1 GB (docs/benchmarks.md).
-	if cur := debug.SetMemoryLimit(-1); cur > ReportHeapLimit {
-		debug.SetMemoryLimit(ReportHeapLimit)
-		defer debug.SetMemoryLimit(cur)
 	}
 	// The ratings first, packed, while little else is held: reading them
 	// costs DuckDB memory that is not all given back (docs/benchmarks.md).

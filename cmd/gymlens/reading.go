@@ -41,7 +41,7 @@ func readCommand(e *env, name string) *cli.Command {
 				ReadRatings: runlog.ReadRatingSets, Progress: progress,
 				Open: func(ctx context.Context) (reports.Warehouse, error) {
 					var err error
-					if w, err = ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, "")); err != nil {
+					if w, err = ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ingest.ReadingMemoryLimit(cmd.Name))); err != nil {
 						return nil, err
 					}
 					return w, nil
