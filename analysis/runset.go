@@ -43,10 +43,8 @@ type PackedRuns struct {
 	// TC and five for TR-J, in nums.
 	kind, judge, nums codes
 	custom            map[int][]rows.CustomJudgment // by task
-	names             []string
-	nameCode          map[string]uint32
-	values            []float64
-	valueCode         map[uint64]uint32
+	names             dict[string]
+	values            dict[uint64] // the numbers' bits
 	// The decoded run, reused.
 	cur   int
 	row   rows.RunRow
@@ -58,7 +56,7 @@ type PackedRuns struct {
 // NewPackedRuns makes an empty PackedRuns.
 func NewPackedRuns() *PackedRuns {
 	return &PackedRuns{taskAt: []uint32{0}, judgeAt: []uint32{0}, numAt: []uint32{0},
-		nameCode: map[string]uint32{}, valueCode: map[uint64]uint32{}, custom: map[int][]rows.CustomJudgment{}, cur: -1}
+		custom: map[int][]rows.CustomJudgment{}, cur: -1}
 }
 
 func (p *PackedRuns) Len() int { return len(p.Runs) }
@@ -112,26 +110,12 @@ func (p *PackedRuns) judgment(kind uint32, judge string, v ...float64) {
 	}
 }
 
-func (p *PackedRuns) nameOf(s string) uint32 {
-	c, ok := p.nameCode[s]
-	if !ok {
-		c = uint32(len(p.names))
-		p.names = append(p.names, s)
-		p.nameCode[s] = c
-	}
-	return c
-}
+func (p *PackedRuns) nameOf(s string) uint32 { return p.names.of(s) }
 
-func (p *PackedRuns) valueOf(v float64) uint32 {
-	b := math.Float64bits(v)
-	c, ok := p.valueCode[b]
-	if !ok {
-		c = uint32(len(p.values))
-		p.values = append(p.values, v)
-		p.valueCode[b] = c
-	}
-	return c
-}
+func (p *PackedRuns) valueOf(v float64) uint32 { return p.values.of(math.Float64bits(v)) }
+
+func (p *PackedRuns) nameAt(c uint32) string   { return p.names.values[c] }
+func (p *PackedRuns) valueAt(c uint32) float64 { return math.Float64frombits(p.values.values[c]) }
 
 // Run decodes run i with its tasks; the row is reused by the next call
 // for another run.
@@ -144,8 +128,8 @@ func (p *PackedRuns) Run(i int) *rows.RunRow {
 	// The judgments first, so that the tasks' slices of them stay put.
 	at := int(p.numAt[i])
 	for j := int(p.judgeAt[i]); j < int(p.judgeAt[i+1]); j++ {
-		judge := p.names[p.judge.get(j)]
-		v := func(k int) float64 { return p.values[p.nums.get(at+k)] }
+		judge := p.nameAt(p.judge.get(j))
+		v := func(k int) float64 { return p.valueAt(p.nums.get(at + k)) }
 		if p.kind.get(j) == 0 {
 			p.tcs = append(p.tcs, rows.TCJudgment{Judge: judge, Correctness: v(0), Grounding: v(1), Completeness: v(2), ArtifactQ: v(3)})
 			at += 4
@@ -156,11 +140,11 @@ func (p *PackedRuns) Run(i int) *rows.RunRow {
 	}
 	j, tc, trj := int(p.judgeAt[i]), 0, 0
 	for t := int(p.taskAt[i]); t < int(p.taskAt[i+1]); t++ {
-		task := rows.TaskRow{Task: p.names[p.name.get(t)], Expected: p.names[p.expected.get(t)], Chosen: p.names[p.chosen.get(t)],
-			Weight: p.values[p.taskNums.get(4*t)], Custom: p.custom[t]}
+		task := rows.TaskRow{Task: p.nameAt(p.name.get(t)), Expected: p.nameAt(p.expected.get(t)), Chosen: p.nameAt(p.chosen.get(t)),
+			Weight: p.valueAt(p.taskNums.get(4 * t)), Custom: p.custom[t]}
 		set := p.ruleSet.get(t)
 		for k := range task.Rules {
-			task.Rules[k], task.RuleSet[k] = p.values[p.taskNums.get(4*t+1+k)], set&(1<<k) != 0
+			task.Rules[k], task.RuleSet[k] = p.valueAt(p.taskNums.get(4*t+1+k)), set&(1<<k) != 0
 		}
 		a, b := tc, trj
 		for end := j + int(p.judgments.get(t)); j < end; j++ {
@@ -239,28 +223,35 @@ func (c *codes) get(i int) uint32 {
 	return uint32(c.b1[i])
 }
 
-// column is a column of values kept as codes into the distinct values
-// seen, in the order first seen.
+// dict numbers the distinct values it is given, in the order first
+// given.
+type dict[T comparable] struct {
+	values []T
+	code   map[T]uint32
+}
+
+func (d *dict[T]) of(v T) uint32 {
+	k, ok := d.code[v]
+	if !ok {
+		if d.code == nil {
+			d.code = map[T]uint32{}
+		}
+		k = uint32(len(d.values))
+		d.values = append(d.values, v)
+		d.code[v] = k
+	}
+	return k
+}
+
+// column is a column of values kept as codes into a dict.
 type column[T comparable] struct {
 	codes
-	dict []T
-	code map[T]uint32
+	dict[T]
 }
 
-func (c *column[T]) add(v T) {
-	k, ok := c.code[v]
-	if !ok {
-		if c.code == nil {
-			c.code = map[T]uint32{}
-		}
-		k = uint32(len(c.dict))
-		c.dict = append(c.dict, v)
-		c.code[v] = k
-	}
-	c.codes.add(k)
-}
+func (c *column[T]) add(v T) { c.codes.add(c.dict.of(v)) }
 
-func (c *column[T]) at(i int) T { return c.dict[c.codes.get(i)] }
+func (c *column[T]) at(i int) T { return c.values[c.get(i)] }
 
 // PackedRatings keeps human ratings as columns of codes, a few bytes a
 // rating: names, values, days and lines each a code into the distinct
