@@ -198,7 +198,7 @@ func runTable(ctx context.Context, x *Exec) error {
 	if err != nil {
 		return err
 	}
-	ds, err := x.Dataset(ctx, KeepPacked)
+	ds, err := x.Dataset(ctx, TableKeep(name))
 	if err != nil {
 		return err
 	}

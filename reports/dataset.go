@@ -395,6 +395,9 @@ func (s *Dataset) Selected() ([]rows.RunRow, error) {
 // SelectedSet are the runs Where keeps with their tasks: the Selected
 // rows, or with KeepPacked the packed runs, decoded a run at a time.
 func (s *Dataset) SelectedSet() (analysis.RunSet, error) {
+	if s.opt.Keep < KeepPacked {
+		return nil, fmt.Errorf("reports: a dataset that keeps no judgments (Keep %d) was asked for them: make it with KeepPacked", s.opt.Keep)
+	}
 	runs, err := s.Selected()
 	if err != nil || s.packed == nil {
 		return analysis.RunSlice(runs), err

@@ -33,6 +33,16 @@ var metricTables = map[string]struct {
 	"by-persona":     {"The 3T metrics per persona group", []string{"persona_group"}, analysis.MainMetrics},
 }
 
+// TableKeep is what a dataset must keep of the tasks for table name:
+// the agreement tables read the judgments, every other table the metric
+// values alone.
+func TableKeep(name string) Keep {
+	if name == "judge-agreement" || name == "judge-human" {
+		return KeepPacked
+	}
+	return KeepValues
+}
+
 // Tables computes what the paper table name shows (TableNames) and lays
 // it out: one table, or several for judge-agreement and judge-human.
 func Tables(ds *Dataset, name string) ([]*Table, error) {
