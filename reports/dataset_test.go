@@ -2,6 +2,7 @@ package reports
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/gymlens/gymlens/analysis"
@@ -55,5 +56,30 @@ func TestDatasetsShareWhatTheyRead(t *testing.T) {
 	d, _ := NewDataset(ctx, st, Options{Keep: KeepTasks})
 	if c.ShareFrom(a) || d.ShareFrom(b) {
 		t.Error("shared across judges, or from a dataset that kept fewer tasks")
+	}
+}
+
+// A packed dataset never shares with one that needs task names, and one
+// that keeps no judgments refuses the agreement instead of computing it
+// on runs without tasks.
+func TestPackedDatasetsKeepToTheirTasks(t *testing.T) {
+	ctx := context.Background()
+	st := &countingStore{}
+	p, _ := NewDataset(ctx, st, Options{Keep: KeepPacked})
+	if _, err := p.Values(); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := NewDataset(ctx, st, Options{Keep: KeepTaskNames}); n.ShareFrom(p) {
+		t.Error("a task-names dataset shared the packed runs, which hold no task names")
+	}
+	if v, _ := NewDataset(ctx, st, Options{Keep: KeepValues}); !v.ShareFrom(p) {
+		t.Error("a values dataset did not share the packed runs' values")
+	}
+	if _, err := p.SelectedSet(); err != nil {
+		t.Errorf("packed: %v", err)
+	}
+	v, _ := NewDataset(ctx, st, Options{Keep: KeepValues})
+	if _, err := v.Judges(); err == nil || !strings.Contains(err.Error(), "KeepPacked") {
+		t.Errorf("a values dataset compared judges: %v", err)
 	}
 }
