@@ -38,7 +38,8 @@ const (
 	// KeepPacked keeps the tasks and judgments encoded
 	// (analysis.PackedRuns), a few tens of bytes a task: the runs of
 	// Values and Selected hold none, and the agreement tables decode a
-	// run at a time (RunSet). For tables, figures and the report.
+	// run at a time (RunSet). For the agreement tables (TableKeep),
+	// figures, the report, agree and notebooks.
 	KeepPacked
 	KeepTasks // tasks and judgments, as rows in the runs
 )
@@ -62,8 +63,8 @@ type Options struct {
 	// StudyResamples are the resamples of the human study's bootstrap
 	// (participants resampled); 0: 20,000.
 	StudyResamples int
-	// Keep: what of the tasks to keep (KeepPacked for tables, figures
-	// and the report).
+	// Keep: what of the tasks to keep (KeepPacked for the agreement
+	// tables, figures and the report; TableKeep says which a table needs).
 	Keep Keep
 	// Figures: the metric of the one-metric figures ("": TC), the study
 	// question of human-trust ("": trust), the harness switch FROM,TO of
