@@ -52,6 +52,10 @@ var exportTables = []exportTable{
 	{"judge_rubrics", "prompt", false},
 }
 
+// derivedTables are the tables not exported: derived from the others,
+// they are rebuilt, and a lake reads the tables they come from.
+var derivedTables = []string{"run_inputs"}
+
 // ExportResult says what Export wrote.
 type ExportResult struct {
 	Table string
@@ -86,7 +90,11 @@ func (w *Warehouse) Export(ctx context.Context, dir, format string) ([]ExportRes
 	var out []ExportResult
 	for _, t := range exportTables {
 		var n int64
-		if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM `+t.name).Scan(&n); err != nil {
+		count := `SELECT count(*) FROM ` + t.name
+		if t.name == "meta" && !w.Lake {
+			count += metaExported
+		}
+		if err := w.db.QueryRowContext(ctx, count).Scan(&n); err != nil {
 			return nil, err
 		}
 		if t.name == "meta" && !w.Lake {
@@ -166,11 +174,16 @@ func (w *Warehouse) copyPartitions(ctx context.Context, t exportTable, dir strin
 	return nil
 }
 
+// metaExported keeps the meta rows a lake takes: not the file name it
+// would be exported from, nor the run inputs' (derived data, not
+// exported: a lake reads the tables).
+const metaExported = ` WHERE key NOT IN ('exported_from', 'run_inputs')`
+
 func (w *Warehouse) copyParquet(ctx context.Context, t exportTable, path string) error {
 	from := t.name
 	if t.name == "meta" && !w.Lake {
 		// The lake remembers the warehouse it came from, by file name.
-		from = fmt.Sprintf(`(SELECT * FROM meta WHERE key <> 'exported_from' UNION ALL SELECT 'exported_from', %s)`, sqlString(filepath.Base(w.Path)))
+		from = fmt.Sprintf(`(SELECT * FROM meta`+metaExported+` UNION ALL SELECT 'exported_from', %s)`, sqlString(filepath.Base(w.Path)))
 	}
 	q := fmt.Sprintf(`COPY (SELECT * FROM %s ORDER BY %s) TO %s (FORMAT parquet)`, from, t.order, sqlString(path))
 	if _, err := w.db.ExecContext(ctx, q); err != nil {

@@ -205,12 +205,14 @@ func (w *Warehouse) SaveJudgeCalls(ctx context.Context, calls []JudgeCall) error
 	}
 	tx := []string{
 		"BEGIN TRANSACTION",
+		invalidateInputs,
 		`DELETE FROM judge_calls WHERE (model, params, prompt, judge, run_id, task, metric, input_hash) IN (SELECT (model, params, prompt, judge, run_id, task, metric, input_hash) FROM _jc)`,
 		`INSERT INTO judge_calls SELECT * FROM _jc`,
 		`DELETE FROM judgments WHERE (run_id, task, metric, judge, prompt) IN (SELECT (run_id, task, metric, judge, prompt) FROM _jj)`,
 		`INSERT INTO judgments SELECT * FROM _jj`,
 		"COMMIT",
 	}
+	w.inputsStale = true // for Close: saved a batch of answers at a time
 	for _, q := range tx {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
@@ -289,6 +291,10 @@ func (w *Warehouse) SupersedeIngestedJudgments(ctx context.Context, judge string
 	fail := func(err error) (int64, error) {
 		conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return 0, fmt.Errorf("taking out the ingested judgments of %q: %w", judge, err)
+	}
+	w.inputsStale = true
+	if _, err := conn.ExecContext(ctx, invalidateInputs); err != nil {
+		return fail(err)
 	}
 	if _, err := conn.ExecContext(ctx, `UPDATE ingested_files SET superseded = true WHERE file_id IN
 		(SELECT DISTINCT file_id FROM judgments WHERE judge = ? AND file_id > 0 AND list_contains(?, metric))`, judge, metrics); err != nil {
@@ -467,6 +473,12 @@ func (w *Warehouse) SettleRepeats(ctx context.Context, spec rows.RepeatSpec) (in
 		set = append(set, c+" = s."+c)
 	}
 	set = append(set, "extra = s.extra")
+	// Stale first: a crash between the two leaves them stale, which
+	// costs time, not a wrong number.
+	w.inputsStale = true
+	if _, err := conn.ExecContext(ctx, invalidateInputs); err != nil {
+		return 0, fmt.Errorf("averaging repeated answers: %w", err)
+	}
 	if _, err := conn.ExecContext(ctx, `UPDATE judgments SET `+strings.Join(set, ", ")+` FROM _js s
 		WHERE judgments.run_id = s.run_id AND judgments.task = s.task AND judgments.metric = s.metric
 		AND judgments.judge = s.judge AND judgments.prompt = s.prompt AND judgments.file_id = 0`); err != nil {

@@ -106,6 +106,8 @@ type pass struct {
 	loading atomic.Bool
 	// committed: the transaction has ended with COMMIT.
 	committed bool
+	// staleInputs: the pass wrote what the run inputs come from.
+	staleInputs bool
 	// fileDupes maps content hashes of this input to their first path.
 	fileDupes map[string]string
 	// known and knownStat are the files ingested before.
@@ -276,6 +278,12 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 		return nil, fmt.Errorf("committing the ingest: %w", err)
 	}
 	p.committed = true
+	if p.staleInputs {
+		w.inputsStale = true
+		if err := w.RefreshRunInputs(ctx); err != nil {
+			return nil, fmt.Errorf("the ingest is committed, but %w (the analyses read the tables meanwhile; any later ingest or score rebuilds them)", err)
+		}
+	}
 	p.sum.Elapsed = time.Since(start)
 	p.sum.Bytes = p.bytes.Load()
 	return p.sum, nil

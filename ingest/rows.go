@@ -25,7 +25,19 @@ func (w *Warehouse) LoadRuns(ctx context.Context) ([]RunRow, error) {
 // once its tasks and judgments are read, and, with dropTasks, then lets
 // them go: a caller that needs only what it computes from them (the
 // metric values) holds one batch of tasks at a time.
+//
+// It reads the stored run inputs (inputs.go) while they are fresh, else
+// the tables.
 func (w *Warehouse) LoadRunsWith(ctx context.Context, visit func(i int, r *RunRow), dropTasks bool) ([]RunRow, error) {
+	return w.loadRuns(ctx, visit, dropTasks, w.inputsFresh(ctx))
+}
+
+// loadRunsFromTables is LoadRunsWith from the tables alone.
+func (w *Warehouse) loadRunsFromTables(ctx context.Context, visit func(i int, r *RunRow), dropTasks bool) ([]RunRow, error) {
+	return w.loadRuns(ctx, visit, dropTasks, false)
+}
+
+func (w *Warehouse) loadRuns(ctx context.Context, visit func(i int, r *RunRow), dropTasks, useInputs bool) ([]RunRow, error) {
 	var runs []RunRow
 	byID := map[string]int{}
 	in := interner{}
@@ -57,8 +69,17 @@ func (w *Warehouse) LoadRunsWith(ctx context.Context, visit func(i int, r *RunRo
 	}
 	for lo := 0; lo < len(runs); lo += loadBatch {
 		hi := min(lo+loadBatch, len(runs)) - 1
-		if err := w.loadTasksAndJudgments(ctx, runs, byID, runs[lo].RunID, runs[hi].RunID, in); err != nil {
-			return nil, err
+		ok := false
+		if useInputs {
+			var err error
+			if ok, err = w.loadInputs(ctx, runs, byID, lo, hi, in); err != nil {
+				return nil, err
+			}
+		}
+		if !ok {
+			if err := w.loadTasksAndJudgments(ctx, runs, byID, runs[lo].RunID, runs[hi].RunID, in); err != nil {
+				return nil, err
+			}
 		}
 		for i := lo; i <= hi; i++ {
 			if visit != nil {
@@ -77,6 +98,16 @@ func (w *Warehouse) LoadRunsWith(ctx context.Context, visit func(i int, r *RunRo
 // tasks and reads a run's when its page is asked.
 func (w *Warehouse) LoadRunTasks(ctx context.Context, r *RunRow) error {
 	runs := []RunRow{{RunID: r.RunID}}
+	if w.inputsFresh(ctx) {
+		ok, err := w.loadInputs(ctx, runs, map[string]int{r.RunID: 0}, 0, 0, interner{})
+		if err != nil {
+			return err
+		}
+		if ok {
+			r.Tasks, r.TA = runs[0].Tasks, runs[0].TA
+			return nil
+		}
+	}
 	if err := w.loadTasksAndJudgments(ctx, runs, map[string]int{r.RunID: 0}, r.RunID, r.RunID, interner{}); err != nil {
 		return err
 	}

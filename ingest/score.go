@@ -188,6 +188,9 @@ func (w *Warehouse) ReplaceScores(ctx context.Context, produce func(emit func(Ta
 			conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		}
 	}()
+	if _, err := conn.ExecContext(ctx, invalidateInputs); err != nil {
+		return err
+	}
 	if _, err := conn.ExecContext(ctx, "DELETE FROM task_scores"); err != nil {
 		return err
 	}
@@ -216,5 +219,9 @@ func (w *Warehouse) ReplaceScores(ctx context.Context, produce func(emit func(Ta
 		return err
 	}
 	done = true
+	w.inputsStale = true
+	if err := w.RefreshRunInputs(ctx); err != nil {
+		return fmt.Errorf("the scores are written, but %w (the analyses read the tables meanwhile)", err)
+	}
 	return nil
 }

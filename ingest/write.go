@@ -119,6 +119,15 @@ func (p *pass) load(decisions map[string]runDecision) error {
 			p.sum.Identical[runlog.TypeRun]++
 		}
 	}
+	// The run inputs come from scenarios, runs, task outcomes and
+	// judgments: an ingest of those makes them stale (of ratings or
+	// PARE files alone, not).
+	if p.touchesInputs() {
+		if err := p.exec(invalidateInputs); err != nil {
+			return err
+		}
+		p.staleInputs = true
+	}
 	if err := p.loadScenarios(); err != nil {
 		return err
 	}
@@ -184,6 +193,17 @@ func (p *pass) load(decisions map[string]runDecision) error {
 		return err
 	}
 	return p.record(first)
+}
+
+// touchesInputs says whether the pass read records the run inputs come
+// from.
+func (p *pass) touchesInputs() bool {
+	for i, t := range runlog.RecordTypes {
+		if t != runlog.TypeRating && p.chk.counts[i] > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *pass) appendRows(table string, fill func(*duckdb.Appender) error) error {

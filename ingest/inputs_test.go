@@ -1,0 +1,188 @@
+package ingest
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/gymlens/gymlens/internal/sample"
+)
+
+// The stored run inputs give LoadRuns exactly what the tables give, after
+// each kind of write: an ingest, a rescoring, the judge's answers (stale
+// until Close rebuilds them), an ingest of ratings alone (still fresh),
+// and an upgrade from the schema before them.
+func TestRunInputsGiveWhatTheTablesGive(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := sample.Write(dir, sample.Options{Seed: 5, Configs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "w.duckdb")
+	open := func(opt OpenOptions) *Warehouse {
+		t.Helper()
+		w, err := Open(ctx, path, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	same := func(w *Warehouse, step string, fresh bool) []RunRow {
+		t.Helper()
+		if got := w.RunInputsFresh(ctx); got != fresh {
+			t.Fatalf("%s: run inputs fresh %v, want %v", step, got, fresh)
+		}
+		stored, err := w.LoadRuns(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables, err := w.loadRunsFromTables(ctx, nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tables) == 0 || !sameRuns(stored, tables) {
+			t.Fatalf("%s: LoadRuns gives other runs than the tables (%d runs)", step, len(tables))
+		}
+		r := RunRow{RunID: tables[1].RunID}
+		r.Custom = tables[1].Custom // not read by LoadRunTasks
+		if err := w.LoadRunTasks(ctx, &r); err != nil || !sameTasks(&r, &tables[1]) {
+			t.Fatalf("%s: LoadRunTasks gives other tasks than the tables (%v)", step, err)
+		}
+		return tables
+	}
+
+	// Written at the schema before the inputs: none, until a writing
+	// command upgrades it and closes.
+	w := open(OpenOptions{SchemaVersion: inputsSchema - 1})
+	if _, err := w.Ingest(ctx, []string{filepath.Join(dir, "scenarios"), filepath.Join(dir, "runs")}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	w = open(OpenOptions{})
+	same(w, "upgraded", false)
+	w.Close()
+	w = open(OpenOptions{})
+	runs := same(w, "upgraded, after Close", true)
+	w.Close()
+	os.Remove(path)
+	w = open(OpenOptions{})
+	if _, err := w.Ingest(ctx, []string{filepath.Join(dir, "scenarios"), filepath.Join(dir, "runs")}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if fresh := same(w, "ingest of runs", true); !sameRuns(fresh, runs) {
+		t.Fatal("an upgraded warehouse's runs differ from a new one's")
+	}
+	if _, err := w.Ingest(ctx, []string{filepath.Join(dir, "judgments")}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	runs = same(w, "ingest of judgments", true)
+	if len(runs[0].Tasks) == 0 || len(runs[0].Tasks[0].TC) == 0 || len(runs[0].TA) == 0 {
+		t.Fatalf("the sample's first run has no judged tasks or TA: %+v", runs[0])
+	}
+
+	// A rescoring: every task's depths and rules as settled.
+	if err := w.ReplaceScores(ctx, func(emit func(TaskScore) error) error {
+		one := 1.0
+		return emit(TaskScore{RunID: runs[0].RunID, Task: runs[0].Tasks[0].Task, EffectiveExpected: "noop", EffectiveChosen: "execute",
+			EffectiveRules: [3]*float64{&one, nil, &one}, Prefer: "derived"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	runs = same(w, "score", true)
+	if task := runs[0].Tasks[0]; task.Expected != "noop" || task.Chosen != "execute" || task.RuleSet != [3]bool{true, false, true} {
+		t.Fatalf("the rescored task reads %+v", task)
+	}
+
+	// The judge's answers: stale at once, rebuilt by Close.
+	if err := w.SaveJudgeCalls(ctx, []JudgeCall{{Model: "m", Params: "{}", Prompt: "v9", InputHash: "h", Judge: "judge-new",
+		RunID: runs[0].RunID, Task: runs[0].Tasks[0].Task, Metric: "tc", Valid: true,
+		Scores: map[string]float64{"correctness": 0.25, "grounding": 1, "completeness": math.Inf(1)}}}); err != nil {
+		t.Fatal(err)
+	}
+	runs = same(w, "judge", false)
+	if !slices.ContainsFunc(runs[0].Tasks[0].TC, func(j TCJudgment) bool { return j.Judge == "judge-new" && j.Correctness == 0.25 }) {
+		t.Fatalf("the new judgment is not read: %+v", runs[0].Tasks[0].TC)
+	}
+	w.Close()
+	w = open(OpenOptions{ReadOnly: true})
+	same(w, "judge, after Close", true)
+	w.Close()
+
+	// Ratings alone leave them fresh.
+	w = open(OpenOptions{})
+	if _, err := w.Ingest(ctx, []string{filepath.Join(dir, "ratings")}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	same(w, "ingest of ratings", true)
+	w.Close()
+}
+
+// sameRuns compares runs as DeepEqual would, but with NaNs (missing
+// scores) equal to themselves: the tasks and judgments by their encoding,
+// which TestRunInputsRoundTrip checks keeps every bit.
+func sameRuns(a, b []RunRow) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if !sameTasks(&x, &y) {
+			return false
+		}
+		x.Tasks, x.TA, x.Custom, y.Tasks, y.TA, y.Custom = nil, nil, nil, nil, nil, nil
+		if !reflect.DeepEqual(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameTasks(a, b *RunRow) bool {
+	return string(encodeInputs(nil, a)) == string(encodeInputs(nil, b))
+}
+
+// What encodeInputs writes decodes to the same run, floats to the bit;
+// every shorter prefix of it is refused, never a panic.
+func TestRunInputsRoundTrip(t *testing.T) {
+	nan := math.Float64frombits(0x7ff8000000000001)
+	r := RunRow{
+		Tasks: []TaskRow{
+			{Task: "a", Weight: 1, Rules: [3]float64{0.1, math.NaN(), 1}, RuleSet: [3]bool{true, false, true}, Expected: "suggest", Chosen: "noop",
+				TC:     []TCJudgment{{Judge: "j1", Correctness: 0.3, Grounding: math.Inf(-1), Completeness: math.Copysign(0, -1), ArtifactQ: nan}},
+				TRJ:    []TRJJudgment{{Judge: "j2", Scores: [5]float64{1, 2, 3, 4, 5}}, {Judge: "j1", Scores: [5]float64{math.MaxFloat64, math.SmallestNonzeroFloat64}}},
+				Custom: []CustomJudgment{{Metric: "custom.x", Judge: "j1", Scores: map[string]float64{"b": 2, "a": 1}}, {Metric: "custom.x", Judge: "j2"}}},
+			{Task: "b", Weight: 0.5, Expected: "", Chosen: "suggest"},
+		},
+		TA:     []TAJudgment{{Judge: "j1", Now: 1, Later: 0, CQ: 4, HasCQ: true}, {Judge: "j2", Both: 0.5, HasBoth: true}},
+		Custom: []CustomJudgment{{Metric: "custom.y", Judge: "j2", Scores: map[string]float64{}}},
+	}
+	b := encodeInputs(nil, &r)
+	var got RunRow
+	if _, err := decodeInputs(b, &got, interner{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	bits := func(v float64) uint64 { return math.Float64bits(v) }
+	if bits(got.Tasks[0].TC[0].ArtifactQ) != bits(nan) || bits(got.Tasks[0].TC[0].Completeness) != bits(math.Copysign(0, -1)) {
+		t.Errorf("floats not kept to the bit: %v", got.Tasks[0].TC[0])
+	}
+	// NaN ≠ NaN: compare the rest with the NaNs replaced.
+	got.Tasks[0].TC[0].ArtifactQ, r.Tasks[0].TC[0].ArtifactQ = 7, 7
+	got.Tasks[0].Rules[1], r.Tasks[0].Rules[1] = 7, 7
+	if !reflect.DeepEqual(got, r) {
+		t.Errorf("decoded\n%+v\nwant\n%+v", got, r)
+	}
+	if got.Custom[0].Scores == nil || got.Tasks[0].Custom[1].Scores != nil {
+		t.Error("an empty score map and a nil one are not told apart")
+	}
+	for n := range len(b) {
+		var x RunRow
+		if _, err := decodeInputs(b[:n], &x, interner{}, nil); err == nil {
+			t.Fatalf("a prefix of %d of %d bytes decoded", n, len(b))
+		}
+	}
+	if _, err := decodeInputs(append(b, 0), &got, interner{}, nil); err == nil {
+		t.Error("a trailing byte was not refused")
+	}
+}
