@@ -144,7 +144,10 @@ func pairCorrelations(values [][]float64, scenario, config []string, cl, cfg map
 	// Per-worker scratch space is not shared: the statistic allocates its
 	// buffers once per call site through a pool keyed by goroutine-free
 	// slices below.
-	type scratch struct{ cx, cy, cw []float64 }
+	type scratch struct {
+		cx, cy, cw []float64
+		rx, ry     stat.Ranker
+	}
 	pool := make(chan *scratch, opt.Workers+1)
 	get := func() *scratch {
 		select {
@@ -183,9 +186,8 @@ func pairCorrelations(values [][]float64, scenario, config []string, cl, cfg map
 				k++
 			}
 		}
-		ranks := func(v []float64) []float64 { return stat.Ranks(v) }
 		res[2] = WeightedPearson(s.cx[:k], s.cy[:k], s.cw[:k])
-		res[3] = stat.Pearson(ranks(s.cx[:k]), ranks(s.cy[:k]))
+		res[3] = stat.Pearson(s.rx.Ranks(s.cx[:k]), s.ry.Ranks(s.cy[:k]))
 	}
 	est := stat.ClusterBootstrap(len(cl), 4, statFn, opt)
 	// n at configuration level: configurations with both means.

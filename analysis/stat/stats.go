@@ -160,6 +160,54 @@ func Ranks(x []float64) []float64 {
 	return r
 }
 
+// Ranker computes Ranks into buffers of its own, reused from call to
+// call: for a statistic that ranks a few values in each of ten thousand
+// resamples. Not for concurrent use.
+type Ranker struct {
+	snap, r []float64
+	idx     []int
+}
+
+// Ranks are Ranks(x), in a slice valid until the next call.
+func (k *Ranker) Ranks(x []float64) []float64 {
+	n := len(x)
+	if cap(k.r) < n {
+		k.snap, k.r, k.idx = make([]float64, n), make([]float64, n), make([]int, n)
+	}
+	s, r, idx := k.snap[:n], k.r[:n], k.idx[:n]
+	nan := false
+	for i, v := range x {
+		s[i], idx[i] = SnapTie(v), i
+		nan = nan || v != v
+	}
+	if n > 32 || nan {
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(s[a], s[b]) })
+	} else {
+		// Insertion sort: stable, and without NaNs < orders as
+		// cmp.Compare does.
+		for i := 1; i < n; i++ {
+			j, v := i, idx[i]
+			for j > 0 && s[v] < s[idx[j-1]] {
+				idx[j] = idx[j-1]
+				j--
+			}
+			idx[j] = v
+		}
+	}
+	for i := 0; i < n; {
+		j := i
+		for j+1 < n && s[idx[j+1]] == s[idx[i]] {
+			j++
+		}
+		avg := float64(float64(i+j)/2) + 1
+		for m := i; m <= j; m++ {
+			r[idx[m]] = avg
+		}
+		i = j + 1
+	}
+	return r
+}
+
 // Spearman is Pearson's correlation of the ranks (ties, to TiePrecision,
 // averaged).
 func Spearman(x, y []float64) float64 { return Pearson(Ranks(x), Ranks(y)) }
