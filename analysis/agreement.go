@@ -272,18 +272,40 @@ func newSpearman(x, y []float64, cluster []int, C int) *spearman {
 	s.nc = make([]float64, C)
 	s.px, s.py = make([]float64, C*C), make([]float64, C*C)
 	s.qxx, s.qyy, s.qxy = make([]float64, C*C*C), make([]float64, C*C*C), make([]float64, C*C*C)
+	// Items of one cluster in the same tie groups of x and of y add the
+	// same terms: each such cell once, times its items. (G holds
+	// multiples of ½, so while the sums stay below 2⁵³ they are exact and
+	// the same in any order.)
+	type cell struct {
+		c      int
+		rx, ry int32
+		m      float64
+	}
+	var cells []cell
+	at := map[[3]int32]int{}
 	for i := 0; i < n; i++ {
-		c := cluster[i]
-		s.nc[c]++
-		a, b := gx[int(ix[i])*C:(int(ix[i])+1)*C], gy[int(iy[i])*C:(int(iy[i])+1)*C]
+		k := [3]int32{int32(cluster[i]), ix[i], iy[i]}
+		j, ok := at[k]
+		if !ok {
+			j = len(cells)
+			at[k] = j
+			cells = append(cells, cell{c: cluster[i], rx: ix[i], ry: iy[i]})
+		}
+		cells[j].m++
+	}
+	for _, cl := range cells {
+		c, m := cl.c, cl.m
+		s.nc[c] += m
+		a, b := gx[int(cl.rx)*C:(int(cl.rx)+1)*C], gy[int(cl.ry)*C:(int(cl.ry)+1)*C]
 		for d := 0; d < C; d++ {
-			s.px[c*C+d] += a[d]
-			s.py[c*C+d] += b[d]
+			s.px[c*C+d] += float64(m * a[d])
+			s.py[c*C+d] += float64(m * b[d])
 			base := (c*C + d) * C
+			ma, mb := float64(m*a[d]), float64(m*b[d])
 			for e := 0; e < C; e++ {
-				s.qxx[base+e] += float64(a[d] * a[e])
-				s.qyy[base+e] += float64(b[d] * b[e])
-				s.qxy[base+e] += float64(a[d] * b[e])
+				s.qxx[base+e] += float64(ma * a[e])
+				s.qyy[base+e] += float64(mb * b[e])
+				s.qxy[base+e] += float64(ma * b[e])
 			}
 		}
 	}
