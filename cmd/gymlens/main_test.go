@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -42,6 +44,66 @@ func sampleWarehouse(t *testing.T, seed uint64, configs int, judgments bool) (di
 	db = filepath.Join(dir, "w.duckdb")
 	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", filepath.Join(dir, "c")); code != 0 {
 		t.Fatal(stderr)
+	}
+	return dir, db
+}
+
+// shared holds the warehouses built once for tests that only read them
+// (sharedSampleWarehouse), in a folder TestMain removes.
+var shared struct {
+	sync.Mutex
+	dir string
+	by  map[[2]uint64]*sharedBuild
+}
+
+type sharedBuild struct {
+	once sync.Once
+	db   string
+	err  error
+}
+
+// sharedSampleWarehouse is sampleWarehouse (with judgments) for a test
+// that only reads it: the corpus written and ingested once per test
+// binary, each test given a copy of the warehouse in a folder of its own.
+func sharedSampleWarehouse(t *testing.T, seed uint64, configs int) (dir, db string) {
+	t.Helper()
+	shared.Lock()
+	if shared.by == nil {
+		shared.by = map[[2]uint64]*sharedBuild{}
+	}
+	key := [2]uint64{seed, uint64(configs)}
+	b := shared.by[key]
+	if b == nil {
+		b = &sharedBuild{}
+		shared.by[key] = b
+	}
+	shared.Unlock()
+	b.once.Do(func() {
+		d, err := os.MkdirTemp(shared.dir, "sample-")
+		if err != nil {
+			b.err = err
+			return
+		}
+		if _, b.err = sample.Write(filepath.Join(d, "c"), sample.Options{Seed: seed, Configs: configs}); b.err != nil {
+			return
+		}
+		b.db = filepath.Join(d, "w.duckdb")
+		var e bytes.Buffer
+		if code := run(context.Background(), []string{"gymlens", "--db", b.db, "-q", "ingest", filepath.Join(d, "c")}, io.Discard, &e); code != 0 {
+			b.err = fmt.Errorf("ingest: %s", e.String())
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	dir = t.TempDir()
+	db = filepath.Join(dir, "w.duckdb")
+	data, err := os.ReadFile(b.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(db, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	return dir, db
 }
@@ -700,7 +762,14 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	var err error
+	if shared.dir, err = os.MkdirTemp("", "gymlens-test-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(shared.dir)
+	os.Exit(code)
 }
 
 // Answers are durable as they arrive: after kill -9 (or SIGTERM) the next
