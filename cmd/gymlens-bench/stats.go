@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -102,6 +103,32 @@ func benchStats(args []string) error {
 		return err
 	}
 	fmt.Printf("numpy/scipy, a Python loop over the resamples (bench_stats.py, kept for comparison): %.3f s (%.1f×)\n", loop, loop/goTime.Seconds())
+
+	// End to end: the commands as a researcher runs them on the
+	// warehouse, process start included, median of five.
+	db := w.Path
+	w.Close()
+	bin := filepath.Join(dir, "gymlens")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/gymlens").CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./cmd/gymlens (run from the repository's root): %w\n%s", err, out)
+	}
+	var total float64
+	for _, c := range [][]string{{"metrics", "--by", "model,harness"}, {"corr"}} {
+		var times []float64
+		for range 5 {
+			cmd := exec.Command(bin, append(append([]string{"--db", db, "-q"}, c...), "--resamples", strconv.Itoa(*resamples))...)
+			t := time.Now()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("gymlens %s: %v\n%s", strings.Join(c, " "), err, out)
+			}
+			times = append(times, time.Since(t).Seconds())
+		}
+		slices.Sort(times)
+		total += times[2]
+		fmt.Printf("gymlens %s, end to end (process start, the warehouse read, %d resamples): %.3f s (median of 5; %.1f× the vectorized peer's computation)\n",
+			strings.Join(c, " "), *resamples, times[2], vec/times[2])
+	}
+	fmt.Printf("both commands: %.3f s, %.1f× the vectorized peer's computation of its estimates (%.3f s)\n", total, vec/total, vec)
 	return nil
 }
 
