@@ -34,7 +34,7 @@ import (
 
 // inputsFormat is the encoding of run_inputs; a gymlens that encodes
 // otherwise changes it, and an older warehouse's are rebuilt.
-const inputsFormat = "1"
+const inputsFormat = "2"
 
 // inputsSchema is the schema version that added run_inputs.
 const inputsSchema = 16
@@ -162,6 +162,14 @@ func (w *Warehouse) loadInputs(ctx context.Context, runs []RunRow, byID map[stri
 func encodeInputs(buf []byte, r *RunRow) []byte {
 	e := inputsEncoder{buf: buf, seen: map[string]uint64{}}
 	e.uint(uint64(len(r.Tasks)))
+	// How many TC and TR-J judgments the tasks hold in all: the decoder
+	// makes one slice of each for the run.
+	var ntc, ntrj int
+	for k := range r.Tasks {
+		ntc, ntrj = ntc+len(r.Tasks[k].TC), ntrj+len(r.Tasks[k].TRJ)
+	}
+	e.uint(uint64(ntc))
+	e.uint(uint64(ntrj))
 	for k := range r.Tasks {
 		t := &r.Tasks[k]
 		e.str(t.Task)
@@ -271,6 +279,17 @@ func decodeInputs(b []byte, r *RunRow, in interner, strs []string) ([]string, er
 	} else {
 		r.Tasks = nil
 	}
+	// One slice of each kind of judgment for the run, cut per task (full
+	// slice expressions: appending to a task's never overwrites the
+	// next's).
+	var tcs []TCJudgment
+	var trjs []TRJJudgment
+	if n := d.count(); n > 0 {
+		tcs = make([]TCJudgment, n)
+	}
+	if n := d.count(); n > 0 {
+		trjs = make([]TRJJudgment, n)
+	}
 	for k := range r.Tasks {
 		t := &r.Tasks[k]
 		t.Task = d.str()
@@ -284,13 +303,21 @@ func decodeInputs(b []byte, r *RunRow, in interner, strs []string) ([]string, er
 		}
 		t.Expected, t.Chosen = d.str(), d.str()
 		if n := d.count(); n > 0 {
-			t.TC = make([]TCJudgment, n)
+			if n > len(tcs) {
+				d.err, d.b = errInputs, nil
+				break
+			}
+			t.TC, tcs = tcs[:n:n], tcs[n:]
 			for i := range t.TC {
 				t.TC[i] = TCJudgment{Judge: d.str(), Correctness: d.float(), Grounding: d.float(), Completeness: d.float(), ArtifactQ: d.float()}
 			}
 		}
 		if n := d.count(); n > 0 {
-			t.TRJ = make([]TRJJudgment, n)
+			if n > len(trjs) {
+				d.err, d.b = errInputs, nil
+				break
+			}
+			t.TRJ, trjs = trjs[:n:n], trjs[n:]
 			for i := range t.TRJ {
 				t.TRJ[i].Judge = d.str()
 				for s := range t.TRJ[i].Scores {
@@ -312,7 +339,7 @@ func decodeInputs(b []byte, r *RunRow, in interner, strs []string) ([]string, er
 		}
 	}
 	r.Custom = d.custom()
-	if d.err == nil && len(d.b) != 0 {
+	if d.err == nil && (len(d.b) != 0 || len(tcs) != 0 || len(trjs) != 0) {
 		d.err = errInputs
 	}
 	return d.strs, d.err
