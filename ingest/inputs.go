@@ -28,7 +28,8 @@ import (
 // judgments) deletes the meta row run_inputs in its own transaction,
 // and LoadRuns uses them only while that row names inputsFormat. The
 // writers that change many runs (ingest, score) rebuild them after
-// committing; the judge's small writes leave them to Close. A warehouse
+// committing; the judge, which writes a batch of answers at a time,
+// when it ends (judge.Run), unless interrupted. A warehouse
 // whose inputs are missing or stale is read from its tables as before,
 // so a failed or killed rebuild costs time, never a wrong number.
 
@@ -46,7 +47,7 @@ const invalidateInputs = `DELETE FROM meta WHERE key = 'run_inputs'`
 // inputsFresh says whether run_inputs holds every run's inputs as the
 // tables now give them.
 func (w *Warehouse) inputsFresh(ctx context.Context) bool {
-	if w.Lake || w.noInputs {
+	if w.Lake {
 		return false
 	}
 	var v string
@@ -63,7 +64,6 @@ func (w *Warehouse) RunInputsFresh(ctx context.Context) bool { return w.inputsFr
 // left as it is.
 func (w *Warehouse) RefreshRunInputs(ctx context.Context) error {
 	if w.ReadOnly || w.Lake || w.inputsFresh(ctx) {
-		w.inputsStale = false
 		return nil
 	}
 	if v, err := w.Version(ctx); err != nil || v < inputsSchema {
@@ -121,7 +121,6 @@ func (w *Warehouse) RefreshRunInputs(ctx context.Context) error {
 		return fmt.Errorf("rebuilding the run inputs: %w", err)
 	}
 	done = true
-	w.inputsStale = false
 	return nil
 }
 

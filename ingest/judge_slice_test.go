@@ -102,7 +102,14 @@ func TestSlicesChangeNothing(t *testing.T) {
 	live := base
 	live.Metrics = []string{judge.TA, judge.TRJ} // the identical inputs are TR-J's
 	live.Judges = []judge.Endpoint{endpoint(fw, "j")}
+	if !whole.RunInputsFresh(ctx) {
+		t.Fatal("the sample warehouse's run inputs are stale before the judge runs")
+	}
 	a := run(whole, live, 0)
+	// A run that ends rebuilds the runs' inputs its answers made stale.
+	if !whole.RunInputsFresh(ctx) {
+		t.Error("the run inputs are stale after a judge run that ended")
+	}
 	k := straddling(t, whole)
 	live.Judges = []judge.Endpoint{endpoint(fs, "j")}
 	b := run(sliced, live, k)

@@ -212,7 +212,6 @@ func (w *Warehouse) SaveJudgeCalls(ctx context.Context, calls []JudgeCall) error
 		`INSERT INTO judgments SELECT * FROM _jj`,
 		"COMMIT",
 	}
-	w.inputsStale = true // for Close: saved a batch of answers at a time
 	for _, q := range tx {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
@@ -292,7 +291,6 @@ func (w *Warehouse) SupersedeIngestedJudgments(ctx context.Context, judge string
 		conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return 0, fmt.Errorf("taking out the ingested judgments of %q: %w", judge, err)
 	}
-	w.inputsStale = true
 	if _, err := conn.ExecContext(ctx, invalidateInputs); err != nil {
 		return fail(err)
 	}
@@ -475,7 +473,6 @@ func (w *Warehouse) SettleRepeats(ctx context.Context, spec rows.RepeatSpec) (in
 	set = append(set, "extra = s.extra")
 	// Stale first: a crash between the two leaves them stale, which
 	// costs time, not a wrong number.
-	w.inputsStale = true
 	if _, err := conn.ExecContext(ctx, invalidateInputs); err != nil {
 		return 0, fmt.Errorf("averaging repeated answers: %w", err)
 	}

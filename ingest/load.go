@@ -279,7 +279,6 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 	}
 	p.committed = true
 	if p.staleInputs {
-		w.inputsStale = true
 		if err := w.RefreshRunInputs(ctx); err != nil {
 			return nil, fmt.Errorf("the ingest is committed, but %w (the analyses read the tables meanwhile; any later ingest or score rebuilds them)", err)
 		}

@@ -219,7 +219,6 @@ func (w *Warehouse) ReplaceScores(ctx context.Context, produce func(emit func(Ta
 		return err
 	}
 	done = true
-	w.inputsStale = true
 	if err := w.RefreshRunInputs(ctx); err != nil {
 		return fmt.Errorf("the scores are written, but %w (the analyses read the tables meanwhile)", err)
 	}

@@ -86,9 +86,6 @@ type Warehouse struct {
 	viewer       bool       // OpenOptions.Viewer
 	specMu       sync.Mutex // guards specs
 	specs        map[string]*scenarioSpec
-	// inputsStale: a write since Open left the run inputs stale, for
-	// Close to rebuild; noInputs: LoadRuns reads the tables alone.
-	inputsStale, noInputs bool
 }
 
 // OpenOptions tunes Open.
@@ -348,11 +345,9 @@ func (w *Warehouse) migrate(ctx context.Context, opt OpenOptions) error {
 	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta VALUES ('schema_version', ?), ('written_by', ?)`, strconv.Itoa(target), "gymlens "+Version); err != nil {
 		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	w.inputsStale = true // built at Close, or by the command's own write
-	return nil
+	// The run inputs are stale now (invalidateInputs above), until the
+	// next ingest, score or judge rebuilds them.
+	return tx.Commit()
 }
 
 // FileName is the warehouse's file name; for a lake, the file name of the
@@ -364,17 +359,9 @@ func (w *Warehouse) FileName() string {
 	return filepath.Base(w.Path)
 }
 
-// Close closes the warehouse, first rebuilding the run inputs when a
-// write since Open (the judge's) left them stale: a failure there loses
-// nothing, as the tables are read instead.
+// Close closes the warehouse.
 func (w *Warehouse) Close() error {
-	var err error
-	if w.inputsStale {
-		err = w.RefreshRunInputs(context.Background())
-	}
-	if cerr := w.db.Close(); err == nil {
-		err = cerr
-	}
+	err := w.db.Close()
 	if cerr := w.connector.Close(); err == nil {
 		err = cerr
 	}

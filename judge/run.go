@@ -187,8 +187,27 @@ type Store interface {
 // Run asks every judge about every item of the metrics, except what the
 // warehouse already holds an answer to (unless Force), and saves each
 // answer as it comes. An answer whose cited evidence is not in the records
-// is asked once more, then stored as invalid with the reason.
+// is asked once more, then stored as invalid with the reason. A run that
+// ends (not a dry run, nor one stopped or failed) has the store rebuild
+// what it derives from the judgments, when it does (InputsRefresher).
 func Run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
+	reps, err := run(ctx, w, opt)
+	if r, ok := w.(InputsRefresher); ok && err == nil && !opt.DryRun && ctx.Err() == nil {
+		if err := r.RefreshRunInputs(ctx); err != nil {
+			return reps, fmt.Errorf("the answers are saved, but %w (the analyses read the tables meanwhile)", err)
+		}
+	}
+	return reps, err
+}
+
+// InputsRefresher is a Store that keeps data derived from the judgments
+// (ingest.Warehouse: the runs' stored inputs), rebuilt when a run ends;
+// until then its readers read the judgments themselves.
+type InputsRefresher interface {
+	RefreshRunInputs(ctx context.Context) error
+}
+
+func run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 	if opt.Repeats < 0 || opt.Repeats > 100 {
 		return nil, fmt.Errorf("--repeats: expected 1 to 100 asks per item, found %d", opt.Repeats)
 	}
