@@ -29,15 +29,16 @@ func (w *Warehouse) LoadRuns(ctx context.Context) ([]RunRow, error) {
 // It reads the stored run inputs (inputs.go) while they are fresh, else
 // the tables.
 func (w *Warehouse) LoadRunsWith(ctx context.Context, visit func(i int, r *RunRow), dropTasks bool) ([]RunRow, error) {
-	return w.loadRuns(ctx, visit, dropTasks, w.inputsFresh(ctx))
+	return w.loadRuns(ctx, visit, dropTasks, w.inputsFresh(ctx), loadBatch)
 }
 
 // loadRunsFromTables is LoadRunsWith from the tables alone.
 func (w *Warehouse) loadRunsFromTables(ctx context.Context, visit func(i int, r *RunRow), dropTasks bool) ([]RunRow, error) {
-	return w.loadRuns(ctx, visit, dropTasks, false)
+	return w.loadRuns(ctx, visit, dropTasks, false, loadBatch)
 }
 
-func (w *Warehouse) loadRuns(ctx context.Context, visit func(i int, r *RunRow), dropTasks, useInputs bool) ([]RunRow, error) {
+// loadRuns reads the runs' tasks and judgments batch runs at a time.
+func (w *Warehouse) loadRuns(ctx context.Context, visit func(i int, r *RunRow), dropTasks, useInputs bool, batch int) ([]RunRow, error) {
 	var runs []RunRow
 	byID := map[string]int{}
 	in := interner{}
@@ -67,8 +68,8 @@ func (w *Warehouse) loadRuns(ctx context.Context, visit func(i int, r *RunRow), 
 	for i := range runs {
 		byID[runs[i].RunID] = i
 	}
-	for lo := 0; lo < len(runs); lo += loadBatch {
-		hi := min(lo+loadBatch, len(runs)) - 1
+	for lo := 0; lo < len(runs); lo += batch {
+		hi := min(lo+batch, len(runs)) - 1
 		ok := false
 		if useInputs {
 			var err error
