@@ -112,7 +112,7 @@ func (w *Warehouse) RefreshRunInputs(ctx context.Context) error {
 		return err
 	}
 	var ferr error
-		// DuckDB's default limit lowered to the ingest's while the tables are
+	// DuckDB's default limit lowered to the ingest's while the tables are
 	// read: at --scale 100 the rebuild after score peaked at 1,149 MB with
 	// 512MB, 720 MB with 160MB (and 899 MB with batches of 8,000 runs,
 	// 91 s against 125 s: not taken).
