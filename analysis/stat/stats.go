@@ -139,25 +139,8 @@ func Pearson(x, y []float64) float64 {
 // Ranks returns the ranks of x (1-based), ties (equal to TiePrecision)
 // given the mean of the ranks they span.
 func Ranks(x []float64) []float64 {
-	x = SnapTies(x)
-	idx := make([]int, len(x))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(x[a], x[b]) })
-	r := make([]float64, len(x))
-	for i := 0; i < len(idx); {
-		j := i
-		for j+1 < len(idx) && x[idx[j+1]] == x[idx[i]] {
-			j++
-		}
-		avg := float64(float64(i+j)/2) + 1
-		for k := i; k <= j; k++ {
-			r[idx[k]] = avg
-		}
-		i = j + 1
-	}
-	return r
+	var k Ranker // buffers of its own: the slice is the caller's
+	return k.Ranks(x)
 }
 
 // Ranker computes Ranks into buffers of its own, reused from call to
