@@ -253,8 +253,8 @@ type spearman struct {
 	fast     bool
 	nc       []float64
 	px, py   []float64 // C×C: Σ_{i∈c} G_id
-	qxx, qyy []float64 // C×C×C: Σ_{i∈c} G_id G_ie
-	qxy      []float64
+	qxx, qyy []float64 // C×C×C: Σ_{i∈c} G_id G_ie for e ≥ d, doubled for e > d (symmetric in d, e)
+	qxy      []float64 // C×C×C: Σ_{i∈c} G_id H_ie
 }
 
 const spearmanFastClusters = 24
@@ -303,9 +303,21 @@ func newSpearman(x, y []float64, cluster []int, C int) *spearman {
 			base := (c*C + d) * C
 			ma, mb := float64(m*a[d]), float64(m*b[d])
 			for e := 0; e < C; e++ {
-				s.qxx[base+e] += float64(ma * a[e])
-				s.qyy[base+e] += float64(mb * b[e])
+				if e >= d {
+					s.qxx[base+e] += float64(ma * a[e])
+					s.qyy[base+e] += float64(mb * b[e])
+				}
 				s.qxy[base+e] += float64(ma * b[e])
+			}
+		}
+	}
+	// The squares' sums are symmetric in (d, e): the terms below the
+	// diagonal are added once, doubled, above it.
+	for c := 0; c < C; c++ {
+		for d := 0; d < C; d++ {
+			for e := d + 1; e < C; e++ {
+				s.qxx[(c*C+d)*C+e] *= 2
+				s.qyy[(c*C+d)*C+e] *= 2
 			}
 		}
 	}
@@ -355,30 +367,36 @@ func (s *spearman) rho(wc []float64) float64 {
 		weightedRanks(s.y, w, s.oy, ry)
 		return WeightedPearson(rx, ry, w)
 	}
+	// Over the clusters drawn only. Every term is a multiple of ¼ well
+	// below 2⁵³, so the sums are exact in any grouping.
 	C := s.C
-	var S, sx, sy, sxx, syy, sxy float64
+	var nzBuf [spearmanFastClusters]int
+	nz := nzBuf[:0]
 	for c, w := range wc {
-		if w == 0 {
-			continue
+		if w != 0 {
+			nz = append(nz, c)
 		}
+	}
+	var S, sx, sy, sxx, syy, sxy float64
+	for _, c := range nz {
+		w := wc[c]
 		S += float64(w * s.nc[c])
-		for d, wd := range wc {
-			if wd == 0 {
-				continue
-			}
-			ww := w * wd
+		for j, d := range nz {
+			ww := w * wc[d]
 			sx += float64(ww * s.px[c*C+d])
 			sy += float64(ww * s.py[c*C+d])
 			base := (c*C + d) * C
-			for e, we := range wc {
-				if we == 0 {
-					continue
-				}
-				www := ww * we
-				sxx += float64(www * s.qxx[base+e])
-				syy += float64(www * s.qyy[base+e])
-				sxy += float64(www * s.qxy[base+e])
+			var axx, ayy, axy float64
+			for _, e := range nz[j:] {
+				axx += float64(wc[e] * s.qxx[base+e])
+				ayy += float64(wc[e] * s.qyy[base+e])
 			}
+			for _, e := range nz {
+				axy += float64(wc[e] * s.qxy[base+e])
+			}
+			sxx += float64(ww * axx)
+			syy += float64(ww * ayy)
+			sxy += float64(ww * axy)
 		}
 	}
 	vx, vy := float64(S*sxx)-float64(sx*sx), float64(S*syy)-float64(sy*sy)

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -67,5 +68,35 @@ func BenchmarkContinuousAgreement(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ContinuousAgreement(p, AgreementOptions{ConfigLevel: true}, BootstrapOptions{Resamples: 10000, Seed: 1})
+	}
+}
+
+// BenchmarkCorrelations: the run- and configuration-level Pearson and
+// Spearman correlations among the four metrics of 39 configurations × 60
+// runs (10 scenarios), TA and TR-D on a few levels, the configurations
+// apart as in the sample, with
+// 10,000-resample intervals: what `gymlens corr` computes.
+func BenchmarkCorrelations(b *testing.B) {
+	r := rand.New(rand.NewPCG(2, 2))
+	var values [][]float64
+	var scen, conf []string
+	for c := 0; c < 39; c++ {
+		for i := 0; i < 60; i++ {
+			v := make([]float64, numMetrics)
+			for k := range v {
+				v[k] = math.NaN()
+			}
+			// Configurations differ as the sample's models do.
+			v[mTC] = float64(c) + r.Float64()*60
+			v[mTA] = float64(min(1, r.IntN(39+c)/39)) * 100
+			v[mTRD] = float64(min(4, r.IntN(4)+r.IntN(2+c/10))) * 25
+			v[mTRJ] = float64(c)/2 + r.Float64()*80
+			values, scen, conf = append(values, v), append(scen, string(rune('a'+i%10))), append(conf, string(rune('A'+c)))
+		}
+	}
+	opt := BootstrapOptions{Resamples: 10000, Seed: 1}
+	b.ReportAllocs()
+	for b.Loop() {
+		Correlations(values, scen, conf, []int{mTC, mTA, mTRD, mTRJ}, opt)
 	}
 }

@@ -73,34 +73,177 @@ func weightedRanks(x, w []float64, order []int, r []float64) {
 // pair of the given metrics (positions in AllMetrics): at run level,
 // pooled over all runs given, and at configuration level, between the
 // configurations' means. Each has its p-value, a Fisher-z interval and a
-// cluster-bootstrap interval (scenarios resampled, both levels recomputed
-// from the same draws).
+// cluster-bootstrap interval (scenarios resampled, both levels and every
+// pair recomputed from the same draws).
+//
+// All pairs share one bootstrap: a resample's configuration means of a
+// metric are computed, and ranked, once for every pair they enter. (The
+// draws of resample b depend on the seed and b alone, so this gives the
+// intervals one bootstrap per pair would.)
 func Correlations(values [][]float64, scenario, config []string, metrics []int, opt BootstrapOptions) []CorrResult {
 	opt = opt.WithDefaults()
 	cl := map[string]int{}
 	cfg := map[string]int{}
-	var cfgNames []string
 	for i := range values {
 		if _, ok := cl[scenario[i]]; !ok {
 			cl[scenario[i]] = len(cl)
 		}
 		if _, ok := cfg[config[i]]; !ok {
 			cfg[config[i]] = len(cfg)
-			cfgNames = append(cfgNames, config[i])
 		}
 	}
+	nc, ns, nm := len(cfg), len(cl), len(metrics)
+	// Configuration level: per metric, configuration and scenario, the
+	// sums and counts of the metric, so that means can be reweighted by
+	// cluster.
+	sum, cnt := make([][]float64, nm), make([][]float64, nm)
+	for m, mi := range metrics {
+		sum[m], cnt[m] = make([]float64, nc*ns), make([]float64, nc*ns)
+		for i, v := range values {
+			if x := v[mi]; !math.IsNaN(x) {
+				j := cfg[config[i]]*ns + cl[scenario[i]]
+				sum[m][j] += x
+				cnt[m][j]++
+			}
+		}
+	}
+	var pairs []corrPair
+	for a := 0; a < nm; a++ {
+		for b := a + 1; b < nm; b++ {
+			pairs = append(pairs, runPair(values, scenario, cl, metrics[a], metrics[b], a, b))
+		}
+	}
+	type scratch struct {
+		mean       [][]float64 // per metric, per configuration: NaN without runs
+		rank       [][]float64 // per metric: ranks of its defined means, or nil
+		cx, cy, cw []float64
+		rk         []stat.Ranker // per metric, and one for pairs' own subsets
+	}
+	pool := make(chan *scratch, opt.Workers+1)
+	get := func() *scratch {
+		select {
+		case s := <-pool:
+			return s
+		default:
+		}
+		s := &scratch{mean: make([][]float64, nm), rank: make([][]float64, nm), cx: make([]float64, nc), cy: make([]float64, nc),
+			cw: make([]float64, nc), rk: make([]stat.Ranker, nm+2)}
+		for m := range s.mean {
+			s.mean[m] = make([]float64, nc)
+		}
+		return s
+	}
+	statFn := func(wc, res []float64) {
+		s := get()
+		defer func() { pool <- s }()
+		for m := range metrics {
+			for c := 0; c < nc; c++ {
+				var sa, na float64
+				for sc, w := range wc {
+					sa += float64(w * sum[m][c*ns+sc])
+					na += float64(w * cnt[m][c*ns+sc])
+				}
+				s.mean[m][c] = math.NaN()
+				if na > 0 {
+					s.mean[m][c] = sa / na
+				}
+			}
+			s.rank[m] = nil
+		}
+		// defined returns the ranks of metric m's defined means, ranked at
+		// the first need.
+		defined := func(m int) []float64 {
+			if s.rank[m] == nil {
+				k := 0
+				for _, v := range s.mean[m] {
+					if !math.IsNaN(v) {
+						s.cx[k] = v
+						k++
+					}
+				}
+				s.rank[m] = s.rk[m].Ranks(s.cx[:k])
+			}
+			return s.rank[m]
+		}
+		for p, pr := range pairs {
+			out := res[4*p : 4*p+4]
+			var t [6]float64
+			for c, w := range wc {
+				for k := range t {
+					t[k] += float64(w * pr.cs[c][k])
+				}
+			}
+			out[0] = math.NaN()
+			vx, vy := float64(t[0]*t[3])-float64(t[1]*t[1]), float64(t[0]*t[4])-float64(t[2]*t[2])
+			if t[0] > 0 && vx > 1e-12*t[0]*t[3] && vy > 1e-12*t[0]*t[4] {
+				out[0] = math.Max(-1, math.Min(1, (float64(t[0]*t[5])-float64(t[1]*t[2]))/math.Sqrt(vx*vy)))
+			}
+			out[1] = pr.sp.rho(wc)
+			ma, mb := s.mean[pr.a], s.mean[pr.b]
+			k, onlyA, onlyB := 0, false, false
+			for c := 0; c < nc; c++ {
+				da, db := !math.IsNaN(ma[c]), !math.IsNaN(mb[c])
+				onlyA, onlyB = onlyA || (da && !db), onlyB || (db && !da)
+				if da && db {
+					s.cx[k], s.cy[k], s.cw[k] = ma[c], mb[c], 1
+					k++
+				}
+			}
+			out[2] = WeightedPearson(s.cx[:k], s.cy[:k], s.cw[:k])
+			if !onlyA && !onlyB {
+				// The pair's configurations are each metric's: their ranks
+				// are the metric's (ranked after the means are read, as
+				// defined reuses cx).
+				out[3] = stat.Pearson(defined(pr.a), defined(pr.b))
+			} else {
+				rx := s.rk[nm].Ranks(s.cx[:k])
+				out[3] = stat.Pearson(rx, s.rk[nm+1].Ranks(s.cy[:k]))
+			}
+		}
+	}
+	est := stat.ClusterBootstrap(ns, 4*len(pairs), statFn, opt)
 	var out []CorrResult
-	for a := 0; a < len(metrics); a++ {
-		for b := a + 1; b < len(metrics); b++ {
-			ma, mb := metrics[a], metrics[b]
-			out = append(out, pairCorrelations(values, scenario, config, cl, cfg, ma, mb, opt)...)
+	for p, pr := range pairs {
+		// n at configuration level: configurations with both means.
+		nConf := 0
+		for c := 0; c < nc; c++ {
+			var na, nb float64
+			for sc := 0; sc < ns; sc++ {
+				na += cnt[pr.a][c*ns+sc]
+				nb += cnt[pr.b][c*ns+sc]
+			}
+			if na > 0 && nb > 0 {
+				nConf++
+			}
+		}
+		for j, lv := range [][2]string{{RunLevel, PearsonR}, {RunLevel, SpearmanR}, {ConfigLevel, PearsonR}, {ConfigLevel, SpearmanR}} {
+			n := pr.n
+			if lv[0] == ConfigLevel {
+				n = nConf
+			}
+			e := est[4*p+j]
+			lo, hi := stat.FisherZInterval(e.Value, n, opt.Level)
+			out = append(out, CorrResult{X: MetricName(metrics[pr.a]), Y: MetricName(metrics[pr.b]), Level: lv[0], Method: lv[1], R: e.Value, N: n,
+				P: stat.CorrelationPValue(e.Value, n), FisherLo: lo, FisherHi: hi, Estimate: e})
 		}
 	}
 	return out
 }
 
-func pairCorrelations(values [][]float64, scenario, config []string, cl, cfg map[string]int, ma, mb int, opt BootstrapOptions) []CorrResult {
-	// Run level: the runs with both values.
+// corrPair is one pair of metrics of Correlations.
+type corrPair struct {
+	a, b int // positions in the metrics
+	n    int // runs with both values
+	sp   *spearman
+	cs   [][6]float64
+}
+
+// runPair gathers what a resample needs for the run-level correlations of
+// metrics ma and mb (positions a and b): Spearman's ρ from per-cluster
+// polynomials when the clusters are few (see spearman in agreement.go);
+// Pearson's r from per-cluster sums of the values centred on their means,
+// O(clusters) per resample.
+func runPair(values [][]float64, scenario []string, cl map[string]int, ma, mb, a, b int) (p corrPair) {
 	var x, y []float64
 	var clus []int
 	for i, v := range values {
@@ -109,111 +252,20 @@ func pairCorrelations(values [][]float64, scenario, config []string, cl, cfg map
 			clus = append(clus, cl[scenario[i]])
 		}
 	}
-	// Configuration level: per configuration and scenario, the sums and
-	// counts of each metric, so that means can be reweighted by cluster.
-	nc, ns := len(cfg), len(cl)
-	sumA, cntA := make([]float64, nc*ns), make([]float64, nc*ns)
-	sumB, cntB := make([]float64, nc*ns), make([]float64, nc*ns)
-	for i, v := range values {
-		c, s := cfg[config[i]], cl[scenario[i]]
-		if !math.IsNaN(v[ma]) {
-			sumA[c*ns+s] += v[ma]
-			cntA[c*ns+s]++
-		}
-		if !math.IsNaN(v[mb]) {
-			sumB[c*ns+s] += v[mb]
-			cntB[c*ns+s]++
-		}
-	}
-	// Spearman's ρ of each resample from per-cluster polynomials when the
-	// clusters are few (see spearman in agreement.go).
-	sp := newSpearman(stat.SnapTies(x), stat.SnapTies(y), clus, len(cl))
-	// Pearson's r of each resample from per-cluster sums of the values
-	// centred on their means: O(clusters) per resample.
+	p.a, p.b, p.n = a, b, len(x)
+	p.sp = newSpearman(stat.SnapTies(x), stat.SnapTies(y), clus, len(cl))
 	mx, my := stat.Mean(x), stat.Mean(y)
-	cs := make([][6]float64, len(cl)) // n, Σx, Σy, Σx², Σy², Σxy
+	p.cs = make([][6]float64, len(cl)) // n, Σx, Σy, Σx², Σy², Σxy
 	for i, c := range clus {
-		a, b := x[i]-mx, y[i]-my
-		cs[c][0]++
-		cs[c][1] += a
-		cs[c][2] += b
-		cs[c][3] += float64(a * a)
-		cs[c][4] += float64(b * b)
-		cs[c][5] += float64(a * b)
+		dx, dy := x[i]-mx, y[i]-my
+		p.cs[c][0]++
+		p.cs[c][1] += dx
+		p.cs[c][2] += dy
+		p.cs[c][3] += float64(dx * dx)
+		p.cs[c][4] += float64(dy * dy)
+		p.cs[c][5] += float64(dx * dy)
 	}
-	// Per-worker scratch space is not shared: the statistic allocates its
-	// buffers once per call site through a pool keyed by goroutine-free
-	// slices below.
-	type scratch struct {
-		cx, cy, cw []float64
-		rx, ry     stat.Ranker
-	}
-	pool := make(chan *scratch, opt.Workers+1)
-	get := func() *scratch {
-		select {
-		case s := <-pool:
-			return s
-		default:
-			return &scratch{cx: make([]float64, nc), cy: make([]float64, nc), cw: make([]float64, nc)}
-		}
-	}
-	statFn := func(wc, res []float64) {
-		s := get()
-		defer func() { pool <- s }()
-		var t [6]float64
-		for c, w := range wc {
-			for k := range t {
-				t[k] += float64(w * cs[c][k])
-			}
-		}
-		res[0] = math.NaN()
-		vx, vy := float64(t[0]*t[3])-float64(t[1]*t[1]), float64(t[0]*t[4])-float64(t[2]*t[2])
-		if t[0] > 0 && vx > 1e-12*t[0]*t[3] && vy > 1e-12*t[0]*t[4] {
-			res[0] = math.Max(-1, math.Min(1, (float64(t[0]*t[5])-float64(t[1]*t[2]))/math.Sqrt(vx*vy)))
-		}
-		res[1] = sp.rho(wc)
-		k := 0
-		for c := 0; c < nc; c++ {
-			var sa, na, sb, nb float64
-			for sc, w := range wc {
-				sa += float64(w * sumA[c*ns+sc])
-				na += float64(w * cntA[c*ns+sc])
-				sb += float64(w * sumB[c*ns+sc])
-				nb += float64(w * cntB[c*ns+sc])
-			}
-			if na > 0 && nb > 0 {
-				s.cx[k], s.cy[k], s.cw[k] = sa/na, sb/nb, 1
-				k++
-			}
-		}
-		res[2] = WeightedPearson(s.cx[:k], s.cy[:k], s.cw[:k])
-		res[3] = stat.Pearson(s.rx.Ranks(s.cx[:k]), s.ry.Ranks(s.cy[:k]))
-	}
-	est := stat.ClusterBootstrap(len(cl), 4, statFn, opt)
-	// n at configuration level: configurations with both means.
-	nConf := 0
-	for c := 0; c < nc; c++ {
-		var na, nb float64
-		for sc := 0; sc < ns; sc++ {
-			na += cntA[c*ns+sc]
-			nb += cntB[c*ns+sc]
-		}
-		if na > 0 && nb > 0 {
-			nConf++
-		}
-	}
-	var out []CorrResult
-	for j, lv := range [][2]string{{RunLevel, PearsonR}, {RunLevel, SpearmanR}, {ConfigLevel, PearsonR}, {ConfigLevel, SpearmanR}} {
-		n := len(x)
-		if lv[0] == ConfigLevel {
-			n = nConf
-		}
-		r := est[j].Value
-		lo, hi := stat.FisherZInterval(r, n, opt.Level)
-		out = append(out, CorrResult{X: MetricName(ma), Y: MetricName(mb), Level: lv[0], Method: lv[1], R: r, N: n,
-			P: stat.CorrelationPValue(r, n), FisherLo: lo, FisherHi: hi, Estimate: est[j]})
-	}
-	return out
+	return p
 }
 
 // RunCorrelationMatrix is the run-level Pearson correlation of every pair

@@ -145,37 +145,43 @@ func Ranks(x []float64) []float64 {
 
 // Ranker computes Ranks into buffers of its own, reused from call to
 // call: for a statistic that ranks a few values in each of ten thousand
-// resamples. Not for concurrent use.
+// resamples. It starts from the order of the previous call's values, so
+// values that change little from call to call (a resample's means) are
+// ranked in about one pass; the ranks depend on the values alone. Not for
+// concurrent use.
 type Ranker struct {
 	snap, r []float64
-	idx     []int
+	idx     []int // a permutation of 0..len(idx)-1: the last call's order
 }
 
 // Ranks are Ranks(x), in a slice valid until the next call.
 func (k *Ranker) Ranks(x []float64) []float64 {
 	n := len(x)
 	if cap(k.r) < n {
-		k.snap, k.r, k.idx = make([]float64, n), make([]float64, n), make([]int, n)
+		k.snap, k.r = make([]float64, n), make([]float64, n)
 	}
-	s, r, idx := k.snap[:n], k.r[:n], k.idx[:n]
+	s, r := k.snap[:n], k.r[:n]
 	nan := false
 	for i, v := range x {
-		s[i], idx[i] = SnapTie(v), i
+		s[i] = SnapTie(v)
 		nan = nan || v != v
 	}
-	if n > 32 || nan {
-		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(s[a], s[b]) })
-	} else {
-		// Insertion sort: stable, and without NaNs < orders as
-		// cmp.Compare does.
-		for i := 1; i < n; i++ {
-			j, v := i, idx[i]
-			for j > 0 && s[v] < s[idx[j-1]] {
-				idx[j] = idx[j-1]
-				j--
-			}
-			idx[j] = v
+	if len(k.idx) != n {
+		k.idx = make([]int, n)
+		for i := range k.idx {
+			k.idx[i] = i
 		}
+	}
+	idx := k.idx
+	switch {
+	case nan:
+		// NaNs first, each a rank of its own in their order in x.
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(s[a], s[b]) })
+	case !insertionSort(idx, s, 4*n+16):
+		slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(s[a], s[b]) })
 	}
 	for i := 0; i < n; {
 		j := i
@@ -189,6 +195,24 @@ func (k *Ranker) Ranks(x []float64) []float64 {
 		i = j + 1
 	}
 	return r
+}
+
+// insertionSort orders idx by s[idx[·]] (no NaNs) with at most so many
+// moves; past them it stops, idx still a permutation, and reports false.
+func insertionSort(idx []int, s []float64, moves int) bool {
+	for i := 1; i < len(idx); i++ {
+		j, v := i, idx[i]
+		for j > 0 && s[v] < s[idx[j-1]] {
+			if moves--; moves < 0 {
+				idx[j] = v
+				return false
+			}
+			idx[j] = idx[j-1]
+			j--
+		}
+		idx[j] = v
+	}
+	return true
 }
 
 // Spearman is Pearson's correlation of the ranks (ties, to TiePrecision,
