@@ -19,11 +19,13 @@ func TestQuantiles7BySelectionIsSorting(t *testing.T) {
 		"sorted":     func(i, _ int) float64 { return float64(i) },
 		"reversed":   func(i, n int) float64 { return float64(n - i) },
 		"constant":   func(_, _ int) float64 { return 0.25 },
+		"sawtooth":   func(i, _ int) float64 { return float64(i % 97) },
+		"heavy":      func(_, _ int) float64 { return 1 / (r.Float64() + 1e-300) },
 	}
 	levels := [][]float64{{0.025, 0.975}, {0.05, 0.95}, {0, 1}, {0.5, 0.5}, {0.0001, 0.9999}, {0.3}, {0.975, 0.025}}
 	checked := 0
 	for name, gen := range gens {
-		for _, n := range []int{1, 2, 3, 17, 100, 1001, 10000} {
+		for _, n := range []int{1, 2, 3, 17, 100, 1001, 4095, 4096, 10000, 20011} {
 			x := make([]float64, n)
 			for i := range x {
 				x[i] = gen(i, n)
@@ -47,6 +49,37 @@ func TestQuantiles7BySelectionIsSorting(t *testing.T) {
 	}
 	if checked < 400 {
 		t.Errorf("%d quantiles checked", checked)
+	}
+}
+
+// On 10,000 continuous replicates the windows find the interval's order
+// statistics in one pass (the case they are for), without reordering x;
+// on ties they give way to the selection.
+func TestQuantilesByWindowsOnePass(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	x := make([]float64, 10000)
+	for i := range x {
+		x[i] = r.NormFloat64()
+	}
+	before := slices.Clone(x)
+	a := ExpandedAlpha(0.95, 10)
+	got, ok := quantilesByWindows(x, []float64{a, 1 - a})
+	if !ok {
+		t.Fatal("the windows missed on continuous values")
+	}
+	if !slices.Equal(x, before) {
+		t.Error("the windows reordered x")
+	}
+	sorted := slices.Clone(x)
+	slices.Sort(sorted)
+	if got[0] != Quantile7(a, sorted) || got[1] != Quantile7(1-a, sorted) {
+		t.Errorf("windows %v, sorting %v %v", got, Quantile7(a, sorted), Quantile7(1-a, sorted))
+	}
+	for i := range x {
+		x[i] = float64(r.IntN(3))
+	}
+	if _, ok := quantilesByWindows(x, []float64{0.025, 0.975}); ok {
+		t.Error("three values: the windows should give way to the selection")
 	}
 }
 
