@@ -118,6 +118,7 @@ func Correlations(values [][]float64, scenario, config []string, metrics []int, 
 		rank       [][]float64 // per metric: ranks of its defined means, or nil
 		cx, cy, cw []float64
 		rk         []stat.Ranker // per metric, and one for pairs' own subsets
+		nz         []int         // the clusters a resample draws
 	}
 	pool := make(chan *scratch, opt.Workers+1)
 	get := func() *scratch {
@@ -127,7 +128,7 @@ func Correlations(values [][]float64, scenario, config []string, metrics []int, 
 		default:
 		}
 		s := &scratch{mean: make([][]float64, nm), rank: make([][]float64, nm), cx: make([]float64, nc), cy: make([]float64, nc),
-			cw: make([]float64, nc), rk: make([]stat.Ranker, nm+2)}
+			cw: make([]float64, nc), rk: make([]stat.Ranker, nm+2), nz: make([]int, 0, ns)}
 		for m := range s.mean {
 			s.mean[m] = make([]float64, nc)
 		}
@@ -136,12 +137,22 @@ func Correlations(values [][]float64, scenario, config []string, metrics []int, 
 	statFn := func(wc, res []float64) {
 		s := get()
 		defer func() { pool <- s }()
+		// The clusters drawn: a term of a cluster not drawn adds a zero,
+		// which leaves every sum as it is.
+		nz := s.nz[:0]
+		for sc, w := range wc {
+			if w != 0 {
+				nz = append(nz, sc)
+			}
+		}
+		s.nz = nz
 		for m := range metrics {
 			for c := 0; c < nc; c++ {
 				var sa, na float64
-				for sc, w := range wc {
-					sa += float64(w * sum[m][c*ns+sc])
-					na += float64(w * cnt[m][c*ns+sc])
+				row, crow := sum[m][c*ns:(c+1)*ns], cnt[m][c*ns:(c+1)*ns]
+				for _, sc := range nz {
+					sa += float64(wc[sc] * row[sc])
+					na += float64(wc[sc] * crow[sc])
 				}
 				s.mean[m][c] = math.NaN()
 				if na > 0 {
@@ -168,7 +179,8 @@ func Correlations(values [][]float64, scenario, config []string, metrics []int, 
 		for p, pr := range pairs {
 			out := res[4*p : 4*p+4]
 			var t [6]float64
-			for c, w := range wc {
+			for _, c := range nz {
+				w := wc[c]
 				for k := range t {
 					t[k] += float64(w * pr.cs[c][k])
 				}
