@@ -367,8 +367,10 @@ func (s *spearman) rho(wc []float64) float64 {
 		weightedRanks(s.y, w, s.oy, ry)
 		return WeightedPearson(rx, ry, w)
 	}
-	// Over the clusters drawn only. Every term is a multiple of ¼ well
-	// below 2⁵³, so the sums are exact in any grouping.
+	// Over the clusters drawn only, in a fixed order. Every term is a
+	// multiple of ¼; while the sums stay below 2⁵³ (at the sample's scale)
+	// they are exact in any grouping, beyond (295,092 items at --scale 10)
+	// rounded, to about 1e-14 of ρ.
 	C := s.C
 	var nzBuf [spearmanFastClusters]int
 	nz := nzBuf[:0]
