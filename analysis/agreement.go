@@ -3,7 +3,6 @@ package analysis
 import (
 	"math"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/gymlens/gymlens/analysis/stat"
@@ -630,7 +629,17 @@ func sortedOrder(x []float64) []int {
 	for i := range o {
 		o[i] = i
 	}
-	sort.SliceStable(o, func(a, b int) bool { return x[o[a]] < x[o[b]] })
+	// The generic stable sort: sort.SliceStable's algorithm without its
+	// reflection, so the same order.
+	slices.SortStableFunc(o, func(a, b int) int {
+		switch xa, xb := x[a], x[b]; {
+		case xa < xb:
+			return -1
+		case xb < xa:
+			return 1
+		}
+		return 0
+	})
 	return o
 }
 

@@ -1,6 +1,7 @@
 package stat
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -38,9 +39,16 @@ type AlphaData struct {
 	Units    int       // units given
 	Pairable int       // units with two values or more
 	N        int       // values in pairable units
-	units    []alphaUnit
-	ratio    *ratioSum // the ratio level's D_e
-	scratch  sync.Pool // *alphaScratch
+	// units are the distinct pairable units (their sorted values), pat
+	// the one of each pairable unit and count how many units each is: on
+	// a scale of a few points most units repeat one of a few dozen, so a
+	// weighting costs one add per unit and the sums one term per distinct
+	// unit.
+	units   []alphaUnit
+	pat     []int32
+	count   []float64
+	ratio   *ratioSum // the ratio level's D_e
+	scratch sync.Pool // *alphaScratch
 }
 
 type alphaUnit struct {
@@ -50,6 +58,10 @@ type alphaUnit struct {
 	d      float64   // Σ_{c,k} n_uc n_uk δ_ck / (m − 1), for a metric fixed by the values (not ordinal)
 	s1, s2 float64   // Σ v and Σ v², centred, for the interval metric
 }
+
+// alphaGroups lets NewAlphaData group repeated units (off in a test that
+// compares both ways).
+var alphaGroups = true
 
 // NewAlphaData prepares units (each the values its raters gave, missing
 // ones left out) for α at a level of measurement. Values equal to
@@ -91,9 +103,27 @@ func NewAlphaData(units [][]float64, level string) (*AlphaData, error) {
 	if a.N > 0 {
 		centre = sum / float64(a.N)
 	}
-	a.units = make([]alphaUnit, len(pairable))
+	a.pat = make([]int32, len(pairable))
+	seen := map[string]int32{}
+	var key []byte
 	for ui, u := range pairable {
-		x := &a.units[ui]
+		// A unit is its values sorted: the same values, the same unit.
+		slices.Sort(u)
+		key = key[:0]
+		for _, v := range u {
+			key = binary.LittleEndian.AppendUint64(key, math.Float64bits(v))
+		}
+		if p, ok := seen[string(key)]; ok {
+			a.pat[ui] = p
+			a.count[p]++
+			continue
+		}
+		p := int32(len(a.units))
+		seen[string(key)] = p
+		a.pat[ui] = p
+		a.count = append(a.count, 1)
+		a.units = append(a.units, alphaUnit{})
+		x := &a.units[p]
 		x.m = float64(len(u))
 		for _, v := range u {
 			p := int32(sort.SearchFloat64s(a.Values, v))
@@ -119,11 +149,23 @@ func NewAlphaData(units [][]float64, level string) (*AlphaData, error) {
 			x.d = d / (x.m - 1)
 		}
 	}
+	if !alphaGroups || len(a.units) > len(pairable)/2 {
+		// Few units repeat (continuous values): one term per unit, in
+		// their order, is cheaper than the grouping.
+		per := make([]alphaUnit, len(pairable))
+		for ui, p := range a.pat {
+			per[ui] = a.units[p]
+		}
+		a.units, a.pat, a.count = per, nil, slices.Repeat([]float64{1}, len(pairable))
+	}
 	if level == Ratio {
 		a.ratio = newRatioSum(a.Values, a.units)
 	}
 	V := len(a.Values)
-	a.scratch.New = func() any { return &alphaScratch{nc: make([]float64, V), mid: make([]float64, V)} }
+	P := len(a.units)
+	a.scratch.New = func() any {
+		return &alphaScratch{nc: make([]float64, V), mid: make([]float64, V), pw: make([]float64, P)}
+	}
 	return a, nil
 }
 
@@ -150,20 +192,28 @@ func (a *AlphaData) delta(c, k float64) float64 {
 // Alpha is Krippendorff's α with pairable unit u counted w[u] times (nil:
 // once each); NaN when it is undefined. Reason says why it would be.
 func (a *AlphaData) Alpha(w []float64) float64 {
-	var sc *alphaScratch
-	if a.Level == Nominal || a.Level == Ordinal {
-		sc = a.scratch.Get().(*alphaScratch)
-		defer a.scratch.Put(sc)
-	}
-	weight := func(u int) float64 {
-		if w == nil {
-			return 1
+	sc := a.scratch.Get().(*alphaScratch)
+	defer a.scratch.Put(sc)
+	// Each distinct unit's weight: how often its units are drawn (whole
+	// numbers, so exact in any order).
+	pw := sc.pw
+	switch {
+	case w == nil:
+		copy(pw, a.count)
+	case a.pat == nil:
+		pw = w
+	default:
+		clear(pw)
+		for u, wu := range w {
+			if wu != 0 {
+				pw[a.pat[u]] += wu
+			}
 		}
-		return w[u]
 	}
+	counts := a.Level == Nominal || a.Level == Ordinal
 	var n, do, s1, s2 float64
 	for u := range a.units {
-		wu := weight(u)
+		wu := pw[u]
 		if wu == 0 {
 			continue
 		}
@@ -172,16 +222,14 @@ func (a *AlphaData) Alpha(w []float64) float64 {
 		do += float64(wu * x.d)
 		s1 += float64(wu * x.s1)
 		s2 += float64(wu * x.s2)
-		if sc != nil {
+		if counts {
 			for i, c := range x.idx {
 				sc.nc[c] += float64(wu * x.cnt[i])
 			}
 		}
 	}
 	if n <= 1 {
-		if sc != nil {
-			clear(sc.nc)
-		}
+		clear(sc.nc)
 		return math.NaN()
 	}
 	var de float64
@@ -196,7 +244,7 @@ func (a *AlphaData) Alpha(w []float64) float64 {
 	case Interval:
 		de = 2 * (float64(n*s2) - float64(s1*s1))
 	case Ratio:
-		de = a.ratio.expected(w, n)
+		de = a.ratio.expected(pw, n)
 	case Ordinal:
 		// The values' mid-ranks in this weighting: δ(c, k) = (M_k − M_c)²,
 		// so D_e = 2n Σ_c n_c (M_c − M̄)² and a unit's D_o is over its pairs.
@@ -217,7 +265,7 @@ func (a *AlphaData) Alpha(w []float64) float64 {
 		de *= 2 * n
 		do = 0
 		for u := range a.units {
-			wu := weight(u)
+			wu := pw[u]
 			if wu == 0 {
 				continue
 			}
@@ -239,8 +287,8 @@ func (a *AlphaData) Alpha(w []float64) float64 {
 }
 
 // alphaScratch is the per-call space of Alpha: the pooled counts (kept
-// zeroed between calls) and the mid-ranks.
-type alphaScratch struct{ nc, mid []float64 }
+// zeroed between calls), the mid-ranks and the distinct units' weights.
+type alphaScratch struct{ nc, mid, pw []float64 }
 
 // Reason says why α is undefined for these data, or "".
 func (a *AlphaData) Reason() string {
