@@ -73,9 +73,9 @@ func BenchmarkContinuousAgreement(b *testing.B) {
 
 // BenchmarkCorrelations: the run- and configuration-level Pearson and
 // Spearman correlations among the four metrics of 39 configurations × 60
-// runs (10 scenarios), TA and TR-D on a few levels, the configurations
-// apart as in the sample, with
-// 10,000-resample intervals: what `gymlens corr` computes.
+// runs (10 scenarios; TA and TR-D on a few levels, the configurations
+// apart as in the sample) with 10,000-resample intervals: what `gymlens
+// corr` computes.
 func BenchmarkCorrelations(b *testing.B) {
 	r := rand.New(rand.NewPCG(2, 2))
 	var values [][]float64
