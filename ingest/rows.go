@@ -272,10 +272,19 @@ func (w *Warehouse) EachRating(ctx context.Context, fn func(*RatingRow)) error {
 	in := interner{}
 	var g RatingRow
 	var file, line, rowid int64 = -1, 0, 0
-	// A lake's views have no rowid to order ties by: one batch.
+	// A lake's views have no rowid to order ties by: when (file, line)
+	// is unique, as ingest writes it, batches keyed by it alone; else one
+	// batch (which at --scale 100 ran out of the report's 128MB).
 	tie, batch := "rowid", ratingBatch
 	if w.Lake {
-		tie, batch = "0", math.MaxInt
+		tie = "0"
+		var unique bool
+		if err := w.db.QueryRowContext(ctx, `SELECT count(*) = count(DISTINCT (file_id, coalesce(src_line::BIGINT, 9223372036854775807))) FROM ratings`).Scan(&unique); err != nil {
+			return fmt.Errorf("reading the warehouse: %w", err)
+		}
+		if !unique {
+			batch = math.MaxInt
+		}
 	}
 	for {
 		n := 0
