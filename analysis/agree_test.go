@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -362,9 +363,13 @@ func TestKendallByClusterWeights(t *testing.T) {
 // reweighted sample built item by item, to the bit.
 func TestKendallCountedByCluster(t *testing.T) {
 	rng, x, y, cl, C := tiedClusters(9, 2500, 7, 6, 5)
-	quad := newKendall(x, y, cl, C)
-	byCl := &kendall{x: x, y: y, cluster: cl, C: C, n: quad.n, fast: true,
-		s: make([]float64, C*C), tx: make([]float64, C*C), ty: make([]float64, C*C), txy: make([]float64, C*C)}
+	tables := func() *kendall {
+		k := newKendall(x, y, cl, C)
+		k.s, k.tx, k.ty, k.txy = make([]float64, C*C), make([]float64, C*C), make([]float64, C*C), make([]float64, C*C)
+		return k
+	}
+	quad, byCl := tables(), tables()
+	quad.countPairs()
 	byCl.countByCluster()
 	for name, tabs := range map[string][2][]float64{"s": {quad.s, byCl.s}, "tx": {quad.tx, byCl.tx}, "ty": {quad.ty, byCl.ty}, "txy": {quad.txy, byCl.txy}} {
 		q, b := tabs[0], tabs[1]
@@ -391,7 +396,11 @@ func TestKendallCountedByCluster(t *testing.T) {
 			t.Fatalf("weights %v: τ-b %v from the tables, %v from the sample", w, f, s)
 		}
 	}
-	// Past kendallFastItems newKendall counts by cluster.
+	// Past kendallFastItems newKendall counts by cluster, and past
+	// kendallPairItems with few clusters: its tables are byCl's.
+	if k := newKendall(x, y, cl, C); !k.fast || !slices.Equal(k.s, byCl.s) || !slices.Equal(k.tx, byCl.tx) || !slices.Equal(k.txy, byCl.txy) {
+		t.Error("2,500 items in 7 clusters are not counted by cluster")
+	}
 	_, x, y, cl, C = tiedClusters(11, kendallFastItems+10, 9, 6, 5)
 	if k := newKendall(x, y, cl, C); !k.fast {
 		t.Error("a large sample is not counted by cluster")

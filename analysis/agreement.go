@@ -568,10 +568,27 @@ func newKendall(x, y []float64, cluster []int, C int) *kendall {
 	}
 	k.fast = true
 	k.s, k.tx, k.ty, k.txy = make([]float64, C*C), make([]float64, C*C), make([]float64, C*C), make([]float64, C*C)
-	if len(x) > kendallFastItems {
+	// Counted by cluster past a few hundred items when the clusters are
+	// few (O(C · n log n) against n²/2 pairs: at 8,000 items in 10
+	// clusters 40 × fewer steps); the counts are the same whole numbers.
+	if len(x) > kendallFastItems || (len(x) > kendallPairItems && C <= kendallPairClusters) {
 		k.countByCluster()
 		return k
 	}
+	k.countPairs()
+	return k
+}
+
+// Below kendallPairItems items, or with more than kendallPairClusters
+// clusters, newKendall counts pair by pair.
+const (
+	kendallPairItems    = 512
+	kendallPairClusters = 64
+)
+
+// countPairs fills the tables pair by pair: O(n²).
+func (k *kendall) countPairs() {
+	x, y, cluster, C := k.x, k.y, k.cluster, k.C
 	for i := range x {
 		for j := i + 1; j < len(x); j++ {
 			cd := cluster[i]*C + cluster[j]
@@ -592,7 +609,6 @@ func newKendall(x, y []float64, cluster []int, C int) *kendall {
 			}
 		}
 	}
-	return k
 }
 
 func (k *kendall) tau(wc []float64) float64 {
