@@ -136,19 +136,11 @@ func (s *Server) runList(r *http.Request) (RunQuery, RunList, error) {
 	if err != nil {
 		return rq, RunList{}, err
 	}
-	var matches map[string]bool
-	if rq.Q != "" {
-		if matches, err = s.store.SearchRuns(r.Context(), rq.Q); err != nil {
-			return rq, RunList{}, err
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, err := s.ds.Values()
+	ix, err := s.index()
 	if err != nil {
 		return rq, RunList{}, err
 	}
-	list, err := selectRuns(v, rq, matches)
+	list, err := selectRuns(ix, rq, func() (map[string]bool, error) { return s.store.SearchRuns(r.Context(), rq.Q) })
 	return rq, list, err
 }
 
@@ -196,25 +188,18 @@ func (s *Server) detail(r *http.Request, id string) (*RunDetail, error) {
 
 // readDetail reads a run's detail from the dataset and the store.
 func (s *Server) readDetail(r *http.Request, id string) (*RunDetail, error) {
-	s.mu.Lock()
-	v, err := s.ds.Values()
-	var d *RunDetail
-	var run rows.RunRow
-	if err == nil {
-		if r, vals, ok := findRun(v, id); ok {
-			run = *r
-			d = &RunDetail{Run: summary(r, vals)}
-			for i := range v.Runs {
-				o := &v.Runs[i]
-				if o.Scenario == run.Scenario && o.Persona == run.Persona && o.Rep == run.Rep && o.ConfigID != run.ConfigID {
-					d.Counterparts = append(d.Counterparts, summary(o, v.Values[i]))
-				}
-			}
-		}
-	}
-	s.mu.Unlock()
+	ix, err := s.index()
 	if err != nil {
 		return nil, err
+	}
+	var d *RunDetail
+	if run, vals, ok := ix.findRun(id); ok {
+		d = &RunDetail{Run: summary(run, vals)}
+		for _, i := range ix.cells[runCell{run.Scenario, run.Persona, run.Rep}] {
+			if o := &ix.v.Runs[i]; o.ConfigID != run.ConfigID {
+				d.Counterparts = append(d.Counterparts, summary(o, ix.v.Values[i]))
+			}
+		}
 	}
 	if d == nil {
 		return nil, fmt.Errorf("no run %q in %s: %w", id, s.opt.Name, errNotFound)

@@ -1,12 +1,14 @@
 package serve
 
 import (
+	"cmp"
+	"fmt"
 	"math"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -124,59 +126,182 @@ func summary(r *rows.RunRow, vals []float64) RunSummary {
 	return s
 }
 
+// runIndex finds the viewer's runs without a pass over all of them: by
+// id, by (scenario, persona, repetition) for a run's counterparts, and
+// every metric's order (each computed once, when a list is first sorted
+// by it). The values it indexes never change once read.
+type runIndex struct {
+	v     *reports.Values
+	byID  map[string]int
+	cells map[runCell][]int // in the warehouse's order
+
+	mu         sync.Mutex // guards orders and selections
+	orders     map[runOrder][]int
+	selections []selection // the newest first
+}
+
+type runCell struct {
+	scenario, persona string
+	rep               int
+}
+
+type runOrder struct {
+	metric int
+	desc   bool
+}
+
+func newRunIndex(v *reports.Values) *runIndex {
+	ix := &runIndex{v: v, byID: make(map[string]int, len(v.Runs)), cells: map[runCell][]int{}, orders: map[runOrder][]int{}}
+	for i := range v.Runs {
+		r := &v.Runs[i]
+		if _, ok := ix.byID[r.RunID]; !ok {
+			ix.byID[r.RunID] = i
+		}
+		c := runCell{r.Scenario, r.Persona, r.Rep}
+		ix.cells[c] = append(ix.cells[c], i)
+	}
+	return ix
+}
+
+// order is every run's place in the warehouse, sorted by metric m (NaN
+// last either way; ties in the warehouse's order). Shared: not to be
+// changed.
+func (ix *runIndex) order(m int, desc bool) []int {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	key := runOrder{m, desc}
+	if o, ok := ix.orders[key]; ok {
+		return o
+	}
+	o := make([]int, len(ix.v.Runs))
+	for i := range o {
+		o[i] = i
+	}
+	vals := ix.v.Values
+	slices.SortStableFunc(o, func(a, b int) int {
+		x, y := vals[a][m], vals[b][m]
+		switch nx, ny := math.IsNaN(x), math.IsNaN(y); {
+		case nx || ny:
+			return cmp.Compare(b2i(nx), b2i(ny))
+		case desc:
+			return cmp.Compare(y, x)
+		}
+		return cmp.Compare(x, y)
+	})
+	ix.orders[key] = o
+	return o
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// maxSelections is how many runs queries' selections the index keeps
+// (a list is paged through: the next page costs no selection).
+const maxSelections = 8
+
+type selection struct {
+	key  string
+	runs []int32 // places in the values, in the query's order
+}
+
+// selectionKey is what a query's selection depends on: not its page.
+func selectionKey(rq RunQuery) string {
+	return fmt.Sprintf("%q %q %q %t", rq.Where, rq.Q, rq.Sort, rq.Desc)
+}
+
 // selectRuns applies a RunQuery to the runs: the selection, the search
-// (matches, from the store), the order (NaN last either way; ties in the
-// warehouse's order) and the page.
-func selectRuns(v *reports.Values, rq RunQuery, matches map[string]bool) (RunList, error) {
-	where, err := analysis.ParseWhere(rq.Where, nil, "")
+// (search gives the runs whose trajectory matches rq.Q; asked only when
+// the selection is not kept), the order (NaN last either way; ties in
+// the warehouse's order) and the page.
+func selectRuns(ix *runIndex, rq RunQuery, search func() (map[string]bool, error)) (RunList, error) {
+	sel, err := ix.selection(rq, search)
 	if err != nil {
 		return RunList{}, err
 	}
-	var idx []int
-	for i := range v.Runs {
-		r := &v.Runs[i]
-		if matches != nil && !matches[r.RunID] {
-			continue
-		}
-		keep := true
-		for d, vals := range where {
-			if !slices.Contains(vals, analysis.DimValue(r, d)) {
-				keep = false
-				break
-			}
-		}
-		if keep {
-			idx = append(idx, i)
-		}
-	}
-	if rq.Sort != "" {
-		m := analysis.MetricIndex(rq.Sort)
-		sort.SliceStable(idx, func(a, b int) bool {
-			x, y := v.Values[idx[a]][m], v.Values[idx[b]][m]
-			if math.IsNaN(x) || math.IsNaN(y) {
-				return !math.IsNaN(x) && math.IsNaN(y)
-			}
-			if rq.Desc {
-				return x > y
-			}
-			return x < y
-		})
-	}
-	out := RunList{Total: len(idx), Offset: rq.Offset, Limit: rq.Limit, Runs: []RunSummary{}}
-	for _, i := range idx[min(rq.Offset, len(idx)):min(rq.Offset+rq.Limit, len(idx))] {
-		out.Runs = append(out.Runs, summary(&v.Runs[i], v.Values[i]))
+	out := RunList{Total: len(sel), Offset: rq.Offset, Limit: rq.Limit, Runs: []RunSummary{}}
+	for _, i := range sel[min(rq.Offset, len(sel)):min(rq.Offset+rq.Limit, len(sel))] {
+		out.Runs = append(out.Runs, summary(&ix.v.Runs[i], ix.v.Values[i]))
 	}
 	return out, nil
 }
 
-// findRun is the run with the id, and its metric values.
-func findRun(v *reports.Values, id string) (*rows.RunRow, []float64, bool) {
-	for i := range v.Runs {
-		if v.Runs[i].RunID == id {
-			return &v.Runs[i], v.Values[i], true
+// selection is the runs a query selects, in its order: the runs taken
+// in the metric's order and then selected, which is the selection
+// sorted stably. The last maxSelections are kept. Shared: not to be
+// changed.
+func (ix *runIndex) selection(rq RunQuery, search func() (map[string]bool, error)) ([]int32, error) {
+	key := selectionKey(rq)
+	ix.mu.Lock()
+	for k, s := range ix.selections {
+		if s.key == key {
+			// The newest first.
+			copy(ix.selections[1:k+1], ix.selections[:k])
+			ix.selections[0] = s
+			ix.mu.Unlock()
+			return s.runs, nil
 		}
 	}
-	return nil, nil, false
+	ix.mu.Unlock()
+	v := ix.v
+	where, err := analysis.ParseWhere(rq.Where, nil, "")
+	if err != nil {
+		return nil, err
+	}
+	var matches map[string]bool
+	if rq.Q != "" {
+		if matches, err = search(); err != nil {
+			return nil, err
+		}
+	}
+	// The conditions as a slice: a map's iteration, once per run, cost
+	// more than the rest of the selection.
+	type cond struct {
+		dim  string
+		vals []string
+	}
+	var conds []cond
+	for d, vals := range where {
+		conds = append(conds, cond{d, vals})
+	}
+	sel := []int32{}
+	take := func(i int) {
+		r := &v.Runs[i]
+		if matches != nil && !matches[r.RunID] {
+			return
+		}
+		for _, c := range conds {
+			if !slices.Contains(c.vals, analysis.DimValue(r, c.dim)) {
+				return
+			}
+		}
+		sel = append(sel, int32(i))
+	}
+	if rq.Sort != "" {
+		for _, i := range ix.order(analysis.MetricIndex(rq.Sort), rq.Desc) {
+			take(i)
+		}
+	} else {
+		for i := range v.Runs {
+			take(i)
+		}
+	}
+	ix.mu.Lock()
+	ix.selections = append([]selection{{key, sel}}, ix.selections[:min(len(ix.selections), maxSelections-1)]...)
+	ix.mu.Unlock()
+	return sel, nil
+}
+
+// findRun is the run with the id, and its metric values.
+func (ix *runIndex) findRun(id string) (*rows.RunRow, []float64, bool) {
+	i, ok := ix.byID[id]
+	if !ok {
+		return nil, nil, false
+	}
+	return &ix.v.Runs[i], ix.v.Values[i], true
 }
 
 // runPath is the viewer's address of a run.

@@ -112,8 +112,9 @@ type Server struct {
 	mux   *http.ServeMux
 	cop   *http.CrossOriginProtection
 
-	mu sync.Mutex // guards ds
+	mu sync.Mutex // guards ds and ix
 	ds *reports.Dataset
+	ix *runIndex // the runs of ds's values, indexed once read
 
 	pmu  sync.Mutex // guards pare
 	pare []rows.PARERun
@@ -248,6 +249,21 @@ func (s *Server) dataset() (*reports.Dataset, *reports.Values, error) {
 	defer s.mu.Unlock()
 	v, err := s.ds.Values()
 	return s.ds, v, err
+}
+
+// index is the viewer's runs, indexed (read on the first call).
+func (s *Server) index() (*runIndex, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ix != nil {
+		return s.ix, nil
+	}
+	v, err := s.ds.Values()
+	if err != nil {
+		return nil, err
+	}
+	s.ix = newRunIndex(v)
+	return s.ix, nil
 }
 
 // fail answers an error: 400 for what the request asked wrongly, 404 for

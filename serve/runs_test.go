@@ -1,0 +1,172 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/url"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest/rows"
+	"github.com/gymlens/gymlens/reports"
+)
+
+// selectByDefinition is a runs query as its comment defines it: the runs
+// selected, sorted stably (NaN last either way), then paged — the way
+// /runs answered before the index.
+func selectByDefinition(v *reports.Values, rq RunQuery, matches map[string]bool) RunList {
+	where, err := analysis.ParseWhere(rq.Where, nil, "")
+	if err != nil {
+		panic(err)
+	}
+	var idx []int
+	for i := range v.Runs {
+		r := &v.Runs[i]
+		keep := matches == nil || matches[r.RunID]
+		for d, vals := range where {
+			keep = keep && slices.Contains(vals, analysis.DimValue(r, d))
+		}
+		if keep {
+			idx = append(idx, i)
+		}
+	}
+	if rq.Sort != "" {
+		m := analysis.MetricIndex(rq.Sort)
+		sort.SliceStable(idx, func(a, b int) bool {
+			x, y := v.Values[idx[a]][m], v.Values[idx[b]][m]
+			if math.IsNaN(x) || math.IsNaN(y) {
+				return !math.IsNaN(x) && math.IsNaN(y)
+			}
+			if rq.Desc {
+				return x > y
+			}
+			return x < y
+		})
+	}
+	out := RunList{Total: len(idx), Offset: rq.Offset, Limit: rq.Limit, Runs: []RunSummary{}}
+	for _, i := range idx[min(rq.Offset, len(idx)):min(rq.Offset+rq.Limit, len(idx))] {
+		out.Runs = append(out.Runs, summary(&v.Runs[i], v.Values[i]))
+	}
+	return out
+}
+
+// The index's sorted orders, shared between queries, give what selecting
+// and then sorting gives: the same runs in the same order, ties and NaN
+// included, for every metric, direction, selection, search and page.
+func TestSelectRunsIsTheSortedSelection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	v := &reports.Values{}
+	for i := range 700 {
+		r := rows.RunRow{RunID: fmt.Sprintf("r%03d", i), ConfigID: fmt.Sprintf("c%d", rng.IntN(5)), Harness: []string{"CC", "OC", "CD"}[rng.IntN(3)],
+			Scenario: fmt.Sprintf("s%d", rng.IntN(4)), Persona: fmt.Sprintf("p%d", rng.IntN(3)), PersonaGroup: []string{"E", "S"}[rng.IntN(2)], Rep: 1 + rng.IntN(3)}
+		vals := make([]float64, len(analysis.AllMetrics))
+		for m := range vals {
+			switch k := rng.IntN(10); {
+			case k == 0:
+				vals[m] = math.NaN()
+			case k == 1:
+				vals[m] = math.Copysign(0, -1) // −0 ties with 0
+			case k < 5:
+				vals[m] = float64(rng.IntN(4)) // ties
+			default:
+				vals[m] = rng.Float64() * 100
+			}
+		}
+		v.Runs = append(v.Runs, r)
+		v.Values = append(v.Values, vals)
+	}
+	ix := newRunIndex(v)
+	matches := map[string]bool{}
+	for i := range v.Runs {
+		if rng.IntN(3) == 0 {
+			matches[v.Runs[i].RunID] = true
+		}
+	}
+	wheres := [][]string{nil, {"harness=CC"}, {"persona_group=S", "scenario=s1"}, {"harness=CC", "harness=OC"}, {"config=nobody"}}
+	queries := 0
+	for _, metric := range append([]string{""}, analysis.MainMetrics...) {
+		for _, desc := range []bool{false, true} {
+			for _, where := range wheres {
+				for _, m := range []map[string]bool{nil, matches} {
+					q := ""
+					if m != nil {
+						q = "a search"
+					}
+					searches := 0
+					search := func() (map[string]bool, error) { searches++; return m, nil }
+					for _, page := range [][2]int{{0, 50}, {37, 50}, {0, 500}, {690, 50}, {5000, 50}} {
+						rq := RunQuery{Where: where, Q: q, Sort: metric, Desc: desc, Offset: page[0], Limit: page[1]}
+						got, err := selectRuns(ix, rq, search)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if want := selectByDefinition(v, rq, m); !reflect.DeepEqual(got, want) {
+							t.Fatalf("%+v: got %d runs of %d, want %d of %d", rq, len(got.Runs), got.Total, len(want.Runs), want.Total)
+						}
+						queries++
+					}
+					// The pages of one query share its selection: one search.
+					if want := min(1, len(q)); searches != want {
+						t.Fatalf("where %v, sort %q: %d searches for five pages, want %d", where, metric, searches, want)
+					}
+				}
+			}
+		}
+	}
+	// Every order was computed once and kept.
+	if len(ix.orders) != 2*len(analysis.MainMetrics) {
+		t.Errorf("%d orders kept after %d queries, want %d", len(ix.orders), queries, 2*len(analysis.MainMetrics))
+	}
+	if len(ix.selections) != maxSelections {
+		t.Errorf("%d selections kept, want the last %d", len(ix.selections), maxSelections)
+	}
+	// The oldest selection is gone: its query searches again; the newest
+	// is kept.
+	searches := 0
+	search := func() (map[string]bool, error) { searches++; return matches, nil }
+	first := RunQuery{Where: wheres[0], Q: "a search", Limit: 50}
+	last := RunQuery{Where: wheres[len(wheres)-1], Q: "a search", Sort: analysis.MainMetrics[len(analysis.MainMetrics)-1], Desc: true, Limit: 50}
+	for _, rq := range []RunQuery{last, first, first} {
+		if _, err := selectRuns(ix, rq, search); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if searches != 1 {
+		t.Errorf("%d searches, want 1 (the evicted selection's, once)", searches)
+	}
+	if _, err := selectRuns(ix, RunQuery{Where: []string{"nodim"}}, search); err == nil {
+		t.Error("a where without = is accepted")
+	}
+	if _, err := selectRuns(ix, RunQuery{Q: "fails"}, func() (map[string]bool, error) { return nil, errors.New("the search failed") }); err == nil {
+		t.Error("a failed search gives a list")
+	}
+}
+
+// A run's counterparts are the runs of its scenario, persona and
+// repetition in the other configurations: on the page (linked, with a
+// comparison) and in the JSON.
+func TestCounterparts(t *testing.T) {
+	s, _ := newServer(t, "")
+	id, other := "Model A/s1/p/1", "Model "+payload+"/s1/p/1"
+	var d RunDetail
+	if err := json.Unmarshal(get(t, s, "/api/runs/"+url.PathEscape(id)).Body.Bytes(), &d); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range d.Counterparts {
+		got = append(got, c.RunID)
+	}
+	if !slices.Equal(got, []string{other}) {
+		t.Errorf("counterparts of %s: %q, want the other configuration's run of s1 alone", id, got)
+	}
+	if n := strings.Count(get(t, s, runPath(id)).Body.String(), "compare side by side"); n != 1 {
+		t.Errorf("run page: %d comparison links, want 1", n)
+	}
+}
