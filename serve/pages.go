@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -253,9 +254,41 @@ const sleepGap = 6 * time.Hour
 
 // timelineItem is an event of the timeline, or the pause before it.
 type timelineItem struct {
-	E        *rows.EventRow
-	InWindow bool   // within the scenario's TA window
-	Pause    string // a long pause before the next event, in words
+	E     *eventLine
+	Pause string // a long pause before the next event, in words
+}
+
+// eventLine is an event as the timeline shows it, its heading put
+// together here: one escaped value where the template would otherwise
+// escape ten (a run page's rendering is most of its cost once its rows
+// are read).
+type eventLine struct {
+	Seq                int64
+	Class              string // "event ACTOR", and " in-window" within the TA window
+	Meta               string // clock, number, actor, kind, task, tool, depth, decision
+	Ref                int64  // the event it answers (0: none)
+	Hidden             bool   // not shown to the user
+	Text, Args, Result string
+}
+
+func newEventLine(e *rows.EventRow, inWindow bool) *eventLine {
+	l := &eventLine{Seq: e.Seq, Class: "event " + e.Actor, Ref: e.Ref, Hidden: !e.Visible, Text: e.Text, Args: e.Args, Result: e.Result}
+	if inWindow {
+		l.Class += " in-window"
+	}
+	var b strings.Builder
+	b.WriteString(e.T.Format("15:04"))
+	b.WriteString(" · #")
+	b.WriteString(strconv.FormatInt(e.Seq, 10))
+	for _, part := range [][2]string{{"", e.Actor}, {"", e.Kind}, {"task ", e.Task}, {"", e.Tool}, {"depth ", e.Depth}, {"", e.Decision}} {
+		if part[1] != "" {
+			b.WriteString(" · ")
+			b.WriteString(part[0])
+			b.WriteString(part[1])
+		}
+	}
+	l.Meta = b.String()
+	return l
 }
 
 type timelineDay struct {
@@ -281,7 +314,7 @@ func timeline(d *RunDetail) []timelineDay {
 			days = append(days, timelineDay{Date: date})
 		}
 		in := d.Window[0] != nil && !e.T.Before(*d.Window[0]) && !e.T.After(*d.Window[1])
-		days[len(days)-1].Items = append(days[len(days)-1].Items, timelineItem{E: e, InWindow: in})
+		days[len(days)-1].Items = append(days[len(days)-1].Items, timelineItem{E: newEventLine(e, in)})
 	}
 	return days
 }
@@ -633,7 +666,7 @@ const pageTemplates = `
 <h2>Trajectory</h2>
 {{if $d.Capped}}<p class="note">The first {{len $d.Events}} events are shown.</p>{{end}}
 {{range .Days}}<div class="day">{{.Date}}</div>
-{{range .Items}}{{if .Pause}}<div class="pause">{{.Pause}}</div>{{else}}{{$in := .InWindow}}{{with .E}}<div id="e{{.Seq}}" class="event {{.Actor}}{{if $in}} in-window{{end}}"><div class="meta">{{clock .}} · #{{.Seq}} · {{.Actor}} · {{.Kind}}{{if .Task}} · task {{.Task}}{{end}}{{if .Tool}} · {{.Tool}}{{end}}{{if .Depth}} · depth {{.Depth}}{{end}}{{if .Decision}} · {{.Decision}}{{end}}{{if .Ref}} · answers <a href="#e{{.Ref}}">#{{.Ref}}</a>{{end}}{{if not .Visible}} · not shown to the user{{end}}</div>
+{{range .Items}}{{if .Pause}}<div class="pause">{{.Pause}}</div>{{else}}{{with .E}}<div id="e{{.Seq}}" class="{{.Class}}"><div class="meta">{{.Meta}}{{if .Ref}} · answers <a href="#e{{.Ref}}">#{{.Ref}}</a>{{end}}{{if .Hidden}} · not shown to the user{{end}}</div>
 {{if .Text}}<div class="text">{{.Text}}</div>{{end}}
 {{if .Args}}<details><summary>arguments</summary><pre>{{.Args}}</pre></details>{{end}}
 {{if .Result}}<details><summary>result</summary><pre>{{.Result}}</pre></details>{{end}}</div>{{end}}{{end}}

@@ -1,0 +1,132 @@
+package serve
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gymlens/gymlens/analysis"
+	"github.com/gymlens/gymlens/ingest/rows"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden pages in testdata/")
+
+// longRun is a run as the sample's runs are, over three days: 120 events
+// (messages, notifications, tool calls with arguments and results,
+// approvals, a reply that answers another), eight tasks as logged and
+// rescored, two judges' judgments with reasons and citations, the TA
+// window; payload in the text a page must escape.
+func longRun() *RunDetail {
+	start := time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
+	w0, w1 := start.Add(26*time.Hour), start.Add(30*time.Hour)
+	tc := 0.75
+	d := &RunDetail{
+		Run: RunSummary{RunID: "gpt-5.6-sol_cd_none/travel <b>trip</b>/planner/3", Config: "gpt-5.6-sol · CD · none", Scenario: "travel", Persona: "planner",
+			PersonaGroup: "S", Rep: 3, Metrics: map[string]*float64{"TC": &tc}},
+		Counterparts: []RunSummary{{RunID: "claude-opus-5_cc_none/travel/planner/3", Config: "claude-opus-5 · CC · none"}},
+		Window:       [2]*time.Time{&w0, &w1},
+		TA:           []rows.TAJudgment{{Judge: "judge-a", Now: 1, Later: 0, CQ: 0.5, HasCQ: true}},
+	}
+	actors := []string{"user", "agent", "env", "agent", "agent"}
+	kinds := []string{"message", "message", "notification", "tool_call", "approval_request"}
+	ok := true
+	for i := range 120 {
+		at := start.Add(time.Duration(i) * 25 * time.Minute)
+		if i >= 40 {
+			at = at.Add(14 * time.Hour) // a night
+		}
+		if i >= 80 {
+			at = at.Add(14 * time.Hour)
+		}
+		e := rows.EventRow{Seq: int64(i + 1), T: at, Actor: actors[i%5], Kind: kinds[i%5], Visible: i%7 != 0,
+			Text: fmt.Sprintf("Event %d: please book the <em>11:40</em> train & tell \"Ana\" about it; %s", i, payload)}
+		switch i % 5 {
+		case 3:
+			e.Tool, e.Depth, e.Task, e.OK = "calendar.create", "execute", fmt.Sprintf("t%d", i%8), &ok
+			e.Args = fmt.Sprintf(`{"title":"Trip %d","start":"2026-03-0%dT09:00:00Z","attendees":["ana@example.org","<script>x</script>"]}`, i, 2+i/40)
+			e.Result = fmt.Sprintf(`{"id":"evt-%d","status":"confirmed","notes":"%s"}`, i, bytes.Repeat([]byte("ok "), 60))
+		case 4:
+			e.Decision, e.Phase, e.Task = "approve", "decision", fmt.Sprintf("t%d", i%8)
+		case 1:
+			if i > 2 {
+				e.Ref = int64(i - 1)
+			}
+		}
+		d.Events = append(d.Events, e)
+	}
+	for k := range 8 {
+		task := fmt.Sprintf("t%d", k)
+		at := start.Add(time.Duration(k) * time.Hour)
+		half, one := 0.5, 1.0
+		v := rows.TaskView{Task: task, Active: k != 5, Weight: 1, ActivatedAt: &at, FinalSeq: int64(100 + k), LoggedExpected: "prepare", LoggedChosen: "execute",
+			Rescored: k%2 == 0, DerivedExpected: "prepare", DerivedChosen: "suggest", Prefer: "derived", Logged: [3]*float64{&half, &one, nil}, Derived: [3]*float64{&one, &half, nil}}
+		d.TaskViews = append(d.TaskViews, v)
+		if v.Active {
+			d.Tasks = append(d.Tasks, rows.TaskRow{Task: task, Weight: 1, Expected: "prepare", Chosen: "suggest", Rules: [3]float64{1, 0.5, 0}, RuleSet: [3]bool{true, true, false},
+				TC:  []rows.TCJudgment{{Judge: "judge-a", Correctness: 0.8, Grounding: 0.7, Completeness: 0.9, ArtifactQ: 0.6}},
+				TRJ: []rows.TRJJudgment{{Judge: "judge-a", Scores: [5]float64{4, 4, 3, 5, 4}}}})
+		}
+		for _, judge := range []string{"judge-a", "judge-b <i>"} {
+			d.Judgments = append(d.Judgments, rows.JudgmentView{Task: task, Metric: "tc", Judge: judge, Prompt: "tc-v3", Latest: judge == "judge-a",
+				Scores:   []rows.NamedScore{{Name: "correctness", Value: 0.8}, {Name: "grounding", Value: 0.7}},
+				Reasons:  "The agent booked the train <b>before</b> asking; " + payload,
+				Evidence: []rows.Citation{{Seq: int64(4 + k), Quote: "book the <em>11:40</em>"}, {Seq: int64(9 + k)}}})
+		}
+	}
+	return d
+}
+
+// renderRun renders a run's page as the handler does.
+func renderRun(s *Server, d *RunDetail) ([]byte, error) {
+	return s.render("run", map[string]any{"Title": "Run " + d.Run.RunID, "D": d, "Days": timeline(d), "Metrics": analysis.MainMetrics, "Tasks": taskViews(d)})
+}
+
+// A run's page is pinned byte for byte (testdata/run-page.html; go test
+// ./serve -run RunPageGolden -update rewrites it): how it is rendered may
+// change, what a reader sees may not, unnoticed.
+func TestRunPageGolden(t *testing.T) {
+	s, _ := newServer(t, "")
+	got, err := renderRun(s, longRun())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "run-page.html")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		i := 0
+		for i < min(len(got), len(want)) && got[i] == want[i] {
+			i++
+		}
+		t.Errorf("the run page differs from %s at byte %d: got %q, want %q", path, i, got[max(0, i-80):min(len(got), i+80)], want[max(0, i-80):min(len(want), i+80)])
+	}
+	if bytes.Contains(got, []byte("<script>")) || bytes.Contains(got, []byte("<em>")) {
+		t.Error("trajectory text rendered as HTML")
+	}
+}
+
+// BenchmarkRenderRunPage is the rendering of a 120-event run's page, the
+// part of a run page's cost that is the viewer's own.
+func BenchmarkRenderRunPage(b *testing.B) {
+	opt := analysis.DefaultBootstrap
+	opt.Resamples = 100
+	s := &Server{opt: Options{Name: "bench.duckdb", Bootstrap: opt}}
+	d := longRun()
+	for b.Loop() {
+		if _, err := renderRun(s, d); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
