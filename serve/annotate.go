@@ -13,6 +13,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -713,25 +714,22 @@ func (s *Server) status(r *http.Request, name string) (*QueueStatus, error) {
 // queueRuns are the runs of a queue's items with their tasks and
 // judgments.
 func (s *Server) queueRuns(ctx context.Context, st *analysis.QueueState) ([]rows.RunRow, error) {
-	need := map[string]bool{}
-	for _, it := range st.Items {
-		if it.RunID != "" {
-			need[it.RunID] = true
-		}
-	}
-	s.mu.Lock()
-	v, err := s.ds.Values()
-	var runs []rows.RunRow
-	if err == nil {
-		for i := range v.Runs {
-			if need[v.Runs[i].RunID] {
-				runs = append(runs, v.Runs[i])
-			}
-		}
-	}
-	s.mu.Unlock()
+	ix, err := s.index()
 	if err != nil {
 		return nil, err
+	}
+	// The items' runs in the warehouse's order, each once.
+	var places []int
+	for _, it := range st.Items {
+		if i, ok := ix.byID[it.RunID]; ok && it.RunID != "" {
+			places = append(places, i)
+		}
+	}
+	slices.Sort(places)
+	places = slices.Compact(places)
+	runs := make([]rows.RunRow, 0, len(places))
+	for _, i := range places {
+		runs = append(runs, ix.v.Runs[i])
 	}
 	for i := range runs {
 		runs[i].Tasks, runs[i].TA = nil, nil

@@ -170,3 +170,26 @@ func TestCounterparts(t *testing.T) {
 		t.Errorf("run page: %d comparison links, want 1", n)
 	}
 }
+
+// A queue's runs are its items' runs, each once, in the warehouse's
+// order, with their tasks read; items without a run or with a run not
+// there add none.
+func TestQueueRuns(t *testing.T) {
+	s, _ := newServer(t, "")
+	a, b := "Model A/s2 "+payload+"/p/1", "Model A/s1/p/1"
+	st := analysis.NewQueueState(rows.Queue{}, []rows.QueueItem{{RunID: a, Task: "t1"}, {RunID: b}, {RunID: a}, {RunID: ""}, {RunID: "gone"}}, nil)
+	runs, err := s.queueRuns(t.Context(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range runs {
+		got = append(got, r.RunID)
+		if len(r.Tasks) != 1 || len(r.TA) != 1 {
+			t.Errorf("%s: %d tasks and %d TA judgments read, want 1 and 1", r.RunID, len(r.Tasks), len(r.TA))
+		}
+	}
+	if want := []string{b, a}; !slices.Equal(got, want) {
+		t.Errorf("queue runs %q, want %q", got, want)
+	}
+}
