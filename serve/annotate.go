@@ -721,7 +721,7 @@ func (s *Server) queueRuns(ctx context.Context, st *analysis.QueueState) ([]rows
 	// The items' runs in the warehouse's order, each once.
 	var places []int
 	for _, it := range st.Items {
-		if i, ok := ix.byID[it.RunID]; ok && it.RunID != "" {
+		if i, ok := ix.byID[it.RunID]; ok {
 			places = append(places, i)
 		}
 	}

@@ -290,8 +290,10 @@ func (ix *runIndex) selection(rq RunQuery, search func() (map[string]bool, error
 		}
 	}
 	ix.mu.Lock()
-	ix.selections = append([]selection{{key, sel}}, ix.selections[:min(len(ix.selections), maxSelections-1)]...)
-	ix.mu.Unlock()
+	defer ix.mu.Unlock()
+	if !slices.ContainsFunc(ix.selections, func(s selection) bool { return s.key == key }) { // not kept meanwhile by the same query
+		ix.selections = append([]selection{{key, sel}}, ix.selections[:min(len(ix.selections), maxSelections-1)]...)
+	}
 	return sel, nil
 }
 

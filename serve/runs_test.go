@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gymlens/gymlens/analysis"
@@ -191,5 +192,33 @@ func TestQueueRuns(t *testing.T) {
 	}
 	if want := []string{b, a}; !slices.Equal(got, want) {
 		t.Errorf("queue runs %q, want %q", got, want)
+	}
+}
+
+// The same list asked for at once by many is kept once, and every one of
+// them gets it.
+func TestSelectionsAskedAtOnce(t *testing.T) {
+	v := &reports.Values{}
+	for i := range 2000 {
+		v.Runs = append(v.Runs, rows.RunRow{RunID: fmt.Sprintf("r%04d", i), Harness: []string{"CC", "OC"}[i%2]})
+		vals := make([]float64, len(analysis.AllMetrics))
+		vals[analysis.MetricIndex("TC")] = float64(i % 7)
+		v.Values = append(v.Values, vals)
+	}
+	ix := newRunIndex(v)
+	rq := RunQuery{Where: []string{"harness=OC"}, Sort: "TC", Desc: true, Limit: 50}
+	want := selectByDefinition(v, rq, nil)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			got, err := selectRuns(ix, rq, nil)
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Errorf("a list asked for at once: %v, %d runs of %d", err, len(got.Runs), got.Total)
+			}
+		})
+	}
+	wg.Wait()
+	if len(ix.selections) != 1 || len(ix.orders) != 1 {
+		t.Errorf("%d selections and %d orders kept, want 1 and 1", len(ix.selections), len(ix.orders))
 	}
 }
