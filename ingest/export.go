@@ -54,7 +54,7 @@ var exportTables = []exportTable{
 
 // derivedTables are the tables not exported: derived from the others,
 // they are rebuilt, and a lake reads the tables they come from.
-var derivedTables = []string{"run_inputs"}
+var derivedTables = []string{"run_inputs", "event_packs"}
 
 // ExportResult says what Export wrote.
 type ExportResult struct {

@@ -108,6 +108,8 @@ type pass struct {
 	committed bool
 	// staleInputs: the pass wrote what the run inputs come from.
 	staleInputs bool
+	// packs: the warehouse has event_packs (schema 17 on).
+	packs bool
 	// fileDupes maps content hashes of this input to their first path.
 	fileDupes map[string]string
 	// known and knownStat are the files ingested before.
@@ -177,6 +179,7 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 	defer stopProgress()
 
 	if write {
+		p.packs = w.hasPacks(ctx)
 		p.conn, err = w.db.Conn(ctx)
 		if err != nil {
 			return nil, err

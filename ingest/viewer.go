@@ -55,7 +55,37 @@ func (w *Warehouse) eventsOf(ctx context.Context, ids []string) runEvents {
 // spans count them) by a query of its own that stops there.
 func (w *Warehouse) eventsOfPart(ctx context.Context, ids []string) runEvents {
 	out := runEvents{byRun: map[string][]rows.EventRow{}}
-	from, fargs, counts, err := w.spansOf(ctx, "events", ids, "run_id, "+eventColumns, func(id string, n int64) bool { return n <= MaxRunEvents })
+	packs, err := w.packsOf(ctx, ids)
+	if err != nil {
+		out.err = err
+		return out
+	}
+	// A run whose pack holds the events its spans count, and decodes, is
+	// read from it; the others from the columns.
+	unpacked := map[string]bool{} // runs whose pack was refused
+	fromPack := func(id string, n int64) bool {
+		if _, done := out.byRun[id]; done {
+			return true // a run of more than one file: asked once a file
+		}
+		if unpacked[id] {
+			return false
+		}
+		unpacked[id] = true
+		p, ok := packs[id]
+		if !ok || p.events != n {
+			return false
+		}
+		es, err := decodePack(p.pack)
+		if err != nil || int64(len(es)) != n {
+			return false
+		}
+		out.byRun[id] = es
+		delete(unpacked, id)
+		return true
+	}
+	from, fargs, counts, err := w.spansOf(ctx, "events", ids, "run_id, "+eventColumns, func(id string, n int64) bool {
+		return n <= MaxRunEvents && !fromPack(id, n)
+	})
 	if err != nil {
 		out.err = err
 		return out
@@ -82,8 +112,11 @@ func (w *Warehouse) eventsOfPart(ctx context.Context, ids []string) runEvents {
 			return out
 		}
 		// In the order of the run (sorting here, not in the query: DuckDB
-		// would sort every column of every event).
-		for _, es := range out.byRun {
+		// would sort every column of every event). A pack's are in order.
+		for id, es := range out.byRun {
+			if !unpacked[id] {
+				continue
+			}
 			slices.SortStableFunc(es, func(a, b rows.EventRow) int { return cmp.Compare(a.Seq, b.Seq) })
 		}
 	}

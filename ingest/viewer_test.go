@@ -157,6 +157,20 @@ func TestRunEventsFromTheirSpans(t *testing.T) {
 	if _, err := w.Ingest(ctx, []string{dir}, IngestOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Packed, r1 from both files (the pages below read the packs).
+	if st, err := w.RefreshEventPacks(ctx, nil); err != nil || st.Runs != 2 || st.Events != 14 {
+		t.Fatalf("packing: %+v, %v", st, err)
+	}
+	packed := func() (ids []string) {
+		rs, _ := w.db.Query(`SELECT run_id FROM event_packs ORDER BY run_id`)
+		defer rs.Close()
+		for rs.Next() {
+			var id string
+			rs.Scan(&id)
+			ids = append(ids, id)
+		}
+		return ids
+	}
 	listed := func(run string, tasks, judgments string) {
 		t.Helper()
 		p, err := w.RunPage(ctx, run)
@@ -218,8 +232,15 @@ func TestRunEventsFromTheirSpans(t *testing.T) {
 	if _, err := w.Ingest(ctx, []string{dir2}, IngestOptions{Replace: true}); err != nil {
 		t.Fatal(err)
 	}
+	if got := packed(); !reflect.DeepEqual(got, []string{"r1"}) {
+		t.Errorf("packs after r2 is replaced: %v, want r1's alone", got)
+	}
 	check("r2", []int64{1})
 	check("r1", []int64{1, 2, 3, 4, 5, 6, 7, 8})
+	if st, err := w.RefreshEventPacks(ctx, nil); err != nil || st.Runs != 1 || st.Events != 1 {
+		t.Fatalf("packing again: %+v, %v", st, err)
+	}
+	check("r2", []int64{1})
 	listed("r2", "", "")
 	listed("r1", "mp_price mp_buy", "mp_buy/j1 mp_price/j1 mp_price/j2")
 	w.db.QueryRow(`SELECT count(*) FROM row_spans WHERE run_id = 'r2'`).Scan(&spans)

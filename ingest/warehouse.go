@@ -86,6 +86,8 @@ type Warehouse struct {
 	viewer       bool       // OpenOptions.Viewer
 	specMu       sync.Mutex // guards specs
 	specs        map[string]*scenarioSpec
+	packsOnce    sync.Once // guards packs
+	packs        bool      // the warehouse has event_packs
 }
 
 // OpenOptions tunes Open.
@@ -107,6 +109,11 @@ type OpenOptions struct {
 	// what every run page needs of the scenarios is read once.
 	Viewer bool
 }
+
+// keepsInputs is the line of a migration that changes nothing the run
+// inputs come from (a new derived table, say): it leaves them fresh.
+// Any other migration makes them stale, to be rebuilt.
+const keepsInputs = "-- keeps the run inputs"
 
 type migration struct {
 	version int
@@ -331,6 +338,7 @@ func (w *Warehouse) migrate(ctx context.Context, opt OpenOptions) error {
 		return err
 	}
 	defer tx.Rollback()
+	stale := false
 	for _, m := range ms {
 		if m.version <= cur || m.version > target {
 			continue
@@ -338,14 +346,18 @@ func (w *Warehouse) migrate(ctx context.Context, opt OpenOptions) error {
 		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 			return fmt.Errorf("migrating %s to schema %s: %w", w.Path, m.name, err)
 		}
+		stale = stale || !strings.Contains(m.sql, keepsInputs)
 	}
-	if _, err := tx.ExecContext(ctx, invalidateInputs); err != nil {
-		return err
+	if stale {
+		if _, err := tx.ExecContext(ctx, invalidateInputs); err != nil {
+			return err
+		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta VALUES ('schema_version', ?), ('written_by', ?)`, strconv.Itoa(target), "gymlens "+Version); err != nil {
 		return err
 	}
-	// The run inputs are stale now (invalidateInputs above), until the
+	// The run inputs are stale now (invalidateInputs above: unless every
+	// migration says it keeps them), until the
 	// next ingest, score or judge rebuilds them.
 	return tx.Commit()
 }

@@ -161,6 +161,13 @@ func (p *pass) load(decisions map[string]runDecision) error {
 			FROM events WHERE file_id >= ? GROUP BY ALL`, first); err != nil {
 			return err
 		}
+		// Their runs' packs are stale (RefreshEventPacks packs them again
+		// once this commits).
+		if p.packs {
+			if err := p.exec(invalidatePacks, first); err != nil {
+				return err
+			}
+		}
 	}
 	if p.stages[runlog.TypeJudgment] != nil {
 		if err := p.settleJudgments(first); err != nil {
@@ -353,6 +360,11 @@ func (p *pass) loadRuns(decisions map[string]runDecision, first int) error {
 		}
 		for _, t := range []string{"runs", "events", "run_spans", "row_spans", "task_outcomes", "judgments"} {
 			if err := p.exec(`DELETE FROM `+t+` WHERE file_id < ? AND run_id IN (SELECT run_id FROM _replace_runs)`, first); err != nil {
+				return err
+			}
+		}
+		if p.packs {
+			if err := p.exec(`DELETE FROM event_packs WHERE run_id IN (SELECT run_id FROM _replace_runs)`); err != nil {
 				return err
 			}
 		}

@@ -1,0 +1,461 @@
+package ingest
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/gymlens/gymlens/ingest/rows"
+)
+
+// The event packs (table event_packs, schema 17) hold each run's
+// trajectory as one value: its events as RunPages reads them from the
+// events table, encoded here and compressed with zstd. A cold run page
+// spent most of its time in DuckDB decompressing a 2,048-row vector of
+// each of fifteen event columns for a run's hundred events (≈ 10 ms at
+// --scale 10 on a slow machine); one value costs one lookup
+// (docs/benchmarks.md).
+//
+// They are derived data, kept honest by two rules: an ingest deletes the
+// packs of every run it writes events for (or replaces) in its own
+// transaction, and a reader uses a pack only when it holds as many events
+// as run_spans counts for the run (else, or when it does not decode, the
+// run is read from the columns). The viewer packs the runs that have none
+// when it starts on a warehouse it may write (RefreshEventPacks: the
+// events table a slice at a time; at --scale 1, 2,340 runs, ≈ 0.9 s),
+// so that an ingest, whose speed the scale issue holds against DuckDB's
+// own reader, pays only the deletion. A run with more than MaxRunEvents
+// events is not packed.
+
+// packsSchema is the schema version that added event_packs.
+const packsSchema = 17
+
+// packFormat is a pack's first byte: the encoding of what follows. A
+// gymlens that encodes otherwise changes it and reads older packs' runs
+// from the columns.
+const packFormat = 1
+
+// packRange is how many rows of events a rebuild reads a query: the
+// driver holds a query's whole result, so this bounds its memory (≈ 8–10 MB
+// of event text at the sample's sizes).
+var packRange int64 = 16384
+
+// packPending bounds the events a rebuild holds for runs whose events it
+// has not all read yet (runs interleaved in the events table); past it,
+// those runs are left unpacked and their pages read the columns.
+var packPending = 200000
+
+var (
+	packEncoder = sync.OnceValue(func() *zstd.Encoder {
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			panic(err) // only for invalid options
+		}
+		return e
+	})
+	packDecoder = sync.OnceValue(func() *zstd.Decoder {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
+		if err != nil {
+			panic(err) // only for invalid options
+		}
+		return d
+	})
+)
+
+// encodePack is events (a run's, in order) as a pack.
+func encodePack(events []rows.EventRow) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(events)))
+	for i := range events {
+		e := &events[i]
+		b = binary.AppendVarint(b, e.Seq)
+		b = binary.AppendVarint(b, e.T.UnixMicro())
+		for _, s := range [...]string{e.Actor, e.Kind, e.Task, e.Text, e.Tool, e.Depth, e.Args, e.Result, e.Decision, e.Phase} {
+			b = binary.AppendUvarint(b, uint64(len(s)))
+			b = append(b, s...)
+		}
+		var ok byte // 0: none, 1: false, 2: true
+		if e.OK != nil {
+			ok = 1
+			if *e.OK {
+				ok = 2
+			}
+		}
+		vis := byte(0)
+		if e.Visible {
+			vis = 1
+		}
+		b = append(b, ok, vis)
+		b = binary.AppendVarint(b, e.Ref)
+	}
+	return packEncoder().EncodeAll(b, []byte{packFormat})
+}
+
+var errPack = errors.New("not a valid event pack")
+
+// decodePack is a pack's events. Their strings share one allocation.
+func decodePack(pack []byte) ([]rows.EventRow, error) {
+	if len(pack) == 0 || pack[0] != packFormat {
+		return nil, errPack
+	}
+	raw, err := packDecoder().DecodeAll(pack[1:], nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errPack, err)
+	}
+	s := string(raw)
+	pos := 0
+	bad := false
+	uvarint := func() uint64 {
+		v, n := binary.Uvarint(raw[pos:])
+		if n <= 0 {
+			bad = true
+			return 0
+		}
+		pos += n
+		return v
+	}
+	varint := func() int64 {
+		v, n := binary.Varint(raw[pos:])
+		if n <= 0 {
+			bad = true
+			return 0
+		}
+		pos += n
+		return v
+	}
+	str := func() string {
+		n := uvarint()
+		if bad || n > uint64(len(raw)-pos) {
+			bad = true
+			return ""
+		}
+		v := s[pos : pos+int(n)]
+		pos += int(n)
+		return v
+	}
+	n := uvarint()
+	if bad || n > uint64(len(raw)) {
+		return nil, errPack
+	}
+	out := make([]rows.EventRow, n)
+	bools := make([]bool, n) // the events' ok values, one allocation
+	for i := range out {
+		e := &out[i]
+		e.Seq = varint()
+		e.T = time.UnixMicro(varint()).UTC()
+		e.Actor, e.Kind, e.Task, e.Text, e.Tool = str(), str(), str(), str(), str()
+		e.Depth, e.Args, e.Result, e.Decision, e.Phase = str(), str(), str(), str(), str()
+		if bad || len(raw)-pos < 2 {
+			return nil, errPack
+		}
+		switch raw[pos] {
+		case 1, 2:
+			bools[i] = raw[pos] == 2
+			e.OK = &bools[i]
+		}
+		e.Visible = raw[pos+1] == 1
+		pos += 2
+		e.Ref = varint()
+		if bad {
+			return nil, errPack
+		}
+	}
+	if pos != len(raw) {
+		return nil, errPack
+	}
+	return out, nil
+}
+
+// hasPacks says whether the warehouse has an event_packs table (a lake
+// and a warehouse at an older schema, opened read-only, have none).
+func (w *Warehouse) hasPacks(ctx context.Context) bool {
+	w.packsOnce.Do(func() {
+		if w.Lake {
+			return
+		}
+		v, err := w.Version(ctx)
+		w.packs = err == nil && v >= packsSchema
+	})
+	return w.packs
+}
+
+// packed is a run's pack as stored, with the events it holds.
+type packed struct {
+	events int64
+	pack   []byte
+}
+
+// packsOf reads the packs of runs (those that have one).
+func (w *Warehouse) packsOf(ctx context.Context, ids []string) (map[string]packed, error) {
+	out := map[string]packed{}
+	if len(ids) == 0 || !w.hasPacks(ctx) {
+		return out, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	// An IN list: DuckDB filters the scan of run_id by it and reads the
+	// matching rows' packs alone (one equality per run in a UNION ALL was
+	// 5–10 × slower for 50 runs at --scale 10).
+	err := w.scan(ctx, `SELECT run_id, events, pack FROM event_packs WHERE run_id IN `+placeholders(len(ids)), func(rs *sql.Rows) error {
+		var id string
+		var p packed
+		if err := rs.Scan(&id, &p.events, &p.pack); err != nil {
+			return err
+		}
+		out[id] = p
+		return nil
+	}, args...)
+	return out, err
+}
+
+// placeholders is "(?, ?, …)" for n parameters.
+func placeholders(n int) string {
+	b := make([]byte, 0, 3*n+1)
+	b = append(b, '(')
+	for i := range n {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, '?')
+	}
+	return string(append(b, ')'))
+}
+
+// invalidatePacks deletes, in an ingest's transaction, the packs of the
+// runs whose events it wrote (their spans from file first on) or
+// replaced.
+const invalidatePacks = `DELETE FROM event_packs WHERE run_id IN (SELECT run_id FROM run_spans WHERE file_id >= ?)`
+
+// PackStats says what RefreshEventPacks did.
+type PackStats struct {
+	Runs    int   // runs packed
+	Events  int64 // their events
+	Bytes   int64 // their packs' size
+	Skipped int   // runs left unpacked: interleaved with too many others
+}
+
+// PackEvents is RefreshEventPacks for the viewer: progress(done, total)
+// is told the runs packed (nil: not told).
+func (w *Warehouse) PackEvents(ctx context.Context, progress func(done, total int)) error {
+	_, err := w.RefreshEventPacks(ctx, progress)
+	return err
+}
+
+// RefreshEventPacks packs every run that has events and no pack, reading
+// the events table a slice at a time (from the first file such a run's
+// events came from) on two connections, and appending the packs a few
+// thousand runs a transaction. A read-only warehouse, a lake or one at an
+// older schema is left as it is. Stopped halfway, it leaves some runs
+// unpacked, which read their columns: time lost, never a wrong page.
+func (w *Warehouse) RefreshEventPacks(ctx context.Context, progress func(done, total int)) (PackStats, error) {
+	var st PackStats
+	if w.ReadOnly || w.Lake {
+		return st, nil
+	}
+	if v, err := w.Version(ctx); err != nil || v < packsSchema {
+		return st, err
+	}
+	fail := func(err error) (PackStats, error) { return st, fmt.Errorf("packing the runs' events: %w", err) }
+	// The runs to pack, with the events their spans count.
+	want := map[string]int64{}
+	first := int64(-1)
+	err := w.scan(ctx, `SELECT run_id, sum(events), min(file_id) FROM run_spans s
+		WHERE NOT EXISTS (SELECT 1 FROM event_packs p WHERE p.run_id = s.run_id) GROUP BY run_id HAVING sum(events) <= ?`, func(rs *sql.Rows) error {
+		var id string
+		var n, f int64
+		if err := rs.Scan(&id, &n, &f); err != nil {
+			return err
+		}
+		want[id] = n
+		if first < 0 || f < first {
+			first = f
+		}
+		return nil
+	}, MaxRunEvents)
+	if err != nil || len(want) == 0 {
+		if err != nil {
+			return fail(err)
+		}
+		return st, nil
+	}
+	var lo, hi sql.NullInt64
+	if err := w.db.QueryRowContext(ctx, `SELECT min(rowid), max(rowid) FROM events WHERE file_id >= ?`, first).Scan(&lo, &hi); err != nil {
+		return fail(err)
+	}
+	if !lo.Valid {
+		return st, nil
+	}
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	defer conn.Close()
+	// The writer's failure stops the readers.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	type done struct {
+		id     string
+		events int64
+		pack   []byte
+	}
+	packs := make(chan done, 256)
+	// The writer: a few thousand runs an appender, each committed alone.
+	written := make(chan error, 1)
+	go func() {
+		var batch []done
+		flush := func() error {
+			if len(batch) == 0 {
+				return nil
+			}
+			err := conn.Raw(func(dc any) error {
+				a, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", "event_packs")
+				if err != nil {
+					return err
+				}
+				for _, d := range batch {
+					if err := a.AppendRow(d.id, d.events, d.pack); err != nil {
+						a.Close()
+						return err
+					}
+				}
+				return a.Close() // flushes and, outside a transaction, commits
+			})
+			batch = batch[:0]
+			return err
+		}
+		var err error
+		for d := range packs {
+			if err != nil {
+				continue // drain
+			}
+			batch = append(batch, d)
+			st.Runs++
+			if progress != nil && st.Runs%256 == 0 {
+				progress(st.Runs, len(want))
+			}
+			st.Events += d.events
+			st.Bytes += int64(len(d.pack))
+			if len(batch) >= loadBatch {
+				if err = flush(); err != nil {
+					cancel()
+				}
+			}
+		}
+		if err == nil {
+			err = flush()
+		}
+		if progress != nil && err == nil {
+			progress(st.Runs, len(want))
+		}
+		written <- err
+	}()
+
+	// The readers: a slice of rowids each, in turn; a run's events are
+	// gathered across slices until its spans' count is reached.
+	var (
+		mu      sync.Mutex
+		pending = map[string][]rows.EventRow{}
+		held    int
+		skipped = map[string]bool{}
+	)
+	var next atomic.Int64
+	next.Store(lo.Int64)
+	type row struct {
+		id string
+		e  rows.EventRow
+	}
+	read := func() error {
+		for {
+			from := next.Add(packRange) - packRange
+			if from > hi.Int64 {
+				return nil
+			}
+			var got []row
+			err := w.scan(ctx, `SELECT run_id, `+eventColumns+` FROM events WHERE rowid BETWEEN ? AND ? AND file_id >= ?`, func(rs *sql.Rows) error {
+				var r row
+				var t time.Time
+				var ok sql.NullBool
+				if err := rs.Scan(&r.id, &r.e.Seq, &t, &r.e.Actor, &r.e.Kind, &r.e.Task, &r.e.Text, &r.e.Tool, &r.e.Depth, &r.e.Args, &r.e.Result, &ok,
+					&r.e.Decision, &r.e.Phase, &r.e.Ref, &r.e.Visible); err != nil {
+					return err
+				}
+				if _, ok := want[r.id]; !ok {
+					return nil
+				}
+				r.e.T = t.UTC()
+				if ok.Valid {
+					b := ok.Bool
+					r.e.OK = &b
+				}
+				got = append(got, r)
+				return nil
+			}, from, from+packRange-1, first)
+			if err != nil {
+				return err
+			}
+			var complete [][]rows.EventRow
+			var completeIDs []string
+			mu.Lock()
+			for _, r := range got {
+				if skipped[r.id] {
+					continue
+				}
+				es := append(pending[r.id], r.e)
+				held++
+				if int64(len(es)) == want[r.id] {
+					complete = append(complete, es)
+					completeIDs = append(completeIDs, r.id)
+					delete(pending, r.id)
+					held -= len(es)
+				} else {
+					pending[r.id] = es
+				}
+			}
+			if held > packPending {
+				// Too many runs half read: leave them to the columns.
+				for id, es := range pending {
+					skipped[id] = true
+					held -= len(es)
+				}
+				clear(pending)
+			}
+			mu.Unlock()
+			for i, es := range complete {
+				slices.SortFunc(es, func(a, b rows.EventRow) int { return cmp.Compare(a.Seq, b.Seq) })
+				select {
+				case packs <- done{completeIDs[i], int64(len(es)), encodePack(es)}:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Go(func() { errs[i] = read() })
+	}
+	wg.Wait()
+	close(packs)
+	if err := <-written; err != nil {
+		return fail(err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fail(err)
+	}
+	st.Skipped = len(skipped) + len(pending)
+	return st, nil
+}
