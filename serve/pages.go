@@ -227,8 +227,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	page := d.html
 	s.cmu.Unlock()
 	if page == nil {
-		b, err := s.render("run", map[string]any{"Title": "Run " + d.Run.RunID, "D": d, "Days": timeline(d), "Metrics": analysis.MainMetrics,
-			"Tasks": taskViews(d)})
+		b, err := s.render("run", runPageData(d))
 		if err != nil {
 			fail(w, err)
 			return
@@ -240,6 +239,246 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Write(page)
+}
+
+// runPageData is what the run template shows of a run: its tasks'
+// table, their judgments and its trajectory written here (pageHTML), the
+// rest by the template.
+func runPageData(d *RunDetail) map[string]any {
+	tasks := taskViews(d)
+	return map[string]any{"Title": "Run " + d.Run.RunID, "D": d, "Trajectory": trajectoryHTML(timeline(d)), "Metrics": analysis.MainMetrics,
+		"TaskRows": taskRowsHTML(tasks), "Judgments": judgmentsHTML(tasks)}
+}
+
+// pageHTML writes the parts of a run page that repeat for every task,
+// judgment and event, as the template wrote them, every warehouse string
+// escaped by text. Written here, not by the template: its walk (a
+// reflective call or field lookup per action, ten actions an event or a
+// judgment) was most of a cold run page's time once its events were
+// packed (≈ 5 ms of ≈ 7 ms at --scale 1; docs/benchmarks.md).
+type pageHTML struct{ strings.Builder }
+
+func (b *pageHTML) text(s string) { htmlText.WriteString(b, s) }
+func (b *pageHTML) num(n int64)   { b.WriteString(strconv.FormatInt(n, 10)) }
+func (b *pageHTML) html() template.HTML {
+	return template.HTML(b.String()) // every warehouse string in it went through text
+}
+
+// depths writes "expected → chosen", flagged when flag.
+func (b *pageHTML) depths(expected, chosen string, flag bool) {
+	if flag {
+		b.WriteString(`<span class="flag">`)
+	}
+	b.text(expected)
+	b.WriteString(" → ")
+	b.text(chosen)
+	if flag {
+		b.WriteString(`</span>`)
+	}
+}
+
+// taskRowsHTML is the rows of a run page's tasks table.
+func taskRowsHTML(tasks []taskView) template.HTML {
+	var b pageHTML
+	for i := range tasks {
+		t := &tasks[i]
+		b.WriteString(`<tr`)
+		if !t.Active {
+			b.WriteString(` class="inactive"`)
+		}
+		b.WriteString(`><td>`)
+		if len(t.Judgments) > 0 {
+			b.WriteString(`<a href="#`)
+			b.WriteString(taskAnchor(t.Task))
+			b.WriteString(`">`)
+			b.text(t.Task)
+			b.WriteString(`</a>`)
+		} else {
+			b.text(t.Task)
+		}
+		b.WriteString(`</td><td>`)
+		if t.Active {
+			b.WriteString("active")
+			if t.ActivatedAt != nil {
+				b.WriteString(" from ")
+				b.text(t.ActivatedAt.Format("Mon 15:04"))
+			}
+		} else {
+			b.WriteString("not active")
+		}
+		b.WriteString(`</td><td class="num">`)
+		b.text(fmt.Sprintf("%.2f", t.Weight))
+		b.WriteString("</td>\n<td>")
+		if t.LoggedExpected != "" || t.LoggedChosen != "" {
+			b.depths(t.LoggedExpected, t.LoggedChosen, false)
+		} else {
+			b.WriteString("–")
+		}
+		b.WriteString(`</td><td>`)
+		if t.Rescored {
+			b.depths(t.DerivedExpected, t.DerivedChosen, t.DepthsDiffer)
+		} else {
+			b.WriteString("–")
+		}
+		b.WriteString("</td>\n<td>")
+		if t.Active {
+			b.depths(t.Expected, t.Chosen, t.Mismatch)
+			if t.Prefer != "" {
+				b.WriteString(` <span class="muted">(`)
+				b.text(t.Prefer)
+				b.WriteString(`)</span>`)
+			}
+		}
+		b.WriteString("</td>\n<td>")
+		b.text(t.RulesLogged)
+		b.WriteString(`</td><td>`)
+		b.text(t.RulesDerived)
+		b.WriteString("</td></tr>\n")
+	}
+	return b.html()
+}
+
+// judgmentsHTML is each judged task's judgments on a run page: scores,
+// reasons and citations, each citation a link to the record it cites.
+func judgmentsHTML(tasks []taskView) template.HTML {
+	var b pageHTML
+	for i := range tasks {
+		t := &tasks[i]
+		if len(t.Judgments) == 0 {
+			continue
+		}
+		b.WriteString(`<h3 id="`)
+		b.WriteString(taskAnchor(t.Task))
+		b.WriteString(`">`)
+		if t.Task != "" {
+			b.WriteString("Task ")
+			b.text(t.Task)
+		} else {
+			b.WriteString("The run")
+		}
+		b.WriteString(": judgments</h3>\n")
+		for j := range t.Judgments {
+			jv := &t.Judgments[j]
+			b.WriteString(`<div class="judgment`)
+			if !jv.Latest {
+				b.WriteString(" superseded")
+			}
+			b.WriteString(`"><div class="meta">`)
+			b.text(jv.Judge)
+			b.WriteString(" · ")
+			b.text(jv.Metric)
+			if jv.Prompt != "" {
+				b.WriteString(" · prompt ")
+				b.text(jv.Prompt)
+			}
+			if !jv.Latest {
+				b.WriteString(" · superseded by a newer prompt version (not in the metrics)")
+			}
+			b.WriteString("</div>\n<div>")
+			for k, sc := range jv.Scores {
+				if k > 0 {
+					b.WriteString(" · ")
+				}
+				b.text(sc.Name)
+				b.WriteString(" <strong>")
+				b.text(fmt.Sprintf("%.2f", sc.Value))
+				b.WriteString("</strong>")
+			}
+			b.WriteString("</div>\n")
+			if jv.Reasons != "" {
+				b.WriteString(`<div class="text">`)
+				b.text(jv.Reasons)
+				b.WriteString(`</div>`)
+			}
+			b.WriteString("\n")
+			if len(jv.Evidence) > 0 {
+				b.WriteString(`<ul class="cites">`)
+				for _, c := range jv.Evidence {
+					b.WriteString(`<li><a href="#e`)
+					b.num(c.Seq)
+					b.WriteString(`">#`)
+					b.num(c.Seq)
+					b.WriteString(`</a>`)
+					if c.Quote != "" {
+						b.WriteString(" “")
+						b.text(c.Quote)
+						b.WriteString("”")
+					}
+					b.WriteString(`</li>`)
+				}
+				b.WriteString(`</ul>`)
+			}
+			b.WriteString("</div>\n")
+		}
+	}
+	return b.html()
+}
+
+// taskAnchor is a task's fragment on its run page (letters and digits
+// alone: safe in an id and a URL as it is).
+func taskAnchor(task string) string { return fmt.Sprintf("task-%x", fnv64(task)) }
+
+// htmlText escapes text for an HTML text node or a quoted attribute
+// value exactly as html/template does for a string (its
+// htmlReplacementTable; TestRunPartsAsTheTemplateWroteThem compares the
+// two on hostile text).
+var htmlText = strings.NewReplacer("\x00", "\uFFFD", `"`, "&#34;", "&", "&amp;", "'", "&#39;", "+", "&#43;", "<", "&lt;", ">", "&gt;")
+
+// trajectoryHTML is a run page's trajectory: the events by day, with the
+// pauses between them.
+func trajectoryHTML(days []timelineDay) template.HTML {
+	var b pageHTML
+	for _, d := range days {
+		b.WriteString(`<div class="day">`)
+		b.text(d.Date)
+		b.WriteString("</div>\n")
+		for _, it := range d.Items {
+			switch e := it.E; {
+			case it.Pause != "":
+				b.WriteString(`<div class="pause">`)
+				b.text(it.Pause)
+				b.WriteString(`</div>`)
+			case e != nil:
+				b.WriteString(`<div id="e`)
+				b.num(e.Seq)
+				b.WriteString(`" class="`)
+				b.text(e.Class)
+				b.WriteString(`"><div class="meta">`)
+				b.text(e.Meta)
+				if e.Ref != 0 {
+					b.WriteString(` · answers <a href="#e`)
+					b.num(e.Ref)
+					b.WriteString(`">#`)
+					b.num(e.Ref)
+					b.WriteString(`</a>`)
+				}
+				if e.Hidden {
+					b.WriteString(` · not shown to the user`)
+				}
+				b.WriteString("</div>\n")
+				if e.Text != "" {
+					b.WriteString(`<div class="text">`)
+					b.text(e.Text)
+					b.WriteString(`</div>`)
+				}
+				b.WriteString("\n")
+				if e.Args != "" {
+					b.WriteString(`<details><summary>arguments</summary><pre>`)
+					b.text(e.Args)
+					b.WriteString(`</pre></details>`)
+				}
+				b.WriteString("\n")
+				if e.Result != "" {
+					b.WriteString(`<details><summary>result</summary><pre>`)
+					b.text(e.Result)
+					b.WriteString(`</pre></details>`)
+				}
+				b.WriteString(`</div>`)
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.html()
 }
 
 func fnv64(s string) uint64 {
@@ -597,7 +836,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 		return strings.Join(parts, ", ")
 	},
 	"clock":  func(e rows.EventRow) string { return e.T.Format("15:04") },
-	"anchor": func(task string) string { return fmt.Sprintf("task-%x", fnv64(task)) },
+	"anchor": taskAnchor,
 	"fig": func(p *float64) string {
 		if p == nil {
 			return "–"
@@ -650,27 +889,13 @@ const pageTemplates = `
 <h2>Tasks</h2>
 <p class="note">Depths and rule components as logged and, where <code>gymlens score</code> rescored the run, as derived from the trajectory; the metrics use the effective ones (“the metrics use”). <span class="flag">Flagged</span>: the chosen depth is not the expected one, or the rescoring disagrees with the log.</p>
 <div class="wrap"><table><thead><tr><th>task</th><th>active</th><th class="num">weight</th><th>expected → chosen (logged)</th><th>rescored</th><th>the metrics use</th><th>rules (logged)</th><th>rules (rescored)</th></tr></thead><tbody>
-{{range .Tasks}}<tr{{if not .Active}} class="inactive"{{end}}><td>{{if .Judgments}}<a href="#{{anchor .Task}}">{{.Task}}</a>{{else}}{{.Task}}{{end}}</td><td>{{if .Active}}active{{if .ActivatedAt}} from {{.ActivatedAt.Format "Mon 15:04"}}{{end}}{{else}}not active{{end}}</td><td class="num">{{printf "%.2f" .Weight}}</td>
-<td>{{if or .LoggedExpected .LoggedChosen}}{{.LoggedExpected}} → {{.LoggedChosen}}{{else}}–{{end}}</td><td>{{if .Rescored}}{{if .DepthsDiffer}}<span class="flag">{{.DerivedExpected}} → {{.DerivedChosen}}</span>{{else}}{{.DerivedExpected}} → {{.DerivedChosen}}{{end}}{{else}}–{{end}}</td>
-<td>{{if .Active}}{{if .Mismatch}}<span class="flag">{{.Expected}} → {{.Chosen}}</span>{{else}}{{.Expected}} → {{.Chosen}}{{end}}{{if .Prefer}} <span class="muted">({{.Prefer}})</span>{{end}}{{end}}</td>
-<td>{{.RulesLogged}}</td><td>{{.RulesDerived}}</td></tr>
-{{end}}</tbody></table></div>
-{{range .Tasks}}{{if .Judgments}}<h3 id="{{anchor .Task}}">{{if .Task}}Task {{.Task}}{{else}}The run{{end}}: judgments</h3>
-{{range .Judgments}}<div class="judgment{{if not .Latest}} superseded{{end}}"><div class="meta">{{.Judge}} · {{.Metric}}{{if .Prompt}} · prompt {{.Prompt}}{{end}}{{if not .Latest}} · superseded by a newer prompt version (not in the metrics){{end}}</div>
-<div>{{range $i, $s := .Scores}}{{if $i}} · {{end}}{{$s.Name}} <strong>{{printf "%.2f" $s.Value}}</strong>{{end}}</div>
-{{if .Reasons}}<div class="text">{{.Reasons}}</div>{{end}}
-{{if .Evidence}}<ul class="cites">{{range .Evidence}}<li><a href="#e{{.Seq}}">#{{.Seq}}</a>{{if .Quote}} “{{.Quote}}”{{end}}</li>{{end}}</ul>{{end}}</div>
-{{end}}{{end}}{{end}}
+{{.TaskRows}}</tbody></table></div>
+{{.Judgments}}
 {{if $d.TA}}<h2>Temporal allocation</h2><ul>{{range $d.TA}}<li>{{.Judge}}: now {{.Now}}, later {{.Later}}{{if .HasCQ}}, CQ {{.CQ}}{{end}}</li>{{end}}</ul>{{end}}
 {{with index $d.Window 0}}<p class="note">The scenario’s TA window: <span class="window">{{.Format "Mon 2 Jan 15:04"}} – {{(index $d.Window 1).Format "Mon 2 Jan 15:04"}}</span>; its events are shaded.</p>{{end}}
 <h2>Trajectory</h2>
 {{if $d.Capped}}<p class="note">The first {{len $d.Events}} events are shown.</p>{{end}}
-{{range .Days}}<div class="day">{{.Date}}</div>
-{{range .Items}}{{if .Pause}}<div class="pause">{{.Pause}}</div>{{else}}{{with .E}}<div id="e{{.Seq}}" class="{{.Class}}"><div class="meta">{{.Meta}}{{if .Ref}} · answers <a href="#e{{.Ref}}">#{{.Ref}}</a>{{end}}{{if .Hidden}} · not shown to the user{{end}}</div>
-{{if .Text}}<div class="text">{{.Text}}</div>{{end}}
-{{if .Args}}<details><summary>arguments</summary><pre>{{.Args}}</pre></details>{{end}}
-{{if .Result}}<details><summary>result</summary><pre>{{.Result}}</pre></details>{{end}}</div>{{end}}{{end}}
-{{end}}{{end}}
+{{.Trajectory}}
 {{template "foot" .}}{{end}}
 
 {{define "events"}}{{range .}}<div class="event {{.Actor}}"><div class="meta">{{clock .}} · #{{.Seq}} · {{.Actor}} · {{.Kind}}{{if .Task}} · task {{.Task}}{{end}}{{if .Tool}} · {{.Tool}}{{end}}{{if .Depth}} · depth {{.Depth}}{{end}}{{if .Decision}} · {{.Decision}}{{end}}</div>

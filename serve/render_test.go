@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"html/template"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -82,7 +86,7 @@ func longRun() *RunDetail {
 
 // renderRun renders a run's page as the handler does.
 func renderRun(s *Server, d *RunDetail) ([]byte, error) {
-	return s.render("run", map[string]any{"Title": "Run " + d.Run.RunID, "D": d, "Days": timeline(d), "Metrics": analysis.MainMetrics, "Tasks": taskViews(d)})
+	return s.render("run", runPageData(d))
 }
 
 // A run's page is pinned byte for byte (testdata/run-page.html; go test
@@ -127,6 +131,100 @@ func BenchmarkRenderRunPage(b *testing.B) {
 	for b.Loop() {
 		if _, err := renderRun(s, d); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// referenceParts are the run template's task rows, judgments and
+// trajectory as the template wrote them before they were written in Go
+// (pageHTML): the reference the Go must equal, byte for byte.
+const referenceParts = `{{define "rows"}}{{range .}}<tr{{if not .Active}} class="inactive"{{end}}><td>{{if .Judgments}}<a href="#{{anchor .Task}}">{{.Task}}</a>{{else}}{{.Task}}{{end}}</td><td>{{if .Active}}active{{if .ActivatedAt}} from {{.ActivatedAt.Format "Mon 15:04"}}{{end}}{{else}}not active{{end}}</td><td class="num">{{printf "%.2f" .Weight}}</td>
+<td>{{if or .LoggedExpected .LoggedChosen}}{{.LoggedExpected}} → {{.LoggedChosen}}{{else}}–{{end}}</td><td>{{if .Rescored}}{{if .DepthsDiffer}}<span class="flag">{{.DerivedExpected}} → {{.DerivedChosen}}</span>{{else}}{{.DerivedExpected}} → {{.DerivedChosen}}{{end}}{{else}}–{{end}}</td>
+<td>{{if .Active}}{{if .Mismatch}}<span class="flag">{{.Expected}} → {{.Chosen}}</span>{{else}}{{.Expected}} → {{.Chosen}}{{end}}{{if .Prefer}} <span class="muted">({{.Prefer}})</span>{{end}}{{end}}</td>
+<td>{{.RulesLogged}}</td><td>{{.RulesDerived}}</td></tr>
+{{end}}{{end}}{{define "judgments"}}{{range .}}{{if .Judgments}}<h3 id="{{anchor .Task}}">{{if .Task}}Task {{.Task}}{{else}}The run{{end}}: judgments</h3>
+{{range .Judgments}}<div class="judgment{{if not .Latest}} superseded{{end}}"><div class="meta">{{.Judge}} · {{.Metric}}{{if .Prompt}} · prompt {{.Prompt}}{{end}}{{if not .Latest}} · superseded by a newer prompt version (not in the metrics){{end}}</div>
+<div>{{range $i, $s := .Scores}}{{if $i}} · {{end}}{{$s.Name}} <strong>{{printf "%.2f" $s.Value}}</strong>{{end}}</div>
+{{if .Reasons}}<div class="text">{{.Reasons}}</div>{{end}}
+{{if .Evidence}}<ul class="cites">{{range .Evidence}}<li><a href="#e{{.Seq}}">#{{.Seq}}</a>{{if .Quote}} “{{.Quote}}”{{end}}</li>{{end}}</ul>{{end}}</div>
+{{end}}{{end}}{{end}}{{end}}{{define "days"}}{{range .}}<div class="day">{{.Date}}</div>
+{{range .Items}}{{if .Pause}}<div class="pause">{{.Pause}}</div>{{else}}{{with .E}}<div id="e{{.Seq}}" class="{{.Class}}"><div class="meta">{{.Meta}}{{if .Ref}} · answers <a href="#e{{.Ref}}">#{{.Ref}}</a>{{end}}{{if .Hidden}} · not shown to the user{{end}}</div>
+{{if .Text}}<div class="text">{{.Text}}</div>{{end}}
+{{if .Args}}<details><summary>arguments</summary><pre>{{.Args}}</pre></details>{{end}}
+{{if .Result}}<details><summary>result</summary><pre>{{.Result}}</pre></details>{{end}}</div>{{end}}{{end}}
+{{end}}{{end}}{{end}}`
+
+// The task rows, judgments and trajectory written in Go are what the
+// template wrote, for random runs whose every string is hostile: markup,
+// quotes, '+', NUL, bytes that are not UTF-8, the noncharacters
+// html/template treats apart, and empty strings where the template tests
+// for them.
+func TestRunPartsAsTheTemplateWroteThem(t *testing.T) {
+	ref := template.Must(template.New("").Funcs(template.FuncMap{"anchor": taskAnchor}).Parse(referenceParts))
+	texts := []string{"", "plain", payload, `a+b="c" & 'd'`, "nul\x00here", "bad \xff\xfe utf-8", "\ufdd0\uffff\ufffd", "→ “curly” · ü", "line\nbreak\ttab", "-->"}
+	rng := rand.New(rand.NewPCG(3, 5))
+	str := func() string { return texts[rng.IntN(len(texts))] }
+	for round := range 300 {
+		start := time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
+		d := &RunDetail{}
+		if rng.IntN(2) == 0 {
+			w0, w1 := start.Add(2*time.Hour), start.Add(30*time.Hour)
+			d.Window = [2]*time.Time{&w0, &w1}
+		}
+		for k := range rng.IntN(6) {
+			at := start.Add(time.Duration(k) * time.Hour)
+			v := rows.TaskView{Task: str(), Active: rng.IntN(3) > 0, Weight: []float64{1, 0.5, math.Inf(1), math.NaN(), -2}[rng.IntN(5)],
+				LoggedExpected: str(), LoggedChosen: str(), Rescored: rng.IntN(2) == 0, DerivedExpected: str(), DerivedChosen: str(), Prefer: str()}
+			if rng.IntN(2) == 0 {
+				v.ActivatedAt = &at
+			}
+			if rng.IntN(2) == 0 {
+				half := []float64{0.5, 1, math.NaN()}[rng.IntN(3)]
+				v.Logged[rng.IntN(3)] = &half
+			}
+			d.TaskViews = append(d.TaskViews, v)
+			if v.Active {
+				d.Tasks = append(d.Tasks, rows.TaskRow{Task: v.Task, Weight: v.Weight, Expected: str(), Chosen: str()})
+			}
+			for range rng.IntN(3) {
+				j := rows.JudgmentView{Task: v.Task, Metric: str(), Judge: str(), Prompt: str(), Latest: rng.IntN(2) == 0, Reasons: str()}
+				for range rng.IntN(3) {
+					j.Scores = append(j.Scores, rows.NamedScore{Name: str(), Value: []float64{0.8, math.Inf(-1), math.NaN(), 12345.678}[rng.IntN(4)]})
+				}
+				for range rng.IntN(3) {
+					j.Evidence = append(j.Evidence, rows.Citation{Seq: int64(rng.IntN(40) - 5), Quote: str()})
+				}
+				d.Judgments = append(d.Judgments, j)
+			}
+		}
+		for k := range rng.IntN(30) {
+			ok := rng.IntN(2) == 0
+			e := rows.EventRow{Seq: int64(k + 1), T: start.Add(time.Duration(rng.IntN(4000)) * time.Minute), Actor: str(), Kind: str(), Task: str(),
+				Text: str(), Tool: str(), Depth: str(), Args: str(), Result: str(), Decision: str(), Ref: int64(rng.IntN(5) - 1), Visible: rng.IntN(3) > 0}
+			if rng.IntN(2) == 0 {
+				e.OK = &ok
+			}
+			d.Events = append(d.Events, e)
+		}
+		slices.SortStableFunc(d.Events, func(a, b rows.EventRow) int { return a.T.Compare(b.T) })
+		tasks := taskViews(d)
+		for _, part := range []struct {
+			name string
+			got  template.HTML
+			data any
+		}{{"rows", taskRowsHTML(tasks), tasks}, {"judgments", judgmentsHTML(tasks), tasks}, {"days", trajectoryHTML(timeline(d)), timeline(d)}} {
+			var want bytes.Buffer
+			if err := ref.ExecuteTemplate(&want, part.name, part.data); err != nil {
+				t.Fatal(err)
+			}
+			if string(part.got) != want.String() {
+				g, w := string(part.got), want.String()
+				i := 0
+				for i < min(len(g), len(w)) && g[i] == w[i] {
+					i++
+				}
+				t.Fatalf("round %d, %s: differs at byte %d: got %q, want %q", round, part.name, i, g[max(0, i-60):min(len(g), i+60)], w[max(0, i-60):min(len(w), i+60)])
+			}
 		}
 	}
 }

@@ -54,6 +54,17 @@ type Options struct {
 	// Histories gives what the user saw of the items of a queue drawn in
 	// the page (nil: the page makes PARE queues only).
 	Histories reports.Histories
+	// Progress, when not nil, is told what New does while it prepares the
+	// warehouse (packing the runs' events, reading the runs).
+	Progress func(reports.Progress)
+}
+
+// EventPacker is a Store that can keep each run's trajectory as one value
+// (ingest's event packs), which a cold run page reads 5–10 × faster than
+// the events' columns. New packs the runs that have none unless the store
+// is read-only.
+type EventPacker interface {
+	PackEvents(ctx context.Context, progress func(done, total int)) error
 }
 
 // DefaultAddr is where the viewer listens unless told otherwise.
@@ -168,8 +179,19 @@ func New(ctx context.Context, store Store, opt Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/annotate/{queue}/status", s.apiStatus)
 	s.mux.HandleFunc("GET /api/annotate/{queue}/items", s.apiItems)
 	s.mux.HandleFunc("POST /api/annotate/{queue}/answers", s.apiAnswers)
+	if p, ok := store.(EventPacker); ok && !opt.ReadOnly {
+		var told func(done, total int)
+		if opt.Progress != nil {
+			told = func(done, total int) {
+				opt.Progress(reports.Progress{Stage: "packing the runs' events (once)", Done: int64(done), Total: int64(total)})
+			}
+		}
+		if err := p.PackEvents(ctx, told); err != nil {
+			return nil, err
+		}
+	}
 	// The runs' values only: a run's tasks are read when its page is asked.
-	ds, err := reports.NewDataset(ctx, store, reports.Options{Name: opt.Name, Keep: reports.KeepValues, Bootstrap: opt.Bootstrap})
+	ds, err := reports.NewDataset(ctx, store, reports.Options{Name: opt.Name, Keep: reports.KeepValues, Bootstrap: opt.Bootstrap, Progress: opt.Progress})
 	if err != nil {
 		return nil, err
 	}

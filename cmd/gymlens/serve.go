@@ -47,7 +47,10 @@ func serveCommand(e *env) *cli.Command {
 			if !readOnly {
 				so.Histories = histories(w)
 			}
+			var done func()
+			so.Progress, done = readProgress(e, cmd.Bool("quiet"))
 			h, err := serve.New(ctx, w, so)
+			done()
 			if err != nil {
 				return err
 			}
