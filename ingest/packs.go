@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -238,12 +239,21 @@ func placeholders(n int) string {
 // replaced.
 const invalidatePacks = `DELETE FROM event_packs WHERE run_id IN (SELECT run_id FROM run_spans WHERE file_id >= ?)`
 
+// MaxPackEvents bounds the events RefreshEventPacks reads: past it, it
+// packs nothing, and the viewer reads those runs from the columns. The
+// process grows with the events read, beyond DuckDB's memory limit and
+// the Go heap (measured: peak 412 MB for 2.4 million events, --scale 10;
+// 1.19–1.39 GB for 23.7 million, --scale 100, 0.91 GB with the packs not
+// even written), and a command stays under 1 GB; why it grows is not
+// found yet (docs/benchmarks.md).
+var MaxPackEvents int64 = 5_000_000
+
 // PackStats says what RefreshEventPacks did.
 type PackStats struct {
 	Runs    int   // runs packed
 	Events  int64 // their events
 	Bytes   int64 // their packs' size
-	Skipped int   // runs left unpacked: interleaved with too many others
+	Skipped int   // runs left unpacked: interleaved with too many others, or more than MaxPackEvents events in all
 }
 
 // PackEvents is RefreshEventPacks for the viewer: progress(done, total)
@@ -290,6 +300,14 @@ func (w *Warehouse) RefreshEventPacks(ctx context.Context, progress func(done, t
 		}
 		return st, nil
 	}
+	var total int64
+	for _, n := range want {
+		total += n
+	}
+	if total > MaxPackEvents {
+		st.Skipped = len(want)
+		return st, nil
+	}
 	var lo, hi sql.NullInt64
 	if err := w.db.QueryRowContext(ctx, `SELECT min(rowid), max(rowid) FROM events WHERE file_id >= ?`, first).Scan(&lo, &hi); err != nil {
 		return fail(err)
@@ -297,6 +315,17 @@ func (w *Warehouse) RefreshEventPacks(ctx context.Context, progress func(done, t
 	if !lo.Valid {
 		return st, nil
 	}
+	// DuckDB's limit lowered to the ingest's while the events are read, and
+	// the Go memory given back after: the viewer reads every run next, and
+	// at --scale 100 its peak was 1,352 MB with the events' blocks left in
+	// DuckDB's pool (docs/benchmarks.md).
+	if w.MemoryLimit == DefaultMemoryLimit {
+		if _, err := w.db.ExecContext(ctx, `SET memory_limit = '`+IngestMemoryLimit+`'`); err != nil {
+			return fail(err)
+		}
+		defer w.db.ExecContext(context.WithoutCancel(ctx), `SET memory_limit = '`+DefaultMemoryLimit+`'`)
+	}
+	defer debug.FreeOSMemory()
 	conn, err := w.db.Conn(ctx)
 	if err != nil {
 		return fail(err)
