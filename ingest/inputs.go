@@ -95,19 +95,7 @@ func (w *Warehouse) RefreshRunInputs(ctx context.Context) error {
 		if len(pending) == 0 {
 			return nil
 		}
-		err := conn.Raw(func(dc any) error {
-			a, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", "run_inputs")
-			if err != nil {
-				return err
-			}
-			for _, r := range pending {
-				if err := a.AppendRow(r.id, r.inputs); err != nil {
-					a.Close()
-					return err
-				}
-			}
-			return a.Close() // flushes and, outside a transaction, commits
-		})
+		err := appendAll(conn, "run_inputs", len(pending), func(i int) []driver.Value { return []driver.Value{pending[i].id, pending[i].inputs} })
 		pending = pending[:0]
 		return err
 	}
@@ -146,6 +134,25 @@ func (w *Warehouse) RefreshRunInputs(ctx context.Context) error {
 		return fail(err)
 	}
 	return nil
+}
+
+// appendAll appends n rows (row(i) is the i-th) to table through one
+// appender on conn, which commits them when it closes unless conn is in a
+// transaction.
+func appendAll(conn *sql.Conn, table string, n int, row func(i int) []driver.Value) error {
+	return conn.Raw(func(dc any) error {
+		a, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", table)
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			if err := a.AppendRow(row(i)...); err != nil {
+				a.Close()
+				return err
+			}
+		}
+		return a.Close()
+	})
 }
 
 // loadInputs fills runs[lo..hi] (ids from..to) from run_inputs; ok is

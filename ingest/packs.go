@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/duckdb/duckdb-go/v2"
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -349,19 +348,7 @@ func (w *Warehouse) RefreshEventPacks(ctx context.Context, progress func(done, t
 			if len(batch) == 0 {
 				return nil
 			}
-			err := conn.Raw(func(dc any) error {
-				a, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", "event_packs")
-				if err != nil {
-					return err
-				}
-				for _, d := range batch {
-					if err := a.AppendRow(d.id, d.events, d.pack); err != nil {
-						a.Close()
-						return err
-					}
-				}
-				return a.Close() // flushes and, outside a transaction, commits
-			})
+			err := appendAll(conn, "event_packs", len(batch), func(i int) []driver.Value { return []driver.Value{batch[i].id, batch[i].events, batch[i].pack} })
 			batch = batch[:0]
 			return err
 		}

@@ -43,15 +43,13 @@ func serveCommand(e *env) *cli.Command {
 				return err
 			}
 			defer w.Close()
-			so := serve.Options{Name: w.Path, Token: token, Bootstrap: opt, ReadOnly: readOnly}
+			progress, done := readProgress(e, cmd.Bool("quiet")) // packing the events, the first read
+			so := serve.Options{Name: w.Path, Token: token, Bootstrap: opt, ReadOnly: readOnly, Progress: progress}
 			if !readOnly {
 				so.Histories = histories(w)
 			}
-			var done func()
-			so.Progress, done = readProgress(e, cmd.Bool("quiet"))
 			h, err := serve.New(ctx, w, so)
-			done()
-			if err != nil {
+			if done(); err != nil {
 				return err
 			}
 			return serve.Listen(ctx, addr, token, h, func(url string) { fmt.Fprintf(e.stdout, "gymlens serve: %s (Ctrl-C stops)\n", url) })
