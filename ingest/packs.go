@@ -402,21 +402,13 @@ func (w *Warehouse) RefreshEventPacks(ctx context.Context, progress func(done, t
 			var got []row
 			err := w.scan(ctx, `SELECT run_id, `+eventColumns+` FROM events WHERE rowid BETWEEN ? AND ? AND file_id >= ?`, func(rs *sql.Rows) error {
 				var r row
-				var t time.Time
-				var ok sql.NullBool
-				if err := rs.Scan(&r.id, &r.e.Seq, &t, &r.e.Actor, &r.e.Kind, &r.e.Task, &r.e.Text, &r.e.Tool, &r.e.Depth, &r.e.Args, &r.e.Result, &ok,
-					&r.e.Decision, &r.e.Phase, &r.e.Ref, &r.e.Visible); err != nil {
+				var err error
+				if r.e, err = scanEvent(rs, &r.id); err != nil {
 					return err
 				}
-				if _, ok := want[r.id]; !ok {
-					return nil
+				if _, ok := want[r.id]; ok {
+					got = append(got, r)
 				}
-				r.e.T = t.UTC()
-				if ok.Valid {
-					b := ok.Bool
-					r.e.OK = &b
-				}
-				got = append(got, r)
 				return nil
 			}, from, from+packRange-1, first)
 			if err != nil {

@@ -93,17 +93,9 @@ func (w *Warehouse) eventsOfPart(ctx context.Context, ids []string) runEvents {
 	if from != "" {
 		out.err = w.scan(ctx, from, func(rs *sql.Rows) error {
 			var id string
-			var e rows.EventRow
-			var t time.Time
-			var ok sql.NullBool
-			if err := rs.Scan(&id, &e.Seq, &t, &e.Actor, &e.Kind, &e.Task, &e.Text, &e.Tool, &e.Depth, &e.Args, &e.Result, &ok,
-				&e.Decision, &e.Phase, &e.Ref, &e.Visible); err != nil {
+			e, err := scanEvent(rs, &id)
+			if err != nil {
 				return err
-			}
-			e.T = t.UTC()
-			if ok.Valid {
-				b := ok.Bool
-				e.OK = &b
 			}
 			out.byRun[id] = append(out.byRun[id], e)
 			return nil
@@ -140,6 +132,27 @@ const eventColumns = `seq, t, actor, kind, coalesce(task, '') AS task, coalesce(
 	coalesce(depth, '') AS depth, coalesce(CAST(args AS VARCHAR), '') AS args, coalesce(CAST(result AS VARCHAR), '') AS result, ok,
 	coalesce(decision, '') AS decision, coalesce(phase, '') AS phase, coalesce(ref, 0) AS ref, visible`
 
+// scanEvent scans a row of eventColumns, after the run id when id is not
+// nil.
+func scanEvent(rs *sql.Rows, id *string) (rows.EventRow, error) {
+	var e rows.EventRow
+	var t time.Time
+	var ok sql.NullBool
+	dest := []any{&e.Seq, &t, &e.Actor, &e.Kind, &e.Task, &e.Text, &e.Tool, &e.Depth, &e.Args, &e.Result, &ok, &e.Decision, &e.Phase, &e.Ref, &e.Visible}
+	if id != nil {
+		dest = append([]any{id}, dest...)
+	}
+	if err := rs.Scan(dest...); err != nil {
+		return e, err
+	}
+	e.T = t.UTC()
+	if ok.Valid {
+		b := ok.Bool
+		e.OK = &b
+	}
+	return e, nil
+}
+
 // spanRows is how many rows of a table for each run asked for make
 // reading the runs from their spans cheaper than one scan of the table's
 // run ids with an IN list (measured at --scale 10: each bounded scan costs
@@ -164,7 +177,7 @@ func (w *Warehouse) rowsOf(ctx context.Context, table string, ids []string, cols
 		}
 		return from, args, err
 	}
-	in := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")"
+	in := placeholders(len(ids))
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
@@ -187,7 +200,7 @@ func (w *Warehouse) spansOf(ctx context.Context, table string, ids []string, col
 	if len(ids) == 0 {
 		return "", nil, nil, nil
 	}
-	in := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")"
+	in := placeholders(len(ids))
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
@@ -254,17 +267,9 @@ func (w *Warehouse) RunEvents(ctx context.Context, runID string) ([]rows.EventRo
 	}
 	defer rs.Close()
 	for rs.Next() {
-		var e rows.EventRow
-		var t time.Time
-		var ok sql.NullBool
-		if err := rs.Scan(&e.Seq, &t, &e.Actor, &e.Kind, &e.Task, &e.Text, &e.Tool, &e.Depth, &e.Args, &e.Result, &ok,
-			&e.Decision, &e.Phase, &e.Ref, &e.Visible); err != nil {
+		e, err := scanEvent(rs, nil)
+		if err != nil {
 			return nil, err
-		}
-		e.T = t.UTC()
-		if ok.Valid {
-			b := ok.Bool
-			e.OK = &b
 		}
 		events = append(events, e)
 	}
@@ -384,7 +389,7 @@ func (w *Warehouse) RunPages(ctx context.Context, ids []string) (map[string]*row
 		return out, nil
 	}
 	// The ids as parameters, never as SQL text.
-	in := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")"
+	in := placeholders(len(ids))
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
