@@ -54,7 +54,7 @@ var exportTables = []exportTable{
 
 // derivedTables are the tables not exported: derived from the others,
 // they are rebuilt, and a lake reads the tables they come from.
-var derivedTables = []string{"run_inputs", "event_packs"}
+var derivedTables = []string{"run_inputs", "event_packs", "page_packs"}
 
 // ExportResult says what Export wrote.
 type ExportResult struct {
@@ -177,7 +177,7 @@ func (w *Warehouse) copyPartitions(ctx context.Context, t exportTable, dir strin
 // metaExported keeps the meta rows a lake takes: not the file name it
 // would be exported from, nor the run inputs' (derived data, not
 // exported: a lake reads the tables).
-const metaExported = ` WHERE key NOT IN ('exported_from', 'run_inputs')`
+const metaExported = ` WHERE key NOT IN ('exported_from', 'run_inputs', 'page_packs')`
 
 func (w *Warehouse) copyParquet(ctx context.Context, t exportTable, path string) error {
 	from := t.name

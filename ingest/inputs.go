@@ -46,8 +46,9 @@ var refreshBatch = 2000
 const inputsSchema = 16
 
 // invalidateInputs is the statement each writer of the tables the run
-// inputs come from runs in its transaction.
-const invalidateInputs = `DELETE FROM meta WHERE key = 'run_inputs'`
+// inputs come from runs in its transaction. The page packs come from the
+// same tables (pagepacks.go): it makes them stale too.
+const invalidateInputs = `DELETE FROM meta WHERE key IN ('run_inputs', 'page_packs')`
 
 // inputsFresh says whether run_inputs holds every run's inputs as the
 // tables now give them.
@@ -83,7 +84,7 @@ func (w *Warehouse) RefreshRunInputs(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, invalidateInputs+`; DELETE FROM run_inputs`); err != nil {
+	if _, err := conn.ExecContext(ctx, `DELETE FROM meta WHERE key = 'run_inputs'; DELETE FROM run_inputs`); err != nil {
 		return fail(err)
 	}
 	type row struct {

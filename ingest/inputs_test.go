@@ -14,7 +14,9 @@ import (
 // The stored run inputs give LoadRuns exactly what the tables give, after
 // each kind of write: an ingest, a rescoring, the judge's answers (stale
 // until rebuilt), an ingest of ratings alone (still fresh), and an
-// upgrade from the schema before them (stale until rebuilt).
+// upgrade from the schema before them (stale until rebuilt). The page
+// packs, kept by the same rule, go stale with them (but for the rebuild of
+// the run inputs) and give the pages the tables give once rebuilt.
 func TestRunInputsGiveWhatTheTablesGive(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := sample.Write(dir, sample.Options{Seed: 5, Configs: 2}); err != nil {
@@ -29,11 +31,14 @@ func TestRunInputsGiveWhatTheTablesGive(t *testing.T) {
 		}
 		return w
 	}
-	same := func(w *Warehouse, step string, fresh bool) []RunRow {
+	// pages: whether the page packs, which come from the same tables and
+	// which each step refreshes, should still be fresh.
+	same := func(w *Warehouse, step string, fresh, pages bool) []RunRow {
 		t.Helper()
 		if got := w.RunInputsFresh(ctx); got != fresh {
 			t.Fatalf("%s: run inputs fresh %v, want %v", step, got, fresh)
 		}
+		pagePacksGiveTheTables(t, w, step, pages)
 		stored, err := w.LoadRuns(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -61,24 +66,24 @@ func TestRunInputsGiveWhatTheTablesGive(t *testing.T) {
 	}
 	w.Close()
 	w = open(OpenOptions{})
-	same(w, "upgraded", false)
+	same(w, "upgraded", false, false)
 	if err := w.RefreshRunInputs(ctx); err != nil { // as the next ingest, score or judge does
 		t.Fatal(err)
 	}
-	runs := same(w, "upgraded, rebuilt", true)
+	runs := same(w, "upgraded, rebuilt", true, true)
 	w.Close()
 	os.Remove(path)
 	w = open(OpenOptions{})
 	if _, err := w.Ingest(ctx, []string{filepath.Join(dir, "scenarios"), filepath.Join(dir, "runs")}, IngestOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if fresh := same(w, "ingest of runs", true); !sameRuns(fresh, runs) {
+	if fresh := same(w, "ingest of runs", true, false); !sameRuns(fresh, runs) {
 		t.Fatal("an upgraded warehouse's runs differ from a new one's")
 	}
 	if _, err := w.Ingest(ctx, []string{filepath.Join(dir, "judgments")}, IngestOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	runs = same(w, "ingest of judgments", true)
+	runs = same(w, "ingest of judgments", true, false)
 	if len(runs[0].Tasks) == 0 || len(runs[0].Tasks[0].TC) == 0 || len(runs[0].TA) == 0 {
 		t.Fatalf("the sample's first run has no judged tasks or TA: %+v", runs[0])
 	}
@@ -91,7 +96,7 @@ func TestRunInputsGiveWhatTheTablesGive(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	runs = same(w, "score", true)
+	runs = same(w, "score", true, false)
 	if task := runs[0].Tasks[0]; task.Expected != "noop" || task.Chosen != "execute" || task.RuleSet != [3]bool{true, false, true} {
 		t.Fatalf("the rescored task reads %+v", task)
 	}
@@ -103,19 +108,19 @@ func TestRunInputsGiveWhatTheTablesGive(t *testing.T) {
 		Scores: map[string]float64{"correctness": 0.25, "grounding": 1, "completeness": math.Inf(1)}}}); err != nil {
 		t.Fatal(err)
 	}
-	runs = same(w, "judge", false)
+	runs = same(w, "judge", false, false)
 	if !slices.ContainsFunc(runs[0].Tasks[0].TC, func(j TCJudgment) bool { return j.Judge == "judge-new" && j.Correctness == 0.25 }) {
 		t.Fatalf("the new judgment is not read: %+v", runs[0].Tasks[0].TC)
 	}
 	w.Close()
 	w = open(OpenOptions{ReadOnly: true})
-	same(w, "judge, opened again", false)
+	same(w, "judge, opened again", false, true)
 	w.Close()
 	w = open(OpenOptions{})
 	if err := w.RefreshRunInputs(ctx); err != nil {
 		t.Fatal(err)
 	}
-	same(w, "judge, rebuilt", true)
+	same(w, "judge, rebuilt", true, true)
 	w.Close()
 
 	// Ratings alone leave them fresh.
@@ -123,7 +128,7 @@ func TestRunInputsGiveWhatTheTablesGive(t *testing.T) {
 	if _, err := w.Ingest(ctx, []string{filepath.Join(dir, "ratings")}, IngestOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	same(w, "ingest of ratings", true)
+	same(w, "ingest of ratings", true, true)
 	w.Close()
 }
 

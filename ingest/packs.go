@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -112,39 +113,10 @@ func decodePack(pack []byte) ([]rows.EventRow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errPack, err)
 	}
-	s := string(raw)
-	pos := 0
-	bad := false
-	uvarint := func() uint64 {
-		v, n := binary.Uvarint(raw[pos:])
-		if n <= 0 {
-			bad = true
-			return 0
-		}
-		pos += n
-		return v
-	}
-	varint := func() int64 {
-		v, n := binary.Varint(raw[pos:])
-		if n <= 0 {
-			bad = true
-			return 0
-		}
-		pos += n
-		return v
-	}
-	str := func() string {
-		n := uvarint()
-		if bad || n > uint64(len(raw)-pos) {
-			bad = true
-			return ""
-		}
-		v := s[pos : pos+int(n)]
-		pos += int(n)
-		return v
-	}
+	d := newPackReader(raw)
+	uvarint, varint, str := d.uvarint, d.varint, d.str
 	n := uvarint()
-	if bad || n > uint64(len(raw)) {
+	if d.bad || n > uint64(len(raw)) {
 		return nil, errPack
 	}
 	out := make([]rows.EventRow, n)
@@ -155,25 +127,84 @@ func decodePack(pack []byte) ([]rows.EventRow, error) {
 		e.T = time.UnixMicro(varint()).UTC()
 		e.Actor, e.Kind, e.Task, e.Text, e.Tool = str(), str(), str(), str(), str()
 		e.Depth, e.Args, e.Result, e.Decision, e.Phase = str(), str(), str(), str(), str()
-		if bad || len(raw)-pos < 2 {
-			return nil, errPack
-		}
-		switch raw[pos] {
-		case 1, 2:
-			bools[i] = raw[pos] == 2
+		switch d.byte() {
+		case 1:
+			e.OK = &bools[i]
+		case 2:
+			bools[i] = true
 			e.OK = &bools[i]
 		}
-		e.Visible = raw[pos+1] == 1
-		pos += 2
+		e.Visible = d.byte() == 1
 		e.Ref = varint()
-		if bad {
+		if d.bad {
 			return nil, errPack
 		}
 	}
-	if pos != len(raw) {
+	if d.pos != len(raw) {
 		return nil, errPack
 	}
 	return out, nil
+}
+
+// packReader reads a decompressed pack: its strings are slices of one
+// string, and a read past the end or a malformed number sets bad (and
+// gives zero).
+type packReader struct {
+	raw []byte
+	s   string
+	pos int
+	bad bool
+}
+
+func newPackReader(raw []byte) *packReader { return &packReader{raw: raw, s: string(raw)} }
+
+func (d *packReader) uvarint() uint64 {
+	v, n := binary.Uvarint(d.raw[d.pos:])
+	if n <= 0 {
+		d.bad = true
+		return 0
+	}
+	d.pos += n
+	return v
+}
+
+func (d *packReader) varint() int64 {
+	v, n := binary.Varint(d.raw[d.pos:])
+	if n <= 0 {
+		d.bad = true
+		return 0
+	}
+	d.pos += n
+	return v
+}
+
+func (d *packReader) str() string {
+	n := d.uvarint()
+	if d.bad || n > uint64(len(d.raw)-d.pos) {
+		d.bad = true
+		return ""
+	}
+	v := d.s[d.pos : d.pos+int(n)]
+	d.pos += int(n)
+	return v
+}
+
+func (d *packReader) byte() byte {
+	if d.pos >= len(d.raw) {
+		d.bad = true
+		return 0
+	}
+	d.pos++
+	return d.raw[d.pos-1]
+}
+
+func (d *packReader) f64() float64 {
+	if len(d.raw)-d.pos < 8 {
+		d.bad = true
+		return 0
+	}
+	d.pos += 8
+	return math.Float64frombits(binary.LittleEndian.Uint64(d.raw[d.pos-8:]))
 }
 
 // hasPacks says whether the warehouse has an event_packs table (a lake
@@ -185,6 +216,7 @@ func (w *Warehouse) hasPacks(ctx context.Context) bool {
 		}
 		v, err := w.Version(ctx)
 		w.packs = err == nil && v >= packsSchema
+		w.pagePacks = err == nil && v >= pagePacksSchema
 	})
 	return w.packs
 }
@@ -247,18 +279,28 @@ const invalidatePacks = `DELETE FROM event_packs WHERE run_id IN (SELECT run_id 
 // found yet (docs/benchmarks.md).
 var MaxPackEvents int64 = 5_000_000
 
-// PackStats says what RefreshEventPacks did.
+// PackStats says what RefreshEventPacks or RefreshPagePacks did.
 type PackStats struct {
 	Runs    int   // runs packed
-	Events  int64 // their events
+	Events  int64 // their events (event packs)
 	Bytes   int64 // their packs' size
-	Skipped int   // runs left unpacked: interleaved with too many others, or more than MaxPackEvents events in all
+	Skipped int   // runs left unpacked: interleaved with too many others, or more than MaxPackEvents events (MaxPackJudgments judgments) in all
 }
 
-// PackEvents is RefreshEventPacks for the viewer: progress(done, total)
-// is told the runs packed (nil: not told).
-func (w *Warehouse) PackEvents(ctx context.Context, progress func(done, total int)) error {
-	_, err := w.RefreshEventPacks(ctx, progress)
+// PackRuns is RefreshEventPacks then RefreshPagePacks, for the viewer:
+// progress(stage, done, total) is told what it packs and the runs packed
+// (nil: not told).
+func (w *Warehouse) PackRuns(ctx context.Context, progress func(stage string, done, total int)) error {
+	told := func(stage string) func(done, total int) {
+		if progress == nil {
+			return nil
+		}
+		return func(done, total int) { progress(stage, done, total) }
+	}
+	if _, err := w.RefreshEventPacks(ctx, told("the runs' events")); err != nil {
+		return err
+	}
+	_, err := w.RefreshPagePacks(ctx, told("the runs' tasks and judgments"))
 	return err
 }
 

@@ -377,9 +377,11 @@ const MaxRunPages = 256
 // tasks as logged and rescored, its judgments with reasons and
 // citations, its scenario's TA window and its trajectory (at most
 // MaxRunEvents events); Tasks and TA are exactly what LoadRunTasks reads.
-// Runs not in the warehouse are not in the map. Five queries, each of one
-// table, whatever the number of runs (at most MaxRunPages): a burst of
-// page loads costs about what one does.
+// Runs not in the warehouse are not in the map. A few queries whatever
+// the number of runs (at most MaxRunPages): the runs, their page packs
+// (or, for runs without a fresh one, their task scores, task outcomes and
+// judgments) and their events: a burst of page loads costs about what
+// one does.
 func (w *Warehouse) RunPages(ctx context.Context, ids []string) (map[string]*rows.RunPage, error) {
 	if len(ids) > MaxRunPages {
 		return nil, fmt.Errorf("RunPages: %d runs at once, at most %d", len(ids), MaxRunPages)
@@ -398,13 +400,6 @@ func (w *Warehouse) RunPages(ctx context.Context, ids []string) (map[string]*row
 	// other tables are read: a second core takes them.
 	events := make(chan runEvents, 1)
 	go func() { events <- w.eventsOf(ctx, ids) }()
-	nullable := func(x sql.NullFloat64) *float64 {
-		if !x.Valid {
-			return nil
-		}
-		v := x.Float64
-		return &v
-	}
 	specs, err := w.scenarioSpecs(ctx)
 	if err != nil {
 		return nil, err
@@ -426,187 +421,31 @@ func (w *Warehouse) RunPages(ctx context.Context, ids []string) (map[string]*row
 	if err != nil {
 		return nil, err
 	}
-	type rescore struct {
-		expected, chosen, prefer string
-		effExpected, effChosen   string
-		derived, effective       [3]sql.NullFloat64
-	}
-	scores := map[[2]string]*rescore{}
-	err = w.scan(ctx, `SELECT run_id, task, derived_expected, derived_chosen, prefer, derived_evidence, derived_outputs, derived_constraints,
-		effective_evidence, effective_outputs, effective_constraints, effective_expected, effective_chosen FROM task_scores WHERE run_id IN `+in, func(rs *sql.Rows) error {
-		var id, task string
-		var x rescore
-		if err := rs.Scan(&id, &task, &x.expected, &x.chosen, &x.prefer, &x.derived[0], &x.derived[1], &x.derived[2],
-			&x.effective[0], &x.effective[1], &x.effective[2], &x.effExpected, &x.effChosen); err != nil {
-			return err
-		}
-		scores[[2]string{id, task}] = &x
-		return nil
-	}, args...)
+	// The tasks and judgments from the runs' page packs while they are
+	// fresh, the tables for the runs without one.
+	got, err := w.pagePacksOf(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
-	from, fargs, err := w.rowsOf(ctx, "task_outcomes", ids, `run_id, task, active, activated_at, coalesce(final_seq, 0), coalesce(expected_depth, ''),
-		coalesce(chosen_depth, ''), rule_evidence, rule_outputs, rule_constraints`)
-	if err != nil {
-		return nil, err
+	var rest []string
+	for _, id := range ids {
+		if _, ok := got[id]; !ok && out[id] != nil {
+			rest = append(rest, id)
+		}
 	}
-	err = w.scan(ctx, from, func(rs *sql.Rows) error {
-		var id string
-		var v rows.TaskView
-		var at sql.NullTime
-		var logged [3]sql.NullFloat64
-		if err := rs.Scan(&id, &v.Task, &v.Active, &at, &v.FinalSeq, &v.LoggedExpected, &v.LoggedChosen, &logged[0], &logged[1], &logged[2]); err != nil {
-			return err
+	if len(rest) > 0 {
+		fromTables, err := w.pageRowsOf(ctx, rest, "", "")
+		if err != nil {
+			return nil, err
 		}
-		p, sp := out[id], spec[id]
-		if p == nil {
-			return nil
-		}
-		if at.Valid {
-			t := at.Time.UTC()
-			v.ActivatedAt = &t
-		}
-		v.Weight = 1
-		if wt, ok := sp.weight[v.Task]; ok {
-			v.Weight = wt
-		}
-		eff, effExp, effChosen := logged, v.LoggedExpected, v.LoggedChosen
-		for i := range 3 {
-			v.Logged[i] = nullable(logged[i])
-		}
-		if x := scores[[2]string{id, v.Task}]; x != nil {
-			v.Rescored, v.Prefer, eff = true, x.prefer, x.effective
-			v.DerivedExpected, v.DerivedChosen, effExp, effChosen = x.expected, x.chosen, x.effExpected, x.effChosen
-			for i := range 3 {
-				v.Derived[i] = nullable(x.derived[i])
-			}
-		}
-		p.TaskViews = append(p.TaskViews, v)
-		if v.Active {
-			t := rows.TaskRow{Task: v.Task, Weight: v.Weight, Expected: effExp, Chosen: effChosen}
-			for i, r := range eff {
-				t.Rules[i], t.RuleSet[i] = r.Float64, r.Valid
-			}
-			p.Tasks = append(p.Tasks, t)
-		}
-		return nil
-	}, fargs...)
-	if err != nil {
-		return nil, err
+		maps.Copy(got, fromTables)
 	}
-	// Tasks in the scenario's order, then by name (as LoadRunTasks).
-	active := map[[2]string]int{} // (run, task) → place in the run's Tasks
 	for id, p := range out {
-		sp := spec[id]
-		byPlace := func(a, b string) int {
-			if c := cmp.Compare(sp.ordinal[a], sp.ordinal[b]); c != 0 {
-				return c
-			}
-			return strings.Compare(a, b)
+		r := got[id]
+		if r == nil {
+			r = &pageRows{}
 		}
-		slices.SortFunc(p.TaskViews, func(a, b rows.TaskView) int { return byPlace(a.Task, b.Task) })
-		slices.SortFunc(p.Tasks, func(a, b rows.TaskRow) int { return byPlace(a.Task, b.Task) })
-		for i, t := range p.Tasks {
-			active[[2]string{id, t.Task}] = i
-		}
-	}
-	from, fargs, err = w.rowsOf(ctx, "judgments", ids, `run_id, task, metric, judge, prompt, correctness, grounding, completeness,
-		artifact_quality, ta_now, ta_later, ta_cq, understandability, competence, reliability, attachment, faith, reasons, evidence, extra, file_id`)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[[4]string]bool{} // (run, task, metric, judge): the first row, the newest prompt, is the one the metrics use
-	err = w.scan(ctx, `SELECT run_id, coalesce(task, ''), metric, judge, prompt,
-		coalesce(correctness, 'NaN'), coalesce(grounding, 'NaN'), coalesce(completeness, 'NaN'), coalesce(artifact_quality, 'NaN'),
-		coalesce(ta_now, 'NaN'), coalesce(ta_later, 'NaN'), ta_cq,
-		coalesce(understandability, 'NaN'), coalesce(competence, 'NaN'), coalesce(reliability, 'NaN'), coalesce(attachment, 'NaN'), coalesce(faith, 'NaN'),
-		coalesce(reasons, ''), coalesce(evidence::VARCHAR, ''),
-		CASE WHEN starts_with(metric, 'custom.') THEN json_extract(extra, '$.scores')::VARCHAR END,
-		CASE WHEN metric = 'ta' AND file_id = 0 THEN TRY_CAST(json_extract(extra, '$.both') AS DOUBLE) END
-		FROM (`+from+`) ORDER BY run_id, task, metric, judge, prompt DESC`, func(rs *sql.Rows) error {
-		var id string
-		var j rows.JudgmentView
-		var v [11]float64
-		var cq, both sql.NullFloat64
-		var evidence string
-		var custom sql.NullString
-		if err := rs.Scan(&id, &j.Task, &j.Metric, &j.Judge, &j.Prompt, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &cq,
-			&v[6], &v[7], &v[8], &v[9], &v[10], &j.Reasons, &evidence, &custom, &both); err != nil {
-			return err
-		}
-		p := out[id]
-		if p == nil {
-			return nil
-		}
-		if evidence != "" {
-			// Citations as logged; one that does not read as {seq, quote}
-			// is shown without its link rather than failing the page.
-			var cs []rows.Citation
-			if json.Unmarshal([]byte(evidence), &cs) == nil {
-				j.Evidence = cs
-			}
-		}
-		key := [4]string{id, j.Task, j.Metric, j.Judge}
-		j.Latest = !seen[key]
-		seen[key] = true
-		named := func(names []string, vals []float64) {
-			for i, n := range names {
-				if !math.IsNaN(vals[i]) {
-					j.Scores = append(j.Scores, rows.NamedScore{Name: n, Value: vals[i]})
-				}
-			}
-		}
-		switch j.Metric {
-		case "tc":
-			named([]string{"correctness", "grounding", "completeness", "artifact_quality"}, v[0:4])
-		case "ta":
-			named([]string{"now", "later"}, v[4:6])
-			if cq.Valid {
-				j.Scores = append(j.Scores, rows.NamedScore{Name: "cq", Value: cq.Float64})
-			}
-		case "trj":
-			named([]string{"understandability", "competence", "reliability", "attachment", "faith"}, v[6:11])
-		}
-		var scores map[string]float64
-		if custom.Valid && json.Unmarshal([]byte(custom.String), &scores) == nil {
-			for _, k := range slices.Sorted(maps.Keys(scores)) {
-				j.Scores = append(j.Scores, rows.NamedScore{Name: k, Value: scores[k]})
-			}
-		}
-		p.Judgments = append(p.Judgments, j)
-		if !j.Latest {
-			return nil
-		}
-		if scores != nil {
-			// A user rubric's judgment, where the metrics put it.
-			cj := rows.CustomJudgment{Metric: j.Metric, Judge: j.Judge, Scores: scores}
-			if j.Task == "" {
-				p.Custom = append(p.Custom, cj)
-			} else if ti, ok := active[[2]string{id, j.Task}]; ok {
-				p.Tasks[ti].Custom = append(p.Tasks[ti].Custom, cj)
-			}
-			return nil
-		}
-		switch j.Metric {
-		case "ta":
-			p.TA = append(p.TA, rows.TAJudgment{Judge: j.Judge, Now: v[4], Later: v[5], CQ: cq.Float64, HasCQ: cq.Valid, Both: both.Float64, HasBoth: both.Valid})
-		case "tc", "trj":
-			ti, ok := active[[2]string{id, j.Task}]
-			if !ok {
-				return nil // a judgment of an inactive task: not in the metrics
-			}
-			t := &p.Tasks[ti]
-			if j.Metric == "tc" {
-				t.TC = append(t.TC, rows.TCJudgment{Judge: j.Judge, Correctness: v[0], Grounding: v[1], Completeness: v[2], ArtifactQ: v[3]})
-			} else {
-				t.TRJ = append(t.TRJ, rows.TRJJudgment{Judge: j.Judge, Scores: [5]float64{v[6], v[7], v[8], v[9], v[10]}})
-			}
-		}
-		return nil
-	}, fargs...)
-	if err != nil {
-		return nil, err
+		buildPage(p, spec[id], r)
 	}
 	ev := <-events
 	if ev.err != nil {
@@ -621,4 +460,90 @@ func (w *Warehouse) RunPages(ctx context.Context, ids []string) (map[string]*row
 		p.Capped = len(p.Events) >= MaxRunEvents
 	}
 	return out, nil
+}
+
+// sortTasks puts a page's tasks in the scenario's order, then by name (as
+// LoadRunTasks).
+func sortTasks(p *rows.RunPage, sp *scenarioSpec) {
+	byPlace := func(a, b string) int {
+		if c := cmp.Compare(sp.ordinal[a], sp.ordinal[b]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	}
+	slices.SortFunc(p.TaskViews, func(a, b rows.TaskView) int { return byPlace(a.Task, b.Task) })
+	slices.SortFunc(p.Tasks, func(a, b rows.TaskRow) int { return byPlace(a.Task, b.Task) })
+}
+
+// addJudgment adds one of a run's judgments, read in order (task, metric,
+// judge, prompt descending), to its page: as a view, and where the
+// metrics put it when it is the latest of its task, metric and judge
+// (active: each active task's place in p.Tasks).
+func addJudgment(p *rows.RunPage, r *pageJudgment, active map[string]int, seen map[[3]string]bool) {
+	j := rows.JudgmentView{Task: r.task, Metric: r.metric, Judge: r.judge, Prompt: r.prompt, Reasons: r.reasons}
+	v := &r.v
+	if r.evidence != "" {
+		// Citations as logged; one that does not read as {seq, quote}
+		// is shown without its link rather than failing the page.
+		var cs []rows.Citation
+		if json.Unmarshal([]byte(r.evidence), &cs) == nil {
+			j.Evidence = cs
+		}
+	}
+	key := [3]string{j.Task, j.Metric, j.Judge}
+	j.Latest = !seen[key]
+	seen[key] = true
+	named := func(names []string, vals []float64) {
+		for i, n := range names {
+			if !math.IsNaN(vals[i]) {
+				j.Scores = append(j.Scores, rows.NamedScore{Name: n, Value: vals[i]})
+			}
+		}
+	}
+	switch j.Metric {
+	case "tc":
+		named([]string{"correctness", "grounding", "completeness", "artifact_quality"}, v[0:4])
+	case "ta":
+		named([]string{"now", "later"}, v[4:6])
+		if r.cq.Valid {
+			j.Scores = append(j.Scores, rows.NamedScore{Name: "cq", Value: r.cq.Float64})
+		}
+	case "trj":
+		named([]string{"understandability", "competence", "reliability", "attachment", "faith"}, v[6:11])
+	}
+	var scores map[string]float64
+	if r.custom.Valid && json.Unmarshal([]byte(r.custom.String), &scores) == nil {
+		for _, k := range slices.Sorted(maps.Keys(scores)) {
+			j.Scores = append(j.Scores, rows.NamedScore{Name: k, Value: scores[k]})
+		}
+	}
+	p.Judgments = append(p.Judgments, j)
+	if !j.Latest {
+		return
+	}
+	if scores != nil {
+		// A user rubric's judgment, where the metrics put it.
+		cj := rows.CustomJudgment{Metric: j.Metric, Judge: j.Judge, Scores: scores}
+		if j.Task == "" {
+			p.Custom = append(p.Custom, cj)
+		} else if ti, ok := active[j.Task]; ok {
+			p.Tasks[ti].Custom = append(p.Tasks[ti].Custom, cj)
+		}
+		return
+	}
+	switch j.Metric {
+	case "ta":
+		p.TA = append(p.TA, rows.TAJudgment{Judge: j.Judge, Now: v[4], Later: v[5], CQ: r.cq.Float64, HasCQ: r.cq.Valid, Both: r.both.Float64, HasBoth: r.both.Valid})
+	case "tc", "trj":
+		ti, ok := active[j.Task]
+		if !ok {
+			return // a judgment of an inactive task: not in the metrics
+		}
+		t := &p.Tasks[ti]
+		if j.Metric == "tc" {
+			t.TC = append(t.TC, rows.TCJudgment{Judge: j.Judge, Correctness: v[0], Grounding: v[1], Completeness: v[2], ArtifactQ: v[3]})
+		} else {
+			t.TRJ = append(t.TRJ, rows.TRJJudgment{Judge: j.Judge, Scores: [5]float64{v[6], v[7], v[8], v[9], v[10]}})
+		}
+	}
 }

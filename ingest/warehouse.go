@@ -88,6 +88,7 @@ type Warehouse struct {
 	specs        map[string]*scenarioSpec
 	packsOnce    sync.Once // guards packs
 	packs        bool      // the warehouse has event_packs
+	pagePacks    bool      // the warehouse has page_packs
 }
 
 // OpenOptions tunes Open.

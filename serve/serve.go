@@ -59,12 +59,13 @@ type Options struct {
 	Progress func(reports.Progress)
 }
 
-// EventPacker is a Store that can keep each run's trajectory as one value
-// (ingest's event packs), which a cold run page reads 5–10 × faster than
-// the events' columns. New packs the runs that have none unless the store
-// is read-only.
-type EventPacker interface {
-	PackEvents(ctx context.Context, progress func(done, total int)) error
+// RunPacker is a Store that can keep what a run page shows of each run as
+// a few values (ingest's event and page packs), which a cold run page
+// reads several times faster than the tables' columns. New packs the runs
+// unless the store is read-only; progress is told what is being packed
+// (its stage) and how far it is.
+type RunPacker interface {
+	PackRuns(ctx context.Context, progress func(stage string, done, total int)) error
 }
 
 // DefaultAddr is where the viewer listens unless told otherwise.
@@ -179,14 +180,14 @@ func New(ctx context.Context, store Store, opt Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/annotate/{queue}/status", s.apiStatus)
 	s.mux.HandleFunc("GET /api/annotate/{queue}/items", s.apiItems)
 	s.mux.HandleFunc("POST /api/annotate/{queue}/answers", s.apiAnswers)
-	if p, ok := store.(EventPacker); ok && !opt.ReadOnly {
-		var told func(done, total int)
+	if p, ok := store.(RunPacker); ok && !opt.ReadOnly {
+		var told func(stage string, done, total int)
 		if opt.Progress != nil {
-			told = func(done, total int) {
-				opt.Progress(reports.Progress{Stage: "packing the runs' events (once)", Done: int64(done), Total: int64(total)})
+			told = func(stage string, done, total int) {
+				opt.Progress(reports.Progress{Stage: "packing " + stage + " (once)", Done: int64(done), Total: int64(total)})
 			}
 		}
-		if err := p.PackEvents(ctx, told); err != nil {
+		if err := p.PackRuns(ctx, told); err != nil {
 			return nil, err
 		}
 	}

@@ -374,17 +374,17 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-// packer is the fake warehouse with event packs.
+// packer is the fake warehouse with run packs.
 type packer struct {
 	*fake
 	packed int
 	err    error
 }
 
-func (p *packer) PackEvents(_ context.Context, progress func(done, total int)) error {
+func (p *packer) PackRuns(_ context.Context, progress func(stage string, done, total int)) error {
 	p.packed++
 	if progress != nil {
-		progress(4, 4)
+		progress("the runs' events", 4, 4)
 	}
 	return p.err
 }
@@ -400,7 +400,7 @@ func TestNewPacksEvents(t *testing.T) {
 	if _, err := New(context.Background(), p, Options{Name: "test.duckdb", Bootstrap: opt, Progress: func(r reports.Progress) { told = append(told, r) }}); err != nil {
 		t.Fatal(err)
 	}
-	if p.packed != 1 || len(told) == 0 || told[0].Done != 4 || told[0].Total != 4 || !strings.Contains(told[0].Stage, "packing") {
+	if p.packed != 1 || len(told) == 0 || told[0].Done != 4 || told[0].Total != 4 || told[0].Stage != "packing the runs' events (once)" {
 		t.Errorf("packed %d times, told %+v", p.packed, told)
 	}
 	if _, err := New(context.Background(), p, Options{Name: "test.duckdb", Bootstrap: opt, ReadOnly: true}); err != nil || p.packed != 1 {
