@@ -2,6 +2,7 @@ package serve
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -135,9 +136,18 @@ type runIndex struct {
 	byID  map[string]int
 	cells map[runCell][]int32 // in the warehouse's order
 
-	mu         sync.Mutex           // guards orders and selections
+	mu         sync.Mutex           // guards orders, selections and making
 	orders     map[runOrder][]int32 // places as int32: half the memory at 234,000 runs
 	selections []selection          // the newest first
+	making     map[string]*making   // selections being made, by key
+}
+
+// making is a selection being made: the queries that ask for it
+// meanwhile wait for it (a burst of pages of one new list makes it once).
+type making struct {
+	done chan struct{}
+	runs []int32
+	err  error
 }
 
 type runCell struct {
@@ -235,17 +245,51 @@ func selectRuns(ix *runIndex, rq RunQuery, search func() (map[string]bool, error
 // changed.
 func (ix *runIndex) selection(rq RunQuery, search func() (map[string]bool, error)) ([]int32, error) {
 	key := selectionKey(rq)
-	ix.mu.Lock()
-	for k, s := range ix.selections {
-		if s.key == key {
-			// The newest first.
-			copy(ix.selections[1:k+1], ix.selections[:k])
-			ix.selections[0] = s
-			ix.mu.Unlock()
-			return s.runs, nil
+	for {
+		ix.mu.Lock()
+		for k, s := range ix.selections {
+			if s.key == key {
+				// The newest first.
+				copy(ix.selections[1:k+1], ix.selections[:k])
+				ix.selections[0] = s
+				ix.mu.Unlock()
+				return s.runs, nil
+			}
 		}
+		m := ix.making[key]
+		if m == nil {
+			break // made below, with the lock held
+		}
+		ix.mu.Unlock()
+		<-m.done
+		if m.err == nil {
+			return m.runs, nil
+		}
+		// Failed (its request's search cancelled, say): this query
+		// makes it again, its own search asked.
 	}
+	m := &making{done: make(chan struct{})}
+	if ix.making == nil {
+		ix.making = map[string]*making{}
+	}
+	ix.making[key] = m
 	ix.mu.Unlock()
+	m.err = errors.New("the selection was not made") // unless makeSelection returns
+	defer func() {
+		ix.mu.Lock()
+		delete(ix.making, key)
+		if m.err == nil {
+			ix.selections = append([]selection{{key, m.runs}}, ix.selections[:min(len(ix.selections), maxSelections-1)]...)
+		}
+		ix.mu.Unlock()
+		close(m.done)
+	}()
+	m.runs, m.err = ix.makeSelection(rq, search)
+	return m.runs, m.err
+}
+
+// makeSelection is the runs a query selects, in its order.
+func (ix *runIndex) makeSelection(rq RunQuery, search func() (map[string]bool, error)) ([]int32, error) {
 	v := ix.v
 	where, err := analysis.ParseWhere(rq.Where, nil, "")
 	if err != nil {
@@ -288,11 +332,6 @@ func (ix *runIndex) selection(rq RunQuery, search func() (map[string]bool, error
 		for i := range v.Runs {
 			take(i)
 		}
-	}
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	if !slices.ContainsFunc(ix.selections, func(s selection) bool { return s.key == key }) { // not kept meanwhile by the same query
-		ix.selections = append([]selection{{key, sel}}, ix.selections[:min(len(ix.selections), maxSelections-1)]...)
 	}
 	return sel, nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -147,6 +148,77 @@ func TestSelectRunsIsTheSortedSelection(t *testing.T) {
 	}
 	if _, err := selectRuns(ix, RunQuery{Q: "fails"}, func() (map[string]bool, error) { return nil, errors.New("the search failed") }); err == nil {
 		t.Error("a failed search gives a list")
+	}
+}
+
+// Queries of one new selection that arrive together (a burst of pages of
+// one list) make it once, the others waiting for it; when the one making
+// it fails (its request's search cancelled), a waiting query makes it
+// again with its own search.
+func TestOneSelectionMadeOnceAtATime(t *testing.T) {
+	v := &reports.Values{}
+	for i := range 300 {
+		v.Runs = append(v.Runs, rows.RunRow{RunID: fmt.Sprintf("r%03d", i), Harness: []string{"CC", "OC"}[i%2]})
+		v.Values = append(v.Values, make([]float64, len(analysis.AllMetrics)))
+	}
+	ix := newRunIndex(v)
+	matches := map[string]bool{"r001": true, "r002": true, "r003": true}
+	for _, failFirst := range []bool{false, true} {
+		var mu sync.Mutex
+		searches := 0
+		release := make(chan struct{})
+		search := func() (map[string]bool, error) {
+			mu.Lock()
+			searches++
+			n := searches
+			mu.Unlock()
+			if n == 1 {
+				<-release // every other query arrives meanwhile
+				if failFirst {
+					return nil, errors.New("cancelled")
+				}
+			}
+			return matches, nil
+		}
+		q := fmt.Sprint("seminar ", failFirst)
+		const queries = 20
+		errs := make(chan error, queries)
+		var wg sync.WaitGroup
+		for i := range queries {
+			wg.Go(func() {
+				got, err := selectRuns(ix, RunQuery{Q: q, Where: []string{"harness=OC"}, Offset: i % 2, Limit: 50}, search)
+				if err == nil && got.Total != 2 {
+					err = fmt.Errorf("%d runs, want r001 and r003", got.Total)
+				}
+				errs <- err
+			})
+		}
+		for {
+			ix.mu.Lock()
+			waiting := ix.making[selectionKey(RunQuery{Q: q, Where: []string{"harness=OC"}})] != nil
+			ix.mu.Unlock()
+			if waiting {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(20 * time.Millisecond) // the others reach the wait
+		close(release)
+		wg.Wait()
+		close(errs)
+		failed := 0
+		for err := range errs {
+			if err != nil {
+				failed++
+			}
+		}
+		want, wantFailed := 1, 0
+		if failFirst {
+			want, wantFailed = 2, 1
+		}
+		if searches != want || failed != wantFailed {
+			t.Errorf("first fails %v: %d searches, %d queries failed; want %d and %d", failFirst, searches, failed, want, wantFailed)
+		}
 	}
 }
 
