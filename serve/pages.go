@@ -128,7 +128,45 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 		pages["Next"] = "?" + rq.encode(rq.Sort, rq.Desc, rq.Offset+rq.Limit)
 	}
 	s.page(w, "runs", map[string]any{"Title": "Runs", "Query": rq, "Where": strings.Join(rq.Where, "; "), "List": list,
-		"Sorts": sorts, "Pages": pages, "Metrics": analysis.MainMetrics, "Shown": min(list.Total, rq.Offset+len(list.Runs))})
+		"Sorts": sorts, "Pages": pages, "RunRows": runRowsHTML(list.Runs, analysis.MainMetrics), "Shown": min(list.Total, rq.Offset+len(list.Runs))})
+}
+
+// runRowsHTML is the rows of the runs table, written here as the template
+// wrote them (pageHTML): fifty rows of a dozen actions each were most of a
+// /runs page's time, and in a burst of cold pages /runs cost more than a
+// run page (docs/benchmarks.md).
+func runRowsHTML(runs []RunSummary, metrics []string) template.HTML {
+	var b pageHTML
+	b.Grow(len(runs) * (300 + 30*len(metrics)))
+	for i := range runs {
+		r := &runs[i]
+		b.WriteString(`<tr><td><a href="`)
+		b.text(runPath(r.RunID))
+		b.WriteString(`">`)
+		b.text(r.RunID)
+		b.WriteString(`</a></td><td>`)
+		b.text(r.Config)
+		b.WriteString(`</td><td>`)
+		b.text(r.Scenario)
+		b.WriteString(`</td><td>`)
+		b.text(r.Persona)
+		b.WriteString(` (`)
+		b.text(r.PersonaGroup)
+		b.WriteString(`)</td><td class="num">`)
+		b.num(int64(r.Rep))
+		b.WriteString("</td>\n")
+		for _, m := range metrics {
+			b.WriteString(`<td class="num">`)
+			if v := r.Metrics[m]; v != nil {
+				b.text(strconv.FormatFloat(*v, 'f', reports.Decimals(m), 64))
+			} else {
+				b.WriteString("–")
+			}
+			b.WriteString(`</td>`)
+		}
+		b.WriteString("</tr>\n")
+	}
+	return b.html()
 }
 
 // runList answers a runs query.
@@ -428,6 +466,15 @@ var htmlText = strings.NewReplacer("\x00", "\uFFFD", `"`, "&#34;", "&", "&amp;",
 // pauses between them.
 func trajectoryHTML(days []timelineDay) template.HTML {
 	var b pageHTML
+	size := 0 // what the page writes, about: its text and the markup around it
+	for _, d := range days {
+		for _, it := range d.Items {
+			if e := it.E; e != nil {
+				size += 260 + len(e.Meta) + len(e.Text) + len(e.Args) + len(e.Result)
+			}
+		}
+	}
+	b.Grow(size + size/8) // and some escaping
 	for _, d := range days {
 		b.WriteString(`<div class="day">`)
 		b.text(d.Date)
@@ -796,6 +843,15 @@ func (s *Server) page(w http.ResponseWriter, name string, data map[string]any) {
 func (s *Server) render(name string, data map[string]any) ([]byte, error) {
 	data["Warehouse"] = s.opt.Name
 	var b bytes.Buffer
+	// Room for the parts written in Go and the template's own text: a run
+	// page grew its buffer a dozen times.
+	size := 16 << 10
+	for _, v := range data {
+		if h, ok := v.(template.HTML); ok {
+			size += len(h)
+		}
+	}
+	b.Grow(size)
 	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
 		return nil, err
 	}
@@ -873,9 +929,7 @@ const pageTemplates = `
 <p class="note">{{.List.Total}} runs{{if .Query.Where}} where {{range .Query.Where}}{{.}} {{end}}{{end}}{{if .Query.Q}} whose trajectory holds “{{.Query.Q}}”{{end}}; showing {{.List.Offset}}–{{.Shown}}{{if .Query.Sort}}, by {{.Query.Sort}}{{if .Query.Desc}} (highest first){{end}}{{end}}.</p>
 <div class="wrap"><table><thead><tr><th>run</th><th>configuration</th><th>scenario</th><th>persona</th><th>rep</th>
 {{range .Sorts}}<th class="num">{{.Metric}} <a href="{{.Down}}" title="highest first">↓</a><a href="{{.Up}}" title="lowest first">↑</a></th>{{end}}</tr></thead><tbody>
-{{$metrics := .Metrics}}{{range .List.Runs}}{{$r := .}}<tr><td><a href="{{runPath .RunID}}">{{.RunID}}</a></td><td>{{.Config}}</td><td>{{.Scenario}}</td><td>{{.Persona}} ({{.PersonaGroup}})</td><td class="num">{{.Rep}}</td>
-{{range $metrics}}<td class="num">{{num (metric $r.Metrics .) (digits .)}}</td>{{end}}</tr>
-{{end}}</tbody></table></div>
+{{.RunRows}}</tbody></table></div>
 <p>{{with .Pages.Prev}}<a href="{{.}}">previous</a> {{end}}{{with .Pages.Next}}<a href="{{.}}">next</a>{{end}}</p>
 {{template "foot" .}}{{end}}
 
