@@ -39,8 +39,11 @@ const pagePacksSchema = 18
 const pageFormat = 1
 
 // pageBatch is how many runs' rows a rebuild reads a query (a range of
-// run ids: ≈ 50,000 judgments with their reasons at the sample's sizes).
-var pageBatch = 1000
+// run ids: ≈ 13,000 judgments with their reasons at the sample's sizes).
+// At --scale 10 the process peaked at 264–295 MB with 125–250 runs a
+// query, 401 MB with 500 and 435–463 MB with 1,000, in about the same
+// time (5.5–8 s, the machine's noise).
+var pageBatch = 250
 
 // MaxPackJudgments bounds the judgments RefreshPagePacks reads: past it
 // the viewer reads the tables. A rebuild reads the judgments table once a
