@@ -290,6 +290,12 @@ type PackStats struct {
 // PackRuns is RefreshEventPacks then RefreshPagePacks, for the viewer:
 // progress(stage, done, total) is told what it packs and the runs packed
 // (nil: not told).
+//
+// DuckDB checkpoints no more than every packCheckpoint of log while it
+// packs, and once after, when the packing's memory is given back: a
+// first start after a --scale 10 ingest peaked at 478–518 MB with a
+// checkpoint every 16 MB (DuckDB's default) coming while the tables were
+// read, and at 372–381 MB this way (docs/benchmarks.md).
 func (w *Warehouse) PackRuns(ctx context.Context, progress func(stage string, done, total int)) error {
 	told := func(stage string) func(done, total int) {
 		if progress == nil {
@@ -297,12 +303,40 @@ func (w *Warehouse) PackRuns(ctx context.Context, progress func(stage string, do
 		}
 		return func(done, total int) { progress(stage, done, total) }
 	}
-	if _, err := w.RefreshEventPacks(ctx, told("the runs' events")); err != nil {
+	if w.ReadOnly || w.Lake {
+		return nil
+	}
+	var threshold string
+	if err := w.db.QueryRowContext(ctx, `SELECT current_setting('checkpoint_threshold')`).Scan(&threshold); err != nil {
 		return err
 	}
-	_, err := w.RefreshPagePacks(ctx, told("the runs' tasks and judgments"))
-	return err
+	if _, err := w.db.ExecContext(ctx, `SET checkpoint_threshold = '`+packCheckpoint+`'`); err != nil {
+		return err
+	}
+	defer w.db.ExecContext(context.WithoutCancel(ctx), `SET checkpoint_threshold = ?`, threshold)
+	ev, err := w.RefreshEventPacks(ctx, told("the runs' events"))
+	if err != nil {
+		return err
+	}
+	pg, err := w.RefreshPagePacks(ctx, told("the runs' tasks and judgments"))
+	if err != nil || ev.Runs+pg.Runs == 0 {
+		return err
+	}
+	debug.FreeOSMemory()
+	if w.MemoryLimit == DefaultMemoryLimit {
+		if _, err := w.db.ExecContext(ctx, `SET memory_limit = '`+IngestMemoryLimit+`'`); err != nil {
+			return err
+		}
+		defer w.db.ExecContext(context.WithoutCancel(ctx), `SET memory_limit = '`+DefaultMemoryLimit+`'`)
+	}
+	if _, err := w.db.ExecContext(ctx, `CHECKPOINT`); err != nil {
+		return fmt.Errorf("packing the runs: %w", err)
+	}
+	return nil
 }
+
+// packCheckpoint is DuckDB's checkpoint_threshold while PackRuns packs.
+const packCheckpoint = "256MB"
 
 // RefreshEventPacks packs every run that has events and no pack, reading
 // the events table a slice at a time (from the first file such a run's

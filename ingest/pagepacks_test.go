@@ -3,6 +3,7 @@ package ingest
 import (
 	"database/sql"
 	"math"
+	"os"
 	"reflect"
 	"testing"
 	"time"
@@ -207,5 +208,38 @@ func TestPagePackRoundTrip(t *testing.T) {
 	}
 	if _, err := decodePage(append([]byte{pageFormat + 1}, pack[1:]...)); err == nil {
 		t.Error("a pack of another format decodes")
+	}
+}
+
+// PackRuns packs a new warehouse's events and pages, leaves DuckDB's
+// checkpoint threshold as it found it, and ends with a checkpoint (the
+// log empty): nothing of the packing left to replay.
+func TestPackRunsPacksAndCheckpoints(t *testing.T) {
+	w, _ := samplePath(t, 0)
+	var before string
+	w.db.QueryRow(`SELECT current_setting('checkpoint_threshold')`).Scan(&before)
+	var stages []string
+	if err := w.PackRuns(ctx, func(stage string, done, total int) {
+		if len(stages) == 0 || stages[len(stages)-1] != stage {
+			stages = append(stages, stage)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(stages) != 2 || !w.PagePacksFresh(ctx) {
+		t.Fatalf("stages told %q, page packs fresh %v", stages, w.PagePacksFresh(ctx))
+	}
+	var after string
+	w.db.QueryRow(`SELECT current_setting('checkpoint_threshold')`).Scan(&after)
+	if after != before {
+		t.Errorf("checkpoint_threshold %q after packing, %q before", after, before)
+	}
+	if st, err := os.Stat(w.Path + ".wal"); err == nil && st.Size() > 0 {
+		t.Errorf("the log holds %d bytes after packing", st.Size())
+	}
+	var unpacked int
+	w.db.QueryRow(`SELECT count(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM event_packs p WHERE p.run_id = r.run_id)`).Scan(&unpacked)
+	if unpacked != 0 {
+		t.Errorf("%d runs without an event pack", unpacked)
 	}
 }
