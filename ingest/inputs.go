@@ -105,12 +105,11 @@ func (w *Warehouse) RefreshRunInputs(ctx context.Context) error {
 	// read: at --scale 100 the rebuild after score peaked at 1,149 MB with
 	// 512MB, 720 MB with 160MB (and 899 MB with batches of 8,000 runs,
 	// 91 s against 125 s: not taken).
-	if w.MemoryLimit == DefaultMemoryLimit {
-		if _, err := w.db.ExecContext(ctx, `SET memory_limit = '`+IngestMemoryLimit+`'`); err != nil {
-			return fail(err)
-		}
-		defer w.db.ExecContext(context.WithoutCancel(ctx), `SET memory_limit = '`+DefaultMemoryLimit+`'`)
+	restore, err := w.lowerMemory(ctx)
+	if err != nil {
+		return fail(err)
 	}
+	defer restore()
 	// The tables, read on the pool's other connections, refreshBatch runs
 	// a query.
 	_, err = w.loadRuns(ctx, func(_ int, r *RunRow) {
@@ -135,6 +134,19 @@ func (w *Warehouse) RefreshRunInputs(ctx context.Context) error {
 		return fail(err)
 	}
 	return nil
+}
+
+// lowerMemory lowers DuckDB's limit to the ingest's (unless the user set
+// one) while a rebuild of derived data reads the tables; restore puts it
+// back.
+func (w *Warehouse) lowerMemory(ctx context.Context) (restore func(), err error) {
+	if w.MemoryLimit != DefaultMemoryLimit {
+		return func() {}, nil
+	}
+	if _, err := w.db.ExecContext(ctx, `SET memory_limit = '`+IngestMemoryLimit+`'`); err != nil {
+		return nil, err
+	}
+	return func() { w.db.ExecContext(context.WithoutCancel(ctx), `SET memory_limit = '`+DefaultMemoryLimit+`'`) }, nil
 }
 
 // appendAll appends n rows (row(i) is the i-th) to table through one

@@ -323,12 +323,11 @@ func (w *Warehouse) PackRuns(ctx context.Context, progress func(stage string, do
 		return err
 	}
 	debug.FreeOSMemory()
-	if w.MemoryLimit == DefaultMemoryLimit {
-		if _, err := w.db.ExecContext(ctx, `SET memory_limit = '`+IngestMemoryLimit+`'`); err != nil {
-			return err
-		}
-		defer w.db.ExecContext(context.WithoutCancel(ctx), `SET memory_limit = '`+DefaultMemoryLimit+`'`)
+	restore, err := w.lowerMemory(ctx)
+	if err != nil {
+		return err
 	}
+	defer restore()
 	if _, err := w.db.ExecContext(ctx, `CHECKPOINT`); err != nil {
 		return fmt.Errorf("packing the runs: %w", err)
 	}
@@ -394,12 +393,11 @@ func (w *Warehouse) RefreshEventPacks(ctx context.Context, progress func(done, t
 	// the Go memory given back after: the viewer reads every run next, and
 	// at --scale 100 its peak was 1,352 MB with the events' blocks left in
 	// DuckDB's pool (docs/benchmarks.md).
-	if w.MemoryLimit == DefaultMemoryLimit {
-		if _, err := w.db.ExecContext(ctx, `SET memory_limit = '`+IngestMemoryLimit+`'`); err != nil {
-			return fail(err)
-		}
-		defer w.db.ExecContext(context.WithoutCancel(ctx), `SET memory_limit = '`+DefaultMemoryLimit+`'`)
+	restore, err := w.lowerMemory(ctx)
+	if err != nil {
+		return fail(err)
 	}
+	defer restore()
 	defer debug.FreeOSMemory()
 	conn, err := w.db.Conn(ctx)
 	if err != nil {

@@ -398,12 +398,11 @@ func (w *Warehouse) RefreshPagePacks(ctx context.Context, progress func(done, to
 	if _, err := conn.ExecContext(ctx, `DELETE FROM meta WHERE key = 'page_packs'; DELETE FROM page_packs`); err != nil {
 		return fail(err)
 	}
-	if w.MemoryLimit == DefaultMemoryLimit {
-		if _, err := w.db.ExecContext(ctx, `SET memory_limit = '`+IngestMemoryLimit+`'`); err != nil {
-			return fail(err)
-		}
-		defer w.db.ExecContext(context.WithoutCancel(ctx), `SET memory_limit = '`+DefaultMemoryLimit+`'`)
+	restore, err := w.lowerMemory(ctx)
+	if err != nil {
+		return fail(err)
 	}
+	defer restore()
 	defer debug.FreeOSMemory()
 	// Two readers, each a batch of runs at a time (most of a batch's cost
 	// is turning its rows into Go values, on one core), and one writer.
