@@ -361,9 +361,10 @@ func (w *Warehouse) pagePacksOf(ctx context.Context, ids []string) (map[string]*
 // pageBatch runs a query (a range of run ids) and a transaction, and
 // marks them fresh in the last; a read-only warehouse, a lake, one at an
 // older schema, or one of more than MaxPackJudgments judgments is left
-// as it is (its pages read the tables). Stopped halfway, the packs stay
-// stale: time lost, never a wrong page. progress(done, total) is told the
-// runs packed (nil: not told).
+// as it is (its pages read the tables). Stopped halfway, or when a writer
+// of the tables they come from ran meanwhile, the packs stay stale: time
+// lost, never a wrong page. progress(done, total) is told the runs
+// packed (nil: not told).
 func (w *Warehouse) RefreshPagePacks(ctx context.Context, progress func(done, total int)) (PackStats, error) {
 	var st PackStats
 	if w.ReadOnly || w.Lake || !w.hasPagePacks(ctx) || w.pagePacksFresh(ctx) {
@@ -395,7 +396,10 @@ func (w *Warehouse) RefreshPagePacks(ctx context.Context, progress func(done, to
 		return fail(err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `DELETE FROM meta WHERE key = 'page_packs'; DELETE FROM page_packs`); err != nil {
+	// The meta row says "building" until the last batch is written; a
+	// writer that makes the packs stale meanwhile deletes it, and they are
+	// not marked fresh.
+	if _, err := conn.ExecContext(ctx, `DELETE FROM page_packs; INSERT OR REPLACE INTO meta VALUES ('page_packs', 'building')`); err != nil {
 		return fail(err)
 	}
 	restore, err := w.lowerMemory(ctx)
@@ -467,7 +471,7 @@ func (w *Warehouse) RefreshPagePacks(ctx context.Context, progress func(done, to
 	if err := errors.Join(append(errs, werr)...); err != nil {
 		return fail(err)
 	}
-	if _, err := conn.ExecContext(ctx, `INSERT OR REPLACE INTO meta VALUES ('page_packs', ?)`, fmt.Sprint(pageFormat)); err != nil {
+	if _, err := conn.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'page_packs' AND value = 'building'`, fmt.Sprint(pageFormat)); err != nil {
 		return fail(err)
 	}
 	return st, nil

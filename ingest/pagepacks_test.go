@@ -81,7 +81,8 @@ func pagePacksGiveTheTables(t *testing.T, w *Warehouse, step string, fresh bool)
 // The pages read the packs while they are fresh (the tables changed
 // behind their back, which no writer does, are not seen); a pack that
 // does not decode sends its run to the tables; a writer makes them all
-// stale; past MaxPackJudgments nothing is packed.
+// stale, also one that runs while they are rebuilt; past
+// MaxPackJudgments nothing is packed.
 func TestPagePacksAreRead(t *testing.T) {
 	w, dir := samplePath(t, 0)
 	ids := runIDs(t, w)
@@ -142,6 +143,27 @@ func TestPagePacksAreRead(t *testing.T) {
 	}
 	if got := changed(); !got[a] || !got[b] || !got[c] {
 		t.Errorf("stale packs: runs read from the tables %v, want all three", got)
+	}
+	// A writer that runs while they are rebuilt leaves them stale.
+	defer func(b int) { pageBatch = b }(pageBatch)
+	pageBatch = 20
+	wrote := false
+	st, err = w.RefreshPagePacks(ctx, func(done, total int) {
+		if !wrote && done >= total/2 {
+			wrote = true
+			if err := w.ReplaceScores(ctx, func(emit func(TaskScore) error) error { return nil }); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	if err != nil || !wrote || st.Runs != len(ids) || w.PagePacksFresh(ctx) {
+		t.Fatalf("a rescoring during the rebuild: %+v, %v; fresh %v", st, err, w.PagePacksFresh(ctx))
+	}
+	if st, err := w.RefreshPagePacks(ctx, nil); err != nil || st.Runs != len(ids) || !w.PagePacksFresh(ctx) {
+		t.Fatalf("the next rebuild: %+v, %v", st, err)
+	}
+	if err := w.ReplaceScores(ctx, func(emit func(TaskScore) error) error { return nil }); err != nil {
+		t.Fatal(err)
 	}
 	defer func(m int64) { MaxPackJudgments = m }(MaxPackJudgments)
 	MaxPackJudgments = 100
