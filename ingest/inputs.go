@@ -29,7 +29,7 @@ import (
 // and LoadRuns uses them only while that row names inputsFormat. The
 // writers that change many runs (ingest, score) rebuild them after
 // committing (a batch of runs a transaction, fresh only once all are
-// written); the judge, which writes a batch of answers at a time,
+// written, and only if no writer ran meanwhile: startRebuild); the judge, which writes a batch of answers at a time,
 // when it ends (judge.Run), unless interrupted. A warehouse
 // whose inputs are missing or stale is read from its tables as before,
 // so a failed or killed rebuild costs time, never a wrong number.
@@ -56,9 +56,34 @@ func (w *Warehouse) inputsFresh(ctx context.Context) bool {
 	if w.Lake {
 		return false
 	}
+	return w.metaIs(ctx, "run_inputs", inputsFormat)
+}
+
+// Derived data kept fresh by a meta row (run_inputs, page_packs) is
+// rebuilt between startRebuild, which empties its table and sets the row
+// to "building", and endRebuild, which names the format in the row only
+// if it still says "building": a writer that ran meanwhile deleted it
+// (invalidateInputs), and the data stays stale. Readers take the data as
+// fresh only while the row names its format (metaIs).
+
+// metaIs says whether meta's row key holds value.
+func (w *Warehouse) metaIs(ctx context.Context, key, value string) bool {
 	var v string
-	err := w.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'run_inputs'`).Scan(&v)
-	return err == nil && v == inputsFormat
+	err := w.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	return err == nil && v == value
+}
+
+func startRebuild(ctx context.Context, conn *sql.Conn, key, table string) error {
+	if _, err := conn.ExecContext(ctx, `DELETE FROM `+table); err != nil { // table: one of gymlens' own names
+		return err
+	}
+	_, err := conn.ExecContext(ctx, `INSERT OR REPLACE INTO meta VALUES (?, 'building')`, key)
+	return err
+}
+
+func endRebuild(ctx context.Context, conn *sql.Conn, key, format string) error {
+	_, err := conn.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = ? AND value = 'building'`, format, key)
+	return err
 }
 
 // RunInputsFresh says whether LoadRuns reads the stored run inputs (for
@@ -84,7 +109,7 @@ func (w *Warehouse) RefreshRunInputs(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `DELETE FROM meta WHERE key = 'run_inputs'; DELETE FROM run_inputs`); err != nil {
+	if err := startRebuild(ctx, conn, "run_inputs", "run_inputs"); err != nil {
 		return fail(err)
 	}
 	type row struct {
@@ -130,7 +155,7 @@ func (w *Warehouse) RefreshRunInputs(ctx context.Context) error {
 	if err != nil {
 		return fail(err)
 	}
-	if _, err := conn.ExecContext(ctx, `INSERT OR REPLACE INTO meta VALUES ('run_inputs', ?)`, inputsFormat); err != nil {
+	if err := endRebuild(ctx, conn, "run_inputs", inputsFormat); err != nil {
 		return fail(err)
 	}
 	return nil

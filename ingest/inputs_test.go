@@ -199,3 +199,40 @@ func TestRunInputsRoundTrip(t *testing.T) {
 		t.Error("a trailing byte was not refused")
 	}
 }
+
+// A rebuild of the run inputs marks them fresh only if no writer ran
+// while it was under way (the writer deleted the "building" row); the
+// same rule the page packs' rebuild follows (TestPagePacksAreRead).
+func TestRebuildDuringAWriteStaysStale(t *testing.T) {
+	w, _ := samplePath(t, 0)
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, write := range []bool{false, true} {
+		if err := startRebuild(ctx, conn, "run_inputs", "run_inputs"); err != nil {
+			t.Fatal(err)
+		}
+		if w.RunInputsFresh(ctx) {
+			t.Fatal("the run inputs are fresh while they are rebuilt")
+		}
+		if write { // the judge's answers: they leave the inputs stale (judge.Run rebuilds them when it ends)
+			ids := runIDs(t, w)
+			if err := w.SaveJudgeCalls(ctx, []JudgeCall{{Model: "m", Params: "{}", Prompt: "v9", InputHash: "h", Judge: "judge-new",
+				RunID: ids[0], Metric: "ta", Valid: true, Scores: map[string]float64{"now": 1, "later": 0}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := endRebuild(ctx, conn, "run_inputs", inputsFormat); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.RunInputsFresh(ctx); got == write {
+			t.Errorf("a writer during the rebuild %v: fresh %v after it", write, got)
+		}
+	}
+	// And the rebuild itself ends fresh.
+	if err := w.RefreshRunInputs(ctx); err != nil || !w.RunInputsFresh(ctx) {
+		t.Fatalf("rebuilt: fresh %v (%v)", w.RunInputsFresh(ctx), err)
+	}
+}

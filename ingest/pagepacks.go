@@ -27,8 +27,9 @@ import (
 // They are derived data with the run inputs' rule: every write to a table
 // they come from deletes the meta row page_packs in its own transaction
 // (invalidateInputs deletes both rows), and RunPages reads them only while
-// that row names pageFormat; a pack that does not decode sends its run to
-// the tables. The viewer rebuilds them all when it starts on a warehouse it
+// that row names pageFormat (a rebuild that a writer overlapped leaves it
+// stale: startRebuild); a pack that does not decode sends its run to the
+// tables. The viewer rebuilds them all when it starts on a warehouse it
 // may write and finds them stale (RefreshPagePacks).
 
 // pagePacksSchema is the schema version that added page_packs.
@@ -323,9 +324,7 @@ func (w *Warehouse) pagePacksFresh(ctx context.Context) bool {
 	if !w.hasPagePacks(ctx) {
 		return false
 	}
-	var v string
-	err := w.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'page_packs'`).Scan(&v)
-	return err == nil && v == fmt.Sprint(pageFormat)
+	return w.metaIs(ctx, "page_packs", fmt.Sprint(pageFormat))
 }
 
 // PagePacksFresh says whether RunPages reads the page packs (for tests
@@ -396,10 +395,8 @@ func (w *Warehouse) RefreshPagePacks(ctx context.Context, progress func(done, to
 		return fail(err)
 	}
 	defer conn.Close()
-	// The meta row says "building" until the last batch is written; a
-	// writer that makes the packs stale meanwhile deletes it, and they are
-	// not marked fresh.
-	if _, err := conn.ExecContext(ctx, `DELETE FROM page_packs; INSERT OR REPLACE INTO meta VALUES ('page_packs', 'building')`); err != nil {
+	// Fresh only if no writer ran meanwhile (startRebuild, endRebuild).
+	if err := startRebuild(ctx, conn, "page_packs", "page_packs"); err != nil {
 		return fail(err)
 	}
 	restore, err := w.lowerMemory(ctx)
@@ -471,7 +468,7 @@ func (w *Warehouse) RefreshPagePacks(ctx context.Context, progress func(done, to
 	if err := errors.Join(append(errs, werr)...); err != nil {
 		return fail(err)
 	}
-	if _, err := conn.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'page_packs' AND value = 'building'`, fmt.Sprint(pageFormat)); err != nil {
+	if err := endRebuild(ctx, conn, "page_packs", fmt.Sprint(pageFormat)); err != nil {
 		return fail(err)
 	}
 	return st, nil
