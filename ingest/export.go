@@ -2,6 +2,9 @@ package ingest
 
 import (
 	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -129,7 +132,113 @@ func (w *Warehouse) Export(ctx context.Context, dir, format string) ([]ExportRes
 		}
 		out = append(out, res)
 	}
+	if format == "parquet" {
+		res, err := w.exportInputs(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		if res != nil {
+			out = append(out, *res)
+		}
+	}
 	return out, nil
+}
+
+// A lake carries the run inputs (inputs.go) when they were fresh in the
+// warehouse it was exported from: run_inputs.parquet, one row per run,
+// gymlens' own encoding (other engines have no use for it). Without them
+// every analysis of a lake reads its tasks and judgments through three
+// joins over the Parquet (a second more per command on the sample; most
+// of the time at larger scales). The file names, in its Parquet
+// key-value metadata, the encoding and a fingerprint of the lake's table
+// files (lakeFingerprint); a lake opens with the inputs only if both
+// still hold, so a table rewritten by another engine (Spark, Trino) is
+// read as it now is, through its tables.
+const (
+	lakeInputsFile   = "run_inputs.parquet"
+	lakeInputsKey    = "gymlens_run_inputs"
+	lakeFingerprintK = "gymlens_tables"
+)
+
+// exportInputs writes dir/run_inputs.parquet when the run inputs are
+// fresh, and removes one an earlier export left when they are not.
+func (w *Warehouse) exportInputs(ctx context.Context, dir string) (*ExportResult, error) {
+	path := filepath.Join(dir, lakeInputsFile)
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	if !w.inputsFresh(ctx) {
+		return nil, nil
+	}
+	fp, err := lakeFingerprint(dir)
+	if err != nil {
+		return nil, fmt.Errorf("exporting run_inputs: %w", err)
+	}
+	var n int64
+	if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM run_inputs`).Scan(&n); err != nil {
+		return nil, fmt.Errorf("exporting run_inputs: %w", err)
+	}
+	q := fmt.Sprintf(`COPY (SELECT run_id, inputs FROM run_inputs ORDER BY run_id) TO %s (FORMAT parquet, KV_METADATA {%s: %s, %s: %s})`,
+		sqlString(path), lakeInputsKey, sqlString(inputsFormat), lakeFingerprintK, sqlString(fp))
+	if _, err := w.db.ExecContext(ctx, q); err != nil {
+		return nil, fmt.Errorf("exporting run_inputs: %w", err)
+	}
+	return &ExportResult{Table: "run_inputs", Rows: n, Path: path}, nil
+}
+
+// lakeFingerprint hashes the name and size of every table file of the
+// lake in dir (not run_inputs.parquet).
+func lakeFingerprint(dir string) (string, error) {
+	h := sha256.New()
+	for _, t := range exportTables {
+		files, err := lakeFiles(dir, t)
+		if err != nil {
+			return "", err
+		}
+		for _, f := range files {
+			st, err := os.Stat(f)
+			if err != nil {
+				return "", err
+			}
+			rel, err := filepath.Rel(dir, f)
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(h, "%s\x00%d\n", filepath.ToSlash(rel), st.Size())
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// lakeInputsUsable says whether the lake in dir has run inputs in this
+// gymlens' encoding, written for the table files it now holds.
+func lakeInputsUsable(ctx context.Context, db *sql.DB, dir string) (bool, error) {
+	path := filepath.Join(dir, lakeInputsFile)
+	if _, err := os.Stat(path); err != nil {
+		return false, nil
+	}
+	rs, err := db.QueryContext(ctx, `SELECT decode(key), decode(value) FROM parquet_kv_metadata(`+sqlString(path)+`)`)
+	if err != nil {
+		return false, fmt.Errorf("lake %s: %s: %w", dir, lakeInputsFile, err)
+	}
+	kv := map[string]string{}
+	for rs.Next() {
+		var k, v string
+		if err := rs.Scan(&k, &v); err != nil {
+			rs.Close()
+			return false, err
+		}
+		kv[k] = v
+	}
+	rs.Close()
+	if err := rs.Err(); err != nil {
+		return false, fmt.Errorf("lake %s: %s: %w", dir, lakeInputsFile, err)
+	}
+	if kv[lakeInputsKey] != inputsFormat {
+		return false, nil
+	}
+	fp, err := lakeFingerprint(dir)
+	return err == nil && fp == kv[lakeFingerprintK], err
 }
 
 // copyPartitions writes a table hive-partitioned by configuration, one

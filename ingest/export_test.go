@@ -74,6 +74,7 @@ func TestExportParquetAndArrow(t *testing.T) {
 		t.Errorf("views %v, ViewNames %v", views, want)
 	}
 	counts := map[string]int64{}
+	var n0 int64
 	for _, tb := range exportTables {
 		var n int64
 		q := `SELECT count(*) FROM ` + tb.name
@@ -88,9 +89,12 @@ func TestExportParquetAndArrow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res) != len(exportTables) {
+	// Every table, then the run inputs (fresh after an ingest).
+	if len(res) != len(exportTables)+1 || res[len(res)-1].Table != "run_inputs" {
 		t.Fatalf("%d tables exported", len(res))
 	}
+	w.db.QueryRow(`SELECT count(*) FROM run_inputs`).Scan(&n0)
+	counts["run_inputs"] = n0
 	for _, r := range res {
 		glob := r.Path
 		if st, err := os.Stat(r.Path); err == nil && st.IsDir() {
@@ -245,5 +249,96 @@ func TestQueryIsReadOnly(t *testing.T) {
 	err = w.QueryFunc(ctx, `SELECT * FROM events`, func([]string) error { return nil }, func([]any) error { n++; return nil })
 	if err != nil || n == 0 {
 		t.Errorf("QueryFunc: %d rows, %v", n, err)
+	}
+}
+
+// TestLakeCarriesTheRunInputs: a lake exported with fresh run inputs
+// reads them, giving every run as the warehouse's tables give it; a lake
+// whose table files changed since, or whose inputs are in another
+// encoding, reads its tables; an export of stale inputs carries none and
+// removes an earlier export's.
+func TestLakeCarriesTheRunInputs(t *testing.T) {
+	w := sampleWarehouse(t)
+	want, err := w.loadRunsFromTables(ctx, nil, false)
+	if err != nil || len(want) == 0 {
+		t.Fatal(len(want), err)
+	}
+	openLake := func(dir string) (*Warehouse, []RunRow) {
+		t.Helper()
+		lake, err := Open(ctx, dir, OpenOptions{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { lake.Close() })
+		runs, err := lake.LoadRuns(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lake, runs
+	}
+	dir := t.TempDir()
+	if _, err := w.Export(ctx, dir, "parquet"); err != nil {
+		t.Fatal(err)
+	}
+	if lake, runs := openLake(dir); !lake.RunInputsFresh(ctx) || !sameRuns(runs, want) {
+		t.Errorf("a fresh lake: inputs read %v, the same runs %v", lake.RunInputsFresh(ctx), sameRuns(runs, want))
+	}
+	// Changed in the lake by another engine: one judgment fewer in one
+	// partition. The lake reads the tables, which now lack it.
+	changed := t.TempDir()
+	os.CopyFS(changed, os.DirFS(dir))
+	parts, _ := filepath.Glob(filepath.Join(changed, "judgments", "config_key=*", "part_0.parquet"))
+	if len(parts) == 0 {
+		t.Fatal("no judgment partitions")
+	}
+	tmp := parts[0] + ".new"
+	if _, err := w.db.Exec(`COPY (SELECT * FROM read_parquet(` + sqlString(parts[0]) + `) OFFSET 1) TO ` + sqlString(tmp) + ` (FORMAT parquet)`); err != nil {
+		t.Fatal(err)
+	}
+	os.Rename(tmp, parts[0])
+	lake, runs := openLake(changed)
+	tables, err := lake.loadRunsFromTables(ctx, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lake.RunInputsFresh(ctx) || !sameRuns(runs, tables) || sameRuns(runs, want) {
+		t.Errorf("a changed lake: inputs read %v, runs as its tables %v, as before the change %v", lake.RunInputsFresh(ctx), sameRuns(runs, tables), sameRuns(runs, want))
+	}
+	// Inputs in another encoding than this gymlens': the tables.
+	other := t.TempDir()
+	os.CopyFS(other, os.DirFS(dir))
+	fp, err := lakeFingerprint(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(other, lakeInputsFile)
+	if _, err := w.db.Exec(`COPY (SELECT * FROM read_parquet(` + sqlString(filepath.Join(dir, lakeInputsFile)) + `)) TO ` + sqlString(in) +
+		` (FORMAT parquet, KV_METADATA {gymlens_run_inputs: '1', gymlens_tables: ` + sqlString(fp) + `})`); err != nil {
+		t.Fatal(err)
+	}
+	if lake, runs := openLake(other); lake.RunInputsFresh(ctx) || !sameRuns(runs, want) {
+		t.Errorf("inputs of another encoding: read %v", lake.RunInputsFresh(ctx))
+	}
+	// Stale in the warehouse when exported: none in the lake, the earlier
+	// export's removed.
+	path := w.Path
+	w.Close()
+	rw, err := Open(ctx, path, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	if _, err := rw.db.Exec(invalidateInputs); err != nil {
+		t.Fatal(err)
+	}
+	res, err := rw.Export(ctx, dir, "parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, lakeInputsFile)); !os.IsNotExist(err) || res[len(res)-1].Table == "run_inputs" {
+		t.Errorf("stale inputs exported: %v", err)
+	}
+	if lake, runs := openLake(dir); lake.RunInputsFresh(ctx) || !sameRuns(runs, want) {
+		t.Errorf("a lake without inputs: read %v", lake.RunInputsFresh(ctx))
 	}
 }

@@ -54,7 +54,7 @@ const invalidateInputs = `DELETE FROM meta WHERE key IN ('run_inputs', 'page_pac
 // tables now give them.
 func (w *Warehouse) inputsFresh(ctx context.Context) bool {
 	if w.Lake {
-		return false
+		return w.lakeInputs
 	}
 	return w.metaIs(ctx, "run_inputs", inputsFormat)
 }

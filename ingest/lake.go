@@ -84,6 +84,24 @@ func openLake(ctx context.Context, path string, opt OpenOptions) (*Warehouse, er
 			return nil, fmt.Errorf("lake %s: table %s: %w", path, t.name, err)
 		}
 	}
+	// The run inputs, when the lake carries them for the tables it holds
+	// (export.go): else the analyses read the tables.
+	ok, err := lakeInputsUsable(ctx, w.db, path)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	if ok {
+		if _, err := w.db.ExecContext(ctx, `DROP TABLE run_inputs`); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("lake %s: %w", path, err)
+		}
+		if _, err := w.db.ExecContext(ctx, `CREATE VIEW run_inputs AS SELECT * FROM read_parquet(`+sqlString(filepath.Join(path, lakeInputsFile))+`)`); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("lake %s: %s: %w", path, lakeInputsFile, err)
+		}
+		w.lakeInputs = true
+	}
 	var v string
 	if err := w.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v); err != nil {
 		w.Close()

@@ -80,6 +80,7 @@ type Warehouse struct {
 	// Lake: the warehouse is a Parquet lake read in place (openLake).
 	Lake         bool
 	exportedFrom string // a lake's meta: the warehouse's file name
+	lakeInputs   bool   // a lake whose run inputs match its tables (lakeInputsUsable)
 	connector    *duckdb.Connector
 	db           *sql.DB
 	writeMu      sync.Mutex // one annotation write at a time
