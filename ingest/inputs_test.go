@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"database/sql"
 	"math"
 	"os"
 	"path/filepath"
@@ -234,5 +235,92 @@ func TestRebuildDuringAWriteStaysStale(t *testing.T) {
 	// And the rebuild itself ends fresh.
 	if err := w.RefreshRunInputs(ctx); err != nil || !w.RunInputsFresh(ctx) {
 		t.Fatalf("rebuilt: fresh %v (%v)", w.RunInputsFresh(ctx), err)
+	}
+}
+
+// TestLatestPromptVersionAsTheWindowChoseIt: the tables' read keeps, of a
+// judge's judgments of one item under several prompt versions, the last
+// version in text order ("v10" before "v9"), as the window the query used
+// to take did; the reference here is that window.
+func TestLatestPromptVersionAsTheWindowChoseIt(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := sample.Write(dir, sample.Options{Seed: 5, Configs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Open(ctx, filepath.Join(t.TempDir(), "w.duckdb"), OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Ingest(ctx, []string{dir}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A third of the items get a later version, another third an earlier
+	// one, some items both; each with other scores.
+	for _, q := range []string{
+		`INSERT INTO judgments SELECT * REPLACE (prompt || 'z' AS prompt, correctness + 10 AS correctness, competence + 10 AS competence, ta_now + 10 AS ta_now)
+			FROM judgments WHERE hash(run_id, task, judge) % 3 = 0`,
+		`INSERT INTO judgments SELECT * REPLACE ('' AS prompt, correctness + 20 AS correctness, competence + 20 AS competence, ta_now + 20 AS ta_now)
+			FROM judgments WHERE hash(run_id, task, judge) % 3 <> 1 AND prompt NOT LIKE '%z'`,
+		`INSERT INTO judgments SELECT * REPLACE ('v10' AS prompt, correctness + 30 AS correctness, competence + 30 AS competence, ta_now + 30 AS ta_now)
+			FROM judgments WHERE hash(run_id, task, judge) % 5 = 0 AND prompt = ''`,
+		`INSERT INTO judgments SELECT * REPLACE ('v9' AS prompt, correctness + 40 AS correctness, competence + 40 AS competence, ta_now + 40 AS ta_now)
+			FROM judgments WHERE hash(run_id, task, judge) % 5 = 0 AND prompt = ''`,
+		invalidateInputs,
+	} {
+		if _, err := w.db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type item struct{ run, task, metric, judge string }
+	want := map[item]float64{}
+	err = w.scan(ctx, `SELECT run_id, task, metric, judge, CASE metric WHEN 'tc' THEN correctness WHEN 'trj' THEN competence ELSE ta_now END
+		FROM (SELECT *, row_number() OVER (PARTITION BY run_id, task, metric, judge ORDER BY prompt DESC) AS latest FROM judgments)
+		WHERE latest = 1 AND metric IN ('tc', 'trj', 'ta')
+		AND (metric = 'ta' OR (run_id, task) IN (SELECT (run_id, task) FROM task_outcomes WHERE active))`, func(rows *sql.Rows) error {
+		var it item
+		var v float64
+		if err := rows.Scan(&it.run, &it.task, &it.metric, &it.judge, &v); err != nil {
+			return err
+		}
+		want[it] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := w.loadRunsFromTables(ctx, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[item]float64{}
+	n := 0
+	for _, r := range runs {
+		for _, j := range r.TA {
+			got[item{r.RunID, "", "ta", j.Judge}] = j.Now
+			n++
+		}
+		for _, task := range r.Tasks {
+			for _, j := range task.TC {
+				got[item{r.RunID, task.Task, "tc", j.Judge}] = j.Correctness
+				n++
+			}
+			for _, j := range task.TRJ {
+				got[item{r.RunID, task.Task, "trj", j.Judge}] = j.Scores[1]
+				n++
+			}
+		}
+	}
+	later := 0
+	for it, v := range want {
+		if g, ok := got[it]; !ok || g != v {
+			t.Fatalf("%+v: read %v (%v), the window's latest version has %v", it, g, ok, v)
+		}
+		if v >= 10 {
+			later++
+		}
+	}
+	if n != len(want) || len(got) != len(want) || later < len(want)/4 {
+		t.Errorf("%d judgments read (%d items), the window keeps %d (%d of a later version)", n, len(got), len(want), later)
 	}
 }

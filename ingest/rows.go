@@ -1,8 +1,10 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -171,21 +173,32 @@ func (w *Warehouse) loadTasksAndJudgments(ctx context.Context, runs []RunRow, by
 	if err != nil {
 		return err
 	}
-	return w.scan(ctx, `SELECT run_id, coalesce(task, ''), metric, judge,
+	// Each judge's latest judgment of an item: the first of its prompt
+	// versions in descending order, the rows of one item being adjacent.
+	// Chosen here rather than by a window in the query (row_number() over
+	// the item, latest = 1): at --scale 100 the window took a batch's
+	// query from 0.22 to 0.75 s for the same rows, its cost set by the
+	// table's size (0.29 s for as many rows at --scale 10).
+	var last, key []byte // the previous row's item and this one's: run, task, metric, judge
+	return w.scan(ctx, `SELECT run_id, task, metric, judge,
 		coalesce(correctness, 'NaN'), coalesce(grounding, 'NaN'), coalesce(completeness, 'NaN'), coalesce(artifact_quality, 'NaN'),
 		coalesce(ta_now, 'NaN'), coalesce(ta_later, 'NaN'), ta_cq,
 		coalesce(understandability, 'NaN'), coalesce(competence, 'NaN'), coalesce(reliability, 'NaN'), coalesce(attachment, 'NaN'), coalesce(faith, 'NaN'),
 		CASE WHEN starts_with(metric, 'custom.') THEN json_extract(extra, '$.scores')::VARCHAR END,
 		CASE WHEN metric = 'ta' AND file_id = 0 THEN TRY_CAST(json_extract(extra, '$.both') AS DOUBLE) END
-		FROM (SELECT *, row_number() OVER (PARTITION BY run_id, task, metric, judge ORDER BY prompt DESC) AS latest FROM judgments
-		      WHERE run_id BETWEEN ? AND ?)
-		WHERE latest = 1 ORDER BY run_id, task, metric, judge`, func(rows *sql.Rows) error {
+		FROM judgments WHERE run_id BETWEEN ? AND ?
+		ORDER BY run_id, task, metric, judge, prompt DESC`, func(rows *sql.Rows) error {
 		var run, task, metric, judge, custom sql.RawBytes
 		var v [11]float64
 		var cq, both sql.NullFloat64
 		if err := rows.Scan(&run, &task, &metric, &judge, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &cq, &v[6], &v[7], &v[8], &v[9], &v[10], &custom, &both); err != nil {
 			return err
 		}
+		key = appendItemKey(key[:0], run, task, metric, judge)
+		if bytes.Equal(key, last) {
+			return nil // an earlier prompt version of the item just read
+		}
+		last, key = key, last
 		if custom != nil {
 			return addCustom(runs, byID, taskIdx, in, run, task, metric, judge, custom)
 		}
@@ -212,6 +225,16 @@ func (w *Warehouse) loadTasksAndJudgments(ctx context.Context, runs []RunRow, by
 		}
 		return nil
 	}, from, to)
+}
+
+// appendItemKey appends a judgment's item to b as one byte string, its
+// parts length-prefixed.
+func appendItemKey(b, run, task, metric, judge []byte) []byte {
+	for _, p := range [][]byte{run, task, metric, judge} {
+		b = binary.AppendUvarint(b, uint64(len(p)))
+		b = append(b, p...)
+	}
+	return b
 }
 
 // addCustom adds a judgment of a user rubric to its run, or to its task
