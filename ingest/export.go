@@ -198,15 +198,7 @@ const inputsRowGroup = 2000
 // (234,000 runs, 375 MB of inputs) it ran out of its 512 MB after the
 // other tables' export, the process at 1.3 GB.
 func (w *Warehouse) writeInputsParquet(ctx context.Context, path string, kv map[string]string) (int64, error) {
-	var ids []string
-	err := w.scan(ctx, `SELECT run_id FROM run_inputs ORDER BY run_id`, func(rows *sql.Rows) error {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		ids = append(ids, id)
-		return nil
-	})
+	ids, err := w.scanStrings(ctx, `SELECT run_id FROM run_inputs ORDER BY run_id`)
 	if err != nil {
 		return 0, err
 	}

@@ -374,15 +374,7 @@ func (w *Warehouse) RefreshPagePacks(ctx context.Context, progress func(done, to
 	if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM judgments`).Scan(&judgments); err != nil {
 		return fail(err)
 	}
-	var ids []string
-	err := w.scan(ctx, `SELECT run_id FROM runs ORDER BY run_id`, func(rs *sql.Rows) error {
-		var id string
-		if err := rs.Scan(&id); err != nil {
-			return err
-		}
-		ids = append(ids, id)
-		return nil
-	})
+	ids, err := w.scanStrings(ctx, `SELECT run_id FROM runs ORDER BY run_id`)
 	if err != nil {
 		return fail(err)
 	}

@@ -259,6 +259,20 @@ func addCustom(runs []RunRow, byID map[string]int, taskIdx map[[2]string]int, in
 	return nil
 }
 
+// scanStrings reads a query's one text column.
+func (w *Warehouse) scanStrings(ctx context.Context, q string, args ...any) ([]string, error) {
+	var out []string
+	err := w.scan(ctx, q, func(rows *sql.Rows) error {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return err
+		}
+		out = append(out, s)
+		return nil
+	}, args...)
+	return out, err
+}
+
 func (w *Warehouse) scan(ctx context.Context, q string, fn func(*sql.Rows) error, args ...any) error {
 	rows, err := w.db.QueryContext(ctx, q, args...)
 	if err != nil {

@@ -66,15 +66,8 @@ func (w *Warehouse) LoadScenarioSpecs(ctx context.Context) (map[string]*Scenario
 func (w *Warehouse) ScanScoreTasks(ctx context.Context, fn func(*ScoreTask) error) error {
 	// A range of runs at a time: the driver holds a query's whole result
 	// in memory, and every credited event of a large warehouse is a lot.
-	var ids []string
-	if err := w.scan(ctx, `SELECT run_id FROM runs ORDER BY run_id`, func(rows *sql.Rows) error {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		ids = append(ids, id)
-		return nil
-	}); err != nil {
+	ids, err := w.scanStrings(ctx, `SELECT run_id FROM runs ORDER BY run_id`)
+	if err != nil {
 		return err
 	}
 	for lo := 0; lo < len(ids); lo += scoreBatch {
