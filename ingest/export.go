@@ -290,7 +290,7 @@ func lakeInputsUsable(ctx context.Context, db *sql.DB, dir string) (bool, error)
 	}
 	rs, err := db.QueryContext(ctx, `SELECT decode(key), decode(value) FROM parquet_kv_metadata(`+sqlString(path)+`)`)
 	if err != nil {
-		return false, fmt.Errorf("lake %s: %s: %w", dir, lakeInputsFile, err)
+		return false, nil // not a Parquet file: derived data, the tables stand
 	}
 	kv := map[string]string{}
 	for rs.Next() {

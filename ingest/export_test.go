@@ -255,8 +255,8 @@ func TestQueryIsReadOnly(t *testing.T) {
 // TestLakeCarriesTheRunInputs: a lake exported with fresh run inputs
 // reads them, giving every run as the warehouse's tables give it; a lake
 // whose table files changed since, or whose inputs are in another
-// encoding, reads its tables; an export of stale inputs carries none and
-// removes an earlier export's.
+// encoding or damaged, reads its tables; an export of stale inputs
+// carries none and removes an earlier export's.
 func TestLakeCarriesTheRunInputs(t *testing.T) {
 	w := sampleWarehouse(t)
 	want, err := w.loadRunsFromTables(ctx, nil, false)
@@ -318,6 +318,11 @@ func TestLakeCarriesTheRunInputs(t *testing.T) {
 	}
 	if lake, runs := openLake(other); lake.RunInputsFresh(ctx) || !sameRuns(runs, want) {
 		t.Errorf("inputs of another encoding: read %v", lake.RunInputsFresh(ctx))
+	}
+	// Damaged: the tables.
+	os.WriteFile(in, []byte("PAR1 not parquet"), 0o644)
+	if lake, runs := openLake(other); lake.RunInputsFresh(ctx) || !sameRuns(runs, want) {
+		t.Errorf("damaged inputs: read %v", lake.RunInputsFresh(ctx))
 	}
 	// Stale in the warehouse when exported: none in the lake, the earlier
 	// export's removed.
