@@ -20,7 +20,7 @@ import (
 // both: no digit is lost in CSV (the same float64 reads back).
 func TestCSVNumbersEqualJSON(t *testing.T) {
 	t.Parallel()
-	_, db := sharedSampleWarehouse(t, 4, 0)
+	_, db := sharedSampleWarehouse(t, 1, 0)
 	for _, args := range [][]string{
 		{"query", "SELECT 123456.789::DOUBLE AS x, 1/3 AS third, 2e-9::DOUBLE AS tiny, 12345678901234567 AS big"},
 		{"query", "SELECT run_id, avg(cost_usd) AS cost, avg(latency_ms) AS latency FROM events GROUP BY ALL ORDER BY ALL LIMIT 50"},
@@ -131,7 +131,7 @@ func checkCSVReadsBack(t *testing.T, files []string) {
 // record, a table column naming each record's table.
 func TestMultiTableCSVIsOneLongTable(t *testing.T) {
 	t.Parallel()
-	dir, db := sharedSampleWarehouse(t, 4, 0)
+	dir, db := sharedSampleWarehouse(t, 1, 0)
 	var files []string
 	for i, args := range [][]string{
 		{"agree", "--human", "--resamples", "200"},
