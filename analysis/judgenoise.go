@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/gymlens/gymlens/analysis/stat"
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -25,14 +24,13 @@ type JudgeNoise struct {
 	draws int
 	seed  uint64
 	judge string
-	runs  []rows.RunRow // as the values: index i is values[i]'s run
+	runs  RunSet // as the values: index i is values[i]'s run
 	reps  map[repKey][]map[string]float64
 	noisy map[int]bool // the runs with a repeated judgment
 	// Progress, when not nil, is told how many draws are done so far
-	// (from one goroutine at a time).
+	// (a run's draws each count), from the goroutine that asked.
 	Progress func(done int64)
-	done     atomic.Int64
-	mu       sync.Mutex
+	done     int64
 }
 
 type repKey struct{ run, task, metric, judge string }
@@ -43,16 +41,22 @@ type repKey struct{ run, task, metric, judge string }
 const maxNoiseDraws = 200
 
 // NewJudgeNoise prepares the second stage for runs (with their tasks and
-// judgments) from the judges' repeated answers (ingest's JudgeRepeats);
-// judge, when not empty, is the one judge the metrics use. It returns nil
-// when no judgment of the runs was asked again.
-func NewJudgeNoise(runs []rows.RunRow, items []rows.RepeatItem, judge string, opt BootstrapOptions) *JudgeNoise {
+// judgments: a RunSet, so that they may be kept packed) from the judges'
+// repeated answers (ingest's JudgeRepeats); judge, when not empty, is the
+// one judge the metrics use. It returns nil when no judgment of the runs
+// was asked again.
+func NewJudgeNoise(runs RunSet, items []rows.RepeatItem, judge string, opt BootstrapOptions) *JudgeNoise {
 	opt = opt.WithDefaults()
 	n := &JudgeNoise{draws: min(opt.Resamples, maxNoiseDraws), seed: opt.Seed, judge: judge, runs: runs,
 		reps: map[repKey][]map[string]float64{}, noisy: map[int]bool{}}
-	byRun := map[string]int{}
-	for i := range runs {
-		byRun[runs[i].RunID] = i
+	byRun := make(map[string]int, runs.Len())
+	packed, _ := runs.(*PackedRuns)
+	for i := range runs.Len() {
+		if packed != nil { // its ids without decoding its tasks
+			byRun[packed.Runs[i].RunID] = i
+		} else {
+			byRun[runs.Run(i).RunID] = i
+		}
 	}
 	for _, it := range items {
 		if len(it.Scores) < 2 || (judge != "" && it.Judge != judge) {
@@ -74,11 +78,13 @@ func NewJudgeNoise(runs []rows.RunRow, items []rows.RepeatItem, judge string, op
 // Runs is how many runs have a judgment asked again.
 func (n *JudgeNoise) Runs() int { return len(n.noisy) }
 
-// values are run i's metric values in draw d: each repeated judgment the
+// values are run rp's metric values in draw d: each repeated judgment the
 // mean of a resample of its answers, drawn from a generator seeded by
-// (seed, d, the run), so that a draw is the same for every group.
-func (n *JudgeNoise) values(i, d int) []float64 {
-	r := n.runs[i]
+// (seed, d, the run), so that a draw is the same for every group. It only
+// reads rp (its slices are copied before a value is changed), so that
+// several goroutines may draw from one run at once.
+func (n *JudgeNoise) values(rp *rows.RunRow, d int) []float64 {
+	r := *rp
 	h := fnv.New64a()
 	h.Write([]byte(r.RunID))
 	rng := rand.New(rand.NewPCG(n.seed^h.Sum64(), uint64(d)))
@@ -151,7 +157,11 @@ func drawCustom(js []rows.CustomJudgment, task string, draw func(task, metric, j
 }
 
 // noisySums are, for each draw, the group's per-cluster sums (cluster c,
-// column j at c*k+j) with its noisy runs' values of that draw.
+// column j at c*k+j) with its noisy runs' values of that draw. The runs
+// are decoded one at a time (a packed RunSet holds one decoded run), and
+// the draws of each shared among the cores; every draw's sums add the
+// runs in the group's order, so that they are the same to the bit however
+// many cores there are.
 func (n *JudgeNoise) noisySums(g Group, values [][]float64, clusterOf func(int) int, cols []int, base []float64) [][]float64 {
 	k := len(cols)
 	var mine []int
@@ -164,34 +174,31 @@ func (n *JudgeNoise) noisySums(g Group, values [][]float64, clusterOf func(int) 
 		return nil
 	}
 	out := make([][]float64, n.draws)
-	var wg sync.WaitGroup
-	next := atomic.Int64{}
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for d := int(next.Add(1) - 1); d < n.draws; d = int(next.Add(1) - 1) {
-				s := slices.Clone(base)
-				for _, i := range mine {
-					v := n.values(i, d)
-					c := clusterOf(i)
+	for d := range out {
+		out[d] = slices.Clone(base)
+	}
+	workers := min(runtime.GOMAXPROCS(0), n.draws)
+	for _, i := range mine {
+		r, c := n.runs.Run(i), clusterOf(i)
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for d := w; d < n.draws; d += workers {
+					v, s := n.values(r, d), out[d]
 					for j, m := range cols {
 						if x, b := v[m], values[i][m]; !math.IsNaN(x) && !math.IsNaN(b) {
 							s[c*k+j] += x - b
 						}
 					}
 				}
-				out[d] = s
-				if n.Progress != nil {
-					k := n.done.Add(1)
-					n.mu.Lock()
-					n.Progress(k)
-					n.mu.Unlock()
-				}
-			}
-		}()
+			})
+		}
+		wg.Wait()
+		if n.Progress != nil {
+			n.done += int64(n.draws)
+			n.Progress(n.done)
+		}
 	}
-	wg.Wait()
 	return out
 }
 

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -35,7 +36,7 @@ func noiseRuns() ([]rows.RunRow, []rows.RepeatItem) {
 // judgment asked once never moves.
 func TestJudgeNoiseDraws(t *testing.T) {
 	runs, items := noiseRuns()
-	n := NewJudgeNoise(runs, items, "", BootstrapOptions{Resamples: 1000, Seed: 3})
+	n := NewJudgeNoise(RunSlice(runs), items, "", BootstrapOptions{Resamples: 1000, Seed: 3})
 	if n == nil || n.Runs() != 30 {
 		t.Fatalf("noisy runs: %v", n)
 	}
@@ -43,9 +44,9 @@ func TestJudgeNoiseDraws(t *testing.T) {
 	var sum, sq float64
 	const draws = 1000
 	for d := range draws {
-		x := n.values(3, d)[m] // s1/r0: asked twice
+		x := n.values(&runs[3], d)[m] // s1/r0: asked twice
 		sum, sq = sum+x, sq+x*x
-		if y := n.values(0, d)[m]; y != 50 {
+		if y := n.values(&runs[0], d)[m]; y != 50 {
 			t.Fatalf("a judgment asked once moved: %v", y)
 		}
 	}
@@ -55,7 +56,7 @@ func TestJudgeNoiseDraws(t *testing.T) {
 	if math.Abs(mean-50) > 2 || math.Abs(v-450) > 45 {
 		t.Errorf("draws: mean %v (want 50), variance %v (want 450)", mean, v)
 	}
-	if a, b := n.values(3, 7)[m], n.values(3, 7)[m]; a != b {
+	if a, b := n.values(&runs[3], 7)[m], n.values(&runs[3], 7)[m]; a != b {
 		t.Error("a draw is not reproducible")
 	}
 }
@@ -69,19 +70,32 @@ func TestSummarizeWithJudgeNoise(t *testing.T) {
 	opt := BootstrapOptions{Resamples: 500, Seed: 1, Method: "percentile"}
 	m := []int{MetricIndex("TC.correctness")}
 	plain := Summarize(groups, values, missing, scen, m, opt)[0]
-	noisy := SummarizeNoisy(groups, values, missing, scen, m, opt, NewJudgeNoise(runs, items, "", opt))[0]
+	noisy := SummarizeNoisy(groups, values, missing, scen, m, opt, NewJudgeNoise(RunSlice(runs), items, "", opt))[0]
 	// The noise of the mean: 30 of 60 runs with variance 450 each, so
 	// 30·450/60² = 3.75, and a 95% interval about 2·1.96·√3.75 ≈ 7.6 wide
 	// (the scenario draws reweight the runs, which widens it a little).
 	if plain.Value != 50 || noisy.Value != 50 || plain.Hi-plain.Lo != 0 || math.Abs(noisy.Hi-noisy.Lo-7.6) > 1.5 {
 		t.Errorf("plain %v [%v, %v]; noisy %v [%v, %v]", plain.Value, plain.Lo, plain.Hi, noisy.Value, noisy.Lo, noisy.Hi)
 	}
-	again := SummarizeNoisy(groups, values, missing, scen, m, opt, NewJudgeNoise(runs, items, "", opt))[0]
+	again := SummarizeNoisy(groups, values, missing, scen, m, opt, NewJudgeNoise(RunSlice(runs), items, "", opt))[0]
 	if again.Lo != noisy.Lo || again.Hi != noisy.Hi {
 		t.Error("not deterministic")
 	}
+	// The runs kept packed (as a warehouse's are) give the same interval
+	// to the bit, as does one core.
+	packed := NewPackedRuns()
+	for _, r := range runs {
+		packed.Add(r)
+	}
+	if p := SummarizeNoisy(groups, values, missing, scen, m, opt, NewJudgeNoise(packed, items, "", opt))[0]; p.Lo != noisy.Lo || p.Hi != noisy.Hi {
+		t.Errorf("packed runs: [%v, %v], want [%v, %v]", p.Lo, p.Hi, noisy.Lo, noisy.Hi)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	if p := SummarizeNoisy(groups, values, missing, scen, m, opt, NewJudgeNoise(packed, items, "", opt))[0]; p.Lo != noisy.Lo || p.Hi != noisy.Hi {
+		t.Errorf("one core: [%v, %v], want [%v, %v]", p.Lo, p.Hi, noisy.Lo, noisy.Hi)
+	}
 	// Another judge's repeats do not count for --judge j.
-	if NewJudgeNoise(runs, items, "k", opt) != nil {
+	if NewJudgeNoise(RunSlice(runs), items, "k", opt) != nil {
 		t.Error("judge k has no repeats")
 	}
 }

@@ -161,8 +161,12 @@ func collectRepeats(items []rows.RepeatItem, judge string) (map[string]*repeated
 // CompareSelf computes the judge's test-retest agreement from its
 // repeated answers (items: ingest's JudgeRepeats, every judge's), and, on
 // the runs given (with their judgments), the noise share of its
-// disagreement with each other judge. Intervals resample the items.
-func CompareSelf(judge string, items []rows.RepeatItem, runs []rows.RunRow, opt BootstrapOptions) (*SelfAgreement, error) {
+// disagreement with each other judge (runs may be nil: no noise shares).
+// Intervals resample the items.
+func CompareSelf(judge string, items []rows.RepeatItem, runs RunSet, opt BootstrapOptions) (*SelfAgreement, error) {
+	if runs == nil {
+		runs = RunSlice(nil)
+	}
 	by, names := collectRepeats(items, judge)
 	if len(names) == 0 {
 		var have []string
@@ -181,7 +185,7 @@ func CompareSelf(judge string, items []rows.RepeatItem, runs []rows.RunRow, opt 
 		out.Scores = append(out.Scores, selfScore(name, by[name], opt))
 	}
 	// The noise of the other judges, where they were asked again too.
-	others := Judges(runs)
+	others := JudgesOf(runs)
 	for _, b := range others {
 		if b == judge {
 			continue
@@ -313,7 +317,7 @@ func variance0(vs []float64) float64 {
 // noiseShare is the noise share of one score between judge A's repeated
 // answers and judge b's judgments (and b's repeats, where b was asked
 // again), over the items both have.
-func noiseShare(name string, a, bRep *repeated, runs []rows.RunRow, b string, opt BootstrapOptions) (NoiseShare, bool) {
+func noiseShare(name string, a, bRep *repeated, runs RunSet, b string, opt BootstrapOptions) (NoiseShare, bool) {
 	bVar := map[[3]string]float64{}
 	if bRep != nil {
 		for i, k := range bRep.keys {
@@ -326,8 +330,8 @@ func noiseShare(name string, a, bRep *repeated, runs []rows.RunRow, b string, op
 		byKey[k] = i
 	}
 	var d2, noise []float64
-	for i := range runs {
-		r := &runs[i]
+	for i := range runs.Len() {
+		r := runs.Run(i)
 		try := func(task string, bv float64, ok bool) {
 			if !ok {
 				return

@@ -91,7 +91,7 @@ func TestRepeatsAndSelfAgreement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := analysis.CompareSelf("j", items, runs, analysis.BootstrapOptions{Resamples: 200, Seed: 1})
+	s, err := analysis.CompareSelf("j", items, analysis.RunSlice(runs), analysis.BootstrapOptions{Resamples: 200, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

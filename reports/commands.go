@@ -566,11 +566,15 @@ type RepeatStore interface {
 
 // agreeSelf compares a judge with itself (analysis.CompareSelf).
 func (x *Exec) agreeSelf(ctx context.Context) error {
-	ds, err := x.Dataset(ctx, KeepTasks)
+	ds, err := x.Dataset(ctx, KeepPacked)
 	if err != nil {
 		return err
 	}
 	runs, err := ds.Selected()
+	if err != nil {
+		return err
+	}
+	set, err := ds.SelectedSet()
 	if err != nil {
 		return err
 	}
@@ -594,7 +598,7 @@ func (x *Exec) agreeSelf(ctx context.Context) error {
 			sel = append(sel, it)
 		}
 	}
-	s, err := analysis.CompareSelf(x.String("self"), sel, runs, ds.Bootstrap())
+	s, err := analysis.CompareSelf(x.String("self"), sel, set, ds.Bootstrap())
 	if err != nil {
 		return err
 	}

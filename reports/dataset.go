@@ -146,7 +146,9 @@ func NewDataset(ctx context.Context, store Store, opt Options) (*Dataset, error)
 		if _, ok := store.(RepeatStore); !ok {
 			return nil, analysis.Optionf("--judge-noise: this store keeps no repeated judge answers")
 		}
-		opt.Keep = KeepTasks
+		// The noisy runs' values are computed again in every draw, from
+		// their tasks, kept packed (a run decoded at a time).
+		opt.Keep = max(opt.Keep, KeepPacked)
 	}
 	if len(opt.Metrics) == 0 {
 		opt.Metrics = append(slices.Clone(analysis.MainMetrics), rubricMain...)
@@ -341,7 +343,11 @@ func (s *Dataset) Values() (*Values, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s.noise = analysis.NewJudgeNoise(v.Runs, items, judge, s.opt.Bootstrap); s.noise == nil {
+		var set analysis.RunSet = analysis.RunSlice(v.Runs)
+		if s.packed != nil {
+			set = s.packed
+		}
+		if s.noise = analysis.NewJudgeNoise(set, items, judge, s.opt.Bootstrap); s.noise == nil {
 			return nil, analysis.NoDataf("--judge-noise: no judgment of these runs was asked again: judge with --repeats 2 or more first")
 		}
 		if p := s.opt.Progress; p != nil {
