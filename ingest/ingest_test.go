@@ -831,3 +831,25 @@ func TestMutatedCorpusFilesIngestOrFailCleanly(t *testing.T) {
 		}()
 	}
 }
+
+// A reading command that holds every run's tasks (the report, the
+// agreement tables, metrics --judge-noise) gets the report's smaller pool
+// of DuckDB, so that the process stays under 1 GB at 234,000 runs
+// (docs/benchmarks.md); the others the default.
+func TestReadingMemoryLimits(t *testing.T) {
+	for _, c := range []struct {
+		command    string
+		holdsTasks bool
+		want       string
+	}{
+		{"metrics", false, DefaultMemoryLimit},
+		{"metrics", true, ReportMemoryLimit},
+		{"corr", false, DefaultMemoryLimit},
+		{"report", false, ReportMemoryLimit},
+		{"agree", false, ReportMemoryLimit},
+	} {
+		if got := ReadingMemoryLimit(c.command, c.holdsTasks); got != c.want {
+			t.Errorf("%s (holds tasks %v): %s, want %s", c.command, c.holdsTasks, got, c.want)
+		}
+	}
+}

@@ -53,11 +53,15 @@ const JudgeMemoryLimit = "256MB"
 const ReportMemoryLimit = "128MB"
 
 // ReadingMemoryLimit is DuckDB's default memory limit for a reading
-// command: ReportMemoryLimit for report, agree, table and plot, else
-// DefaultMemoryLimit.
-func ReadingMemoryLimit(command string) string {
+// command: ReportMemoryLimit for report, agree, table and plot, and for a
+// command that holds every run's tasks as they do (holdsTasks: metrics
+// --judge-noise), else DefaultMemoryLimit.
+func ReadingMemoryLimit(command string, holdsTasks bool) string {
 	switch command {
 	case "report", "agree", "table", "plot":
+		return ReportMemoryLimit
+	}
+	if holdsTasks {
 		return ReportMemoryLimit
 	}
 	return DefaultMemoryLimit

@@ -37,16 +37,16 @@ func readCommand(e *env, name string) *cli.Command {
 			}()
 			progress, done := readProgress(e, cmd.Bool("quiet"))
 			defer done()
-			x := &reports.Exec{Args: argsOf(cmd), Format: format, Out: e.stdout, Err: e.stderr, Quiet: cmd.Bool("quiet"), Name: cmd.String("db"),
+			args := argsOf(cmd)
+			return c.Run(ctx, &reports.Exec{Args: args, Format: format, Out: e.stdout, Err: e.stderr, Quiet: cmd.Bool("quiet"), Name: cmd.String("db"),
 				ReadRatings: runlog.ReadRatingSets, Progress: progress,
 				Open: func(ctx context.Context) (reports.Warehouse, error) {
 					var err error
-					if w, err = ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ingest.ReadingMemoryLimit(cmd.Name))); err != nil {
+					if w, err = ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ingest.ReadingMemoryLimit(cmd.Name, args.Bool("judge-noise")))); err != nil {
 						return nil, err
 					}
 					return w, nil
-				}}
-			return c.Run(ctx, x)
+				}})
 		}}
 }
 

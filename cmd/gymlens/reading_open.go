@@ -21,7 +21,7 @@ func readingAs(ctx context.Context, cmd *cli.Command, def string, formats []stri
 	if err != nil {
 		return err
 	}
-	w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ingest.ReadingMemoryLimit(cmd.Name)))
+	w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ingest.ReadingMemoryLimit(cmd.Name, false)))
 	if err != nil {
 		return err
 	}
