@@ -24,9 +24,9 @@ type JudgeNoise struct {
 	draws int
 	seed  uint64
 	judge string
-	runs  RunSet // as the values: index i is values[i]'s run
-	reps  map[repKey][]map[string]float64
-	noisy map[int]bool // the runs with a repeated judgment
+	runs  RunSet                      // as the values: index i is values[i]'s run
+	reps  map[repKey]*rows.RepeatItem // items' answers, from the caller's slice
+	noisy map[int]bool                // the runs with a repeated judgment
 	// Progress, when not nil, is told how many draws are done so far
 	// (a run's draws each count), from the goroutine that asked.
 	Progress func(done int64)
@@ -48,25 +48,21 @@ const maxNoiseDraws = 200
 func NewJudgeNoise(runs RunSet, items []rows.RepeatItem, judge string, opt BootstrapOptions) *JudgeNoise {
 	opt = opt.WithDefaults()
 	n := &JudgeNoise{draws: min(opt.Resamples, maxNoiseDraws), seed: opt.Seed, judge: judge, runs: runs,
-		reps: map[repKey][]map[string]float64{}, noisy: map[int]bool{}}
+		reps: map[repKey]*rows.RepeatItem{}, noisy: map[int]bool{}}
 	byRun := make(map[string]int, runs.Len())
-	packed, _ := runs.(*PackedRuns)
 	for i := range runs.Len() {
-		if packed != nil { // its ids without decoding its tasks
-			byRun[packed.Runs[i].RunID] = i
-		} else {
-			byRun[runs.Run(i).RunID] = i
-		}
+		byRun[RunIDOf(runs, i)] = i
 	}
-	for _, it := range items {
-		if len(it.Scores) < 2 || (judge != "" && it.Judge != judge) {
+	for k := range items {
+		it := &items[k]
+		if len(it.Seeds) < 2 || (judge != "" && it.Judge != judge) {
 			continue
 		}
 		i, ok := byRun[it.RunID]
 		if !ok {
 			continue
 		}
-		n.reps[repKey{it.RunID, it.Task, it.Metric, it.Judge}] = it.Scores
+		n.reps[repKey{it.RunID, it.Task, it.Metric, it.Judge}] = it
 		n.noisy[i] = true
 	}
 	if len(n.noisy) == 0 {
@@ -89,25 +85,28 @@ func (n *JudgeNoise) values(rp *rows.RunRow, d int) []float64 {
 	h.Write([]byte(r.RunID))
 	rng := rand.New(rand.NewPCG(n.seed^h.Sum64(), uint64(d)))
 	draw := func(task, metric, judge string) map[string]float64 {
-		answers := n.reps[repKey{r.RunID, task, metric, judge}]
-		if answers == nil {
+		it := n.reps[repKey{r.RunID, task, metric, judge}]
+		if it == nil {
 			return nil
 		}
+		answers := len(it.Seeds)
 		out := map[string]float64{}
 		both := 0.0
 		for range answers {
-			a := answers[rng.IntN(len(answers))]
+			a := it.Answer(rng.IntN(answers))
 			for k, v := range a {
-				out[k] += v
+				if !math.IsNaN(v) {
+					out[it.Names[k]] += v
+				}
 			}
-			if a["ta_now"] == 1 && a["ta_later"] == 1 {
+			if pick(it, a, "ta_now") == 1 && pick(it, a, "ta_later") == 1 {
 				both++
 			}
 		}
 		for k := range out {
-			out[k] /= float64(len(answers))
+			out[k] /= float64(answers)
 		}
-		out["\x00both"] = both / float64(len(answers))
+		out["\x00both"] = both / float64(answers)
 		return out
 	}
 	r.TA = slices.Clone(r.TA)
@@ -143,6 +142,14 @@ func (n *JudgeNoise) values(rp *rows.RunRow, d int) []float64 {
 	}
 	v, _ := RunValues(&r, n.judge)
 	return v
+}
+
+// pick is the score name of an answer a of it (NaN when it has none).
+func pick(it *rows.RepeatItem, a []float64, name string) float64 {
+	if k, ok := slices.BinarySearch(it.Names, name); ok {
+		return a[k]
+	}
+	return math.NaN()
 }
 
 func drawCustom(js []rows.CustomJudgment, task string, draw func(task, metric, judge string) map[string]float64) []rows.CustomJudgment {

@@ -9,6 +9,12 @@ import (
 	"github.com/gymlens/gymlens/ingest/rows"
 )
 
+// repeatItem is it with the answers' scores.
+func repeatItem(it rows.RepeatItem, answers []map[string]float64) rows.RepeatItem {
+	it.Names, it.Values = rows.RepeatScores(answers)
+	return it
+}
+
 // noiseRuns are 20 scenarios × 3 runs of one task judged by j; in the
 // runs of odd scenarios j answered twice (0.2 and 0.8, mean 0.5),
 // elsewhere once (0.5).
@@ -21,9 +27,9 @@ func noiseRuns() ([]rows.RunRow, []rows.RepeatItem) {
 			runs = append(runs, rows.RunRow{RunID: id, Scenario: fmt.Sprintf("s%d", s), ConfigID: "c",
 				Tasks: []rows.TaskRow{{Task: "t", Weight: 1, TC: []rows.TCJudgment{{Judge: "j", Correctness: 0.5, Grounding: 0.5, Completeness: 0.5, ArtifactQ: 0.5}}}}})
 			if s%2 == 1 {
-				items = append(items, rows.RepeatItem{RunID: id, Task: "t", Metric: "tc", Judge: "j", Seeds: []int64{1, 2},
-					Scores: []map[string]float64{{"correctness": 0.2, "grounding": 0.5, "completeness": 0.5, "artifact_quality": 0.5},
-						{"correctness": 0.8, "grounding": 0.5, "completeness": 0.5, "artifact_quality": 0.5}}})
+				items = append(items, repeatItem(rows.RepeatItem{RunID: id, Task: "t", Metric: "tc", Judge: "j", Seeds: []int64{1, 2}},
+					[]map[string]float64{{"correctness": 0.2, "grounding": 0.5, "completeness": 0.5, "artifact_quality": 0.5},
+						{"correctness": 0.8, "grounding": 0.5, "completeness": 0.5, "artifact_quality": 0.5}}))
 			}
 		}
 	}

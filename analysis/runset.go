@@ -326,3 +326,11 @@ func (p *PackedRatings) Where(keep func(*rows.RatingRow) bool) []rows.RatingRow 
 	}
 	return out
 }
+
+// RunIDOf is run i's id, without decoding its tasks when they are packed.
+func RunIDOf(runs RunSet, i int) string {
+	if p, ok := runs.(*PackedRuns); ok {
+		return p.Runs[i].RunID
+	}
+	return runs.Run(i).RunID
+}

@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -111,34 +110,35 @@ func repeatScore(metric, key string) (name, scale string, factor float64) {
 }
 
 // repeated is one score's items: the answers of each (on the metric's
-// scale), with where the item belongs.
+// scale), with the item they are of.
 type repeated struct {
 	scale  string
 	values [][]float64
-	keys   [][3]string // run, task, metric
+	items  []*rows.RepeatItem
+}
+
+// key is where the i-th item belongs: run, task, metric.
+func (r *repeated) key(i int) [3]string {
+	it := r.items[i]
+	return [3]string{it.RunID, it.Task, it.Metric}
 }
 
 func collectRepeats(items []rows.RepeatItem, judge string) (map[string]*repeated, []string) {
 	by := map[string]*repeated{}
 	var names []string
-	for _, it := range items {
+	for i := range items {
+		it := &items[i]
 		if it.Judge != judge {
 			continue
 		}
-		keys := map[string]bool{}
-		for _, s := range it.Scores {
-			for k := range s {
-				keys[k] = true
-			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(keys)) {
-			name, scale, factor := repeatScore(it.Metric, k)
+		for k, key := range it.Names {
+			name, scale, factor := repeatScore(it.Metric, key)
 			if name == "" {
 				continue
 			}
 			var vs []float64
-			for _, s := range it.Scores {
-				if v, ok := s[k]; ok {
+			for a := range it.Seeds {
+				if v := it.Answer(a)[k]; !math.IsNaN(v) {
 					vs = append(vs, factor*v)
 				}
 			}
@@ -152,7 +152,7 @@ func collectRepeats(items []rows.RepeatItem, judge string) (map[string]*repeated
 				names = append(names, name)
 			}
 			r.values = append(r.values, vs)
-			r.keys = append(r.keys, [3]string{it.RunID, it.Task, it.Metric})
+			r.items = append(r.items, it)
 		}
 	}
 	return by, names
@@ -320,17 +320,22 @@ func variance0(vs []float64) float64 {
 func noiseShare(name string, a, bRep *repeated, runs RunSet, b string, opt BootstrapOptions) (NoiseShare, bool) {
 	bVar := map[[3]string]float64{}
 	if bRep != nil {
-		for i, k := range bRep.keys {
-			bVar[k] = variance0(bRep.values[i])
+		for i := range bRep.items {
+			bVar[bRep.key(i)] = variance0(bRep.values[i])
 		}
 	}
 	type key = [3]string
 	byKey := map[key]int{}
-	for i, k := range a.keys {
-		byKey[k] = i
+	inRun := map[string]bool{} // the runs with an item of a
+	for i, it := range a.items {
+		byKey[a.key(i)] = i
+		inRun[it.RunID] = true
 	}
 	var d2, noise []float64
 	for i := range runs.Len() {
+		if !inRun[RunIDOf(runs, i)] { // nothing to read in it
+			continue
+		}
 		r := runs.Run(i)
 		try := func(task string, bv float64, ok bool) {
 			if !ok {

@@ -2,8 +2,10 @@ package analysis
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -69,9 +71,9 @@ func TestCompareSelf(t *testing.T) {
 			scores[1]["ta_now"] = 0
 			flipped++
 		}
-		items = append(items, rows.RepeatItem{RunID: "r" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Metric: "ta", Judge: "j", Seeds: []int64{1, 2}, Scores: scores})
-		items = append(items, rows.RepeatItem{RunID: "r", Task: string(rune('a' + i)), Metric: "tc", Judge: "j", Seeds: []int64{1, 2},
-			Scores: []map[string]float64{{"correctness": float64(i) / 40}, {"correctness": float64(i) / 40}}})
+		items = append(items, repeatItem(rows.RepeatItem{RunID: "r" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Metric: "ta", Judge: "j", Seeds: []int64{1, 2}}, scores))
+		items = append(items, repeatItem(rows.RepeatItem{RunID: "r", Task: string(rune('a' + i)), Metric: "tc", Judge: "j", Seeds: []int64{1, 2}},
+			[]map[string]float64{{"correctness": float64(i) / 40}, {"correctness": float64(i) / 40}}))
 	}
 	s, err := CompareSelf("j", items, nil, BootstrapOptions{Resamples: 200, Seed: 1})
 	if err != nil {
@@ -94,5 +96,98 @@ func TestCompareSelf(t *testing.T) {
 	}
 	if _, err := CompareSelf("other", items, nil, BootstrapOptions{Resamples: 50}); err == nil {
 		t.Error("a judge never asked twice passed")
+	}
+}
+
+// Answers are laid out as numbers, NaN where one lacks a score; an
+// answer without a score does not count among that score's answers, and
+// a score answered once is not an item of it.
+func TestRepeatScoresWithMissingAnswers(t *testing.T) {
+	names, values := rows.RepeatScores([]map[string]float64{{"b": 2, "a": 1}, {"b": 3}, {"c": 4, "a": 5}})
+	if !slices.Equal(names, []string{"a", "b", "c"}) || len(values) != 9 {
+		t.Fatalf("names %v, values %v", names, values)
+	}
+	it := rows.RepeatItem{Seeds: []int64{1, 2, 3}, Names: names, Values: values}
+	for _, c := range []struct {
+		a    int
+		name string
+		want float64
+		ok   bool
+	}{{0, "a", 1, true}, {0, "b", 2, true}, {0, "c", 0, false}, {1, "a", 0, false}, {1, "b", 3, true}, {2, "c", 4, true}, {2, "d", 0, false}} {
+		if v, ok := it.Score(c.a, c.name); ok != c.ok || (ok && v != c.want) {
+			t.Errorf("answer %d, %s: %v %v, want %v %v", c.a, c.name, v, ok, c.want, c.ok)
+		}
+	}
+	if a := it.Answer(2); len(a) != 3 || a[0] != 5 || !math.IsNaN(a[1]) || a[2] != 4 || cap(a) != 3 {
+		t.Errorf("answer 2: %v (cap %d)", a, cap(a))
+	}
+	// Three TC answers, the second without grounding: grounding has two
+	// answers (its SD within from 0.2 and 0.6), completeness one (no item).
+	var items []rows.RepeatItem
+	for i := range 10 {
+		items = append(items, repeatItem(rows.RepeatItem{RunID: "r", Task: string(rune('a' + i)), Metric: "tc", Judge: "j", Seeds: []int64{1, 2, 3}},
+			[]map[string]float64{{"correctness": 0.5, "grounding": 0.2}, {"correctness": 0.5, "completeness": 1}, {"correctness": 0.5, "grounding": 0.6}}))
+	}
+	s, err := CompareSelf("j", items, nil, BootstrapOptions{Resamples: 50, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]SelfScore{}
+	for _, x := range s.Scores {
+		got[x.Score] = x
+	}
+	if g := got["TC.grounding"]; g.Items != 10 || g.Answers != 2 || math.Abs(g.SDWithin-math.Sqrt(800)) > 1e-9 {
+		t.Errorf("TC.grounding: %+v, want 10 items of 2 answers, SD within √800", g)
+	}
+	if c := got["TC.correctness"]; c.Answers != 3 || c.SDWithin != 0 {
+		t.Errorf("TC.correctness: %+v", c)
+	}
+	if _, ok := got["TC.completeness"]; ok || len(s.Scores) != 2 {
+		t.Errorf("completeness was answered once an item: %+v", s.Scores)
+	}
+}
+
+// The noise share against another judge, by hand: j asked four tasks
+// twice (on the metric's scale 40 and 60, 60 and 60, 50 and 90, 80 and
+// 80: means 50, 60, 70, 80, variances with n 100, 0, 400, 0), b once
+// (45, 60, 80, 80): squared differences 25, 0, 100, 0, so MSD = (125 + 0 +
+// 500 + 0)/4 = 156.25, noise 125, share 0.8. A run j was not asked again
+// and a task b did not judge add nothing; packed runs give the same.
+func TestNoiseShareByHand(t *testing.T) {
+	ja := [][2]float64{{0.4, 0.6}, {0.6, 0.6}, {0.5, 0.9}, {0.8, 0.8}, {0.1, 0.9}}
+	b := []float64{0.45, 0.6, 0.8, 0.8}
+	var runs []rows.RunRow
+	var items []rows.RepeatItem
+	for i := range 6 {
+		id := fmt.Sprintf("r%d", i)
+		task := rows.TaskRow{Task: "t", Weight: 1, TC: []rows.TCJudgment{{Judge: "j", Correctness: 0.5}}}
+		if i < 4 || i == 5 {
+			task.TC = append(task.TC, rows.TCJudgment{Judge: "b", Correctness: 0.1 + 0.7*float64(i/5)})
+			if i < 4 {
+				task.TC[1].Correctness = b[i]
+			}
+		}
+		runs = append(runs, rows.RunRow{RunID: id, Scenario: "s", ConfigID: "c", Tasks: []rows.TaskRow{task}})
+		if i < 5 { // r4: b did not judge it; r5: j was asked once
+			items = append(items, repeatItem(rows.RepeatItem{RunID: id, Task: "t", Metric: "tc", Judge: "j", Seeds: []int64{1, 2}},
+				[]map[string]float64{{"correctness": ja[i][0]}, {"correctness": ja[i][1]}}))
+		}
+	}
+	packed := NewPackedRuns()
+	for _, r := range runs {
+		packed.Add(r)
+	}
+	for _, set := range []RunSet{RunSlice(runs), packed} {
+		s, err := CompareSelf("j", items, set, BootstrapOptions{Resamples: 100, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Noise) != 1 {
+			t.Fatalf("noise shares: %+v", s.Noise)
+		}
+		n := s.Noise[0]
+		if n.Score != "TC.correctness" || n.Other != "b" || n.Items != 4 || math.Abs(n.MSD-156.25) > 1e-9 || math.Abs(n.Noise-125) > 1e-9 || math.Abs(n.Share.Value-0.8) > 1e-12 {
+			t.Errorf("%T: %+v, want 4 items, MSD 156.25, noise 125, share 0.8", set, n)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -499,7 +500,36 @@ func (w *Warehouse) SettleRepeats(ctx context.Context, spec rows.RepeatSpec) (in
 // answers of their own.
 func (w *Warehouse) JudgeRepeats(ctx context.Context, judge string) ([]rows.RepeatItem, error) {
 	var out []rows.RepeatItem
-	var hashes []string
+	var hashes []uint64 // the input's, for out[i]
+	// What recurs is held once: judges, metrics, scenarios, the lists of
+	// score names.
+	texts := map[string]string{}
+	one := func(s string) string {
+		if t, ok := texts[s]; ok {
+			return t
+		}
+		texts[s] = s
+		return s
+	}
+	nameLists := map[string][]string{}
+	var answers []map[string]float64 // the last item's
+	finish := func() {
+		if len(out) == 0 {
+			return
+		}
+		it := &out[len(out)-1]
+		names, values := rows.RepeatScores(answers)
+		key := strings.Join(names, "\x00")
+		if l, ok := nameLists[key]; ok {
+			names = l
+		} else {
+			nameLists[key] = names
+		}
+		it.Names, it.Values = names, values
+		answers = answers[:0]
+	}
+	// The input is carried as its hash (a number: every row of the result
+	// is held by the driver), only to tell apart the inputs of one item.
 	err := w.scan(ctx, `WITH c AS (
 			SELECT judge, metric, prompt, model, input_hash, params, min(run_id || chr(0) || task) AS item,
 				min(scores::VARCHAR) AS scores, coalesce(TRY_CAST(json_extract(params, '$.seed') AS BIGINT), 0) AS seed
@@ -507,11 +537,12 @@ func (w *Warehouse) JudgeRepeats(ctx context.Context, judge string) ([]rows.Repe
 			GROUP BY judge, metric, prompt, model, input_hash, params),
 		latest AS (SELECT judge, metric, max(prompt) AS prompt FROM c GROUP BY ALL),
 		multi AS (SELECT judge, metric, prompt, model, input_hash FROM c GROUP BY ALL HAVING count(*) >= 2)
-		SELECT c.judge, c.metric, c.input_hash, c.item, coalesce(r.scenario, ''), c.seed, c.scores
+		SELECT c.judge, c.metric, hash(c.input_hash), c.item, coalesce(r.scenario, ''), c.seed, c.scores
 		FROM c JOIN multi USING (judge, metric, prompt, model, input_hash) JOIN latest USING (judge, metric, prompt)
 		LEFT JOIN runs r ON r.run_id = split_part(c.item, chr(0), 1)
 		ORDER BY c.judge, c.metric, c.item, c.input_hash, c.seed, c.params`, func(rs *sql.Rows) error {
-		var judge, metric, hash, item, scen, sc string
+		var judge, metric, item, scen, sc string
+		var hash uint64
 		var seed int64
 		if err := rs.Scan(&judge, &metric, &hash, &item, &scen, &seed, &sc); err != nil {
 			return err
@@ -522,12 +553,14 @@ func (w *Warehouse) JudgeRepeats(ctx context.Context, judge string) ([]rows.Repe
 		}
 		run, task, _ := strings.Cut(item, "\x00")
 		if n := len(out); n == 0 || out[n-1].Judge != judge || out[n-1].Metric != metric || out[n-1].RunID != run || out[n-1].Task != task || hashes[n-1] != hash {
-			out = append(out, rows.RepeatItem{RunID: run, Task: task, Metric: metric, Judge: judge, Scenario: scen})
+			finish()
+			out = append(out, rows.RepeatItem{RunID: run, Task: one(task), Metric: one(metric), Judge: one(judge), Scenario: one(scen)})
 			hashes = append(hashes, hash)
 		}
 		it := &out[len(out)-1]
-		it.Seeds, it.Scores = append(it.Seeds, seed), append(it.Scores, s)
+		it.Seeds, answers = append(it.Seeds, seed), append(answers, s)
 		return nil
 	}, judge, judge)
-	return out, err
+	finish()
+	return slices.Clip(out), err
 }

@@ -566,11 +566,21 @@ type RepeatStore interface {
 
 // agreeSelf compares a judge with itself (analysis.CompareSelf).
 func (x *Exec) agreeSelf(ctx context.Context) error {
-	ds, err := x.Dataset(ctx, KeepPacked)
+	w, err := x.Warehouse(ctx)
 	if err != nil {
 		return err
 	}
-	runs, err := ds.Selected()
+	rs, ok := w.(RepeatStore)
+	if !ok {
+		return analysis.NoDataf("this store keeps no repeated judge answers")
+	}
+	// The answers before the runs: the driver's copy of their query's
+	// result is gone by the time the runs are read.
+	items, err := rs.JudgeRepeats(ctx, "")
+	if err != nil {
+		return err
+	}
+	ds, err := x.Dataset(ctx, KeepPacked)
 	if err != nil {
 		return err
 	}
@@ -578,21 +588,12 @@ func (x *Exec) agreeSelf(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w, _ := x.Warehouse(ctx)
-	rs, ok := w.(RepeatStore)
-	if !ok {
-		return analysis.NoDataf("this store keeps no repeated judge answers")
-	}
-	items, err := rs.JudgeRepeats(ctx, "")
-	if err != nil {
-		return err
-	}
 	// Only the runs selected (--where).
-	keep := map[string]bool{}
-	for _, r := range runs {
-		keep[r.RunID] = true
+	keep := make(map[string]bool, set.Len())
+	for i := range set.Len() {
+		keep[analysis.RunIDOf(set, i)] = true
 	}
-	sel := items[:0:0]
+	sel := items[:0]
 	for _, it := range items {
 		if keep[it.RunID] {
 			sel = append(sel, it)

@@ -290,6 +290,15 @@ func (s *Dataset) Values() (*Values, error) {
 			debug.SetMemoryLimit(HeldHeapLimit)
 		}
 	}
+	// The repeated answers before the runs: the driver's copy of their
+	// query's result is gone by the time the runs are read.
+	var items []rows.RepeatItem
+	if s.opt.JudgeNoise {
+		var err error
+		if items, err = s.store.(RepeatStore).JudgeRepeats(s.ctx, ""); err != nil {
+			return nil, err
+		}
+	}
 	v := &Values{}
 	for _, n := range s.opt.Metrics {
 		v.Metrics = append(v.Metrics, analysis.MetricIndex(n))
@@ -339,10 +348,6 @@ func (s *Dataset) Values() (*Values, error) {
 		v.Scenario[i] = v.Runs[i].Scenario
 	}
 	if s.opt.JudgeNoise {
-		items, err := s.store.(RepeatStore).JudgeRepeats(s.ctx, "")
-		if err != nil {
-			return nil, err
-		}
 		var set analysis.RunSet = analysis.RunSlice(v.Runs)
 		if s.packed != nil {
 			set = s.packed

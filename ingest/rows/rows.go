@@ -8,7 +8,9 @@ package rows
 import (
 	"database/sql"
 	"fmt"
+	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -78,12 +80,60 @@ type RepeatSpec struct {
 }
 
 // RepeatItem is one item a judge was asked several times (distinct
-// seeds): the scores of each valid answer, by score name as analysis
-// names them (TC.correctness, TA.now, custom.NAME.FIELD), in seed order.
+// seeds): the scores of each valid answer, in seed order. Names are the
+// scores' names as stored (a judgments column such as correctness or
+// ta_now, a rubric's field), sorted, and shared by the items that have the
+// same ones; answer a's score Names[k] is Values[a*len(Names)+k], NaN
+// when that answer lacks it. Numbers rather than a map an answer: a
+// judge asked 150,000 items twice is 300,000 answers to hold.
 type RepeatItem struct {
 	RunID, Task, Metric, Judge, Scenario string
 	Seeds                                []int64
-	Scores                               []map[string]float64
+	Names                                []string
+	Values                               []float64
+}
+
+// Answer is answer a's scores, in the order of Names.
+func (it *RepeatItem) Answer(a int) []float64 {
+	k := len(it.Names)
+	return it.Values[a*k : (a+1)*k : (a+1)*k]
+}
+
+// Score is answer a's score name, and whether it has it.
+func (it *RepeatItem) Score(a int, name string) (float64, bool) {
+	k, ok := slices.BinarySearch(it.Names, name)
+	if !ok {
+		return 0, false
+	}
+	v := it.Values[a*len(it.Names)+k]
+	return v, !math.IsNaN(v)
+}
+
+// RepeatScores lays answers (each a score name → value) out as a
+// RepeatItem holds them: the names of every answer, sorted, and the
+// values answer by answer, NaN where an answer lacks a name.
+func RepeatScores(answers []map[string]float64) (names []string, values []float64) {
+	seen := map[string]bool{}
+	for _, a := range answers {
+		for k := range a {
+			if !seen[k] {
+				seen[k] = true
+				names = append(names, k)
+			}
+		}
+	}
+	slices.Sort(names)
+	values = make([]float64, 0, len(answers)*len(names))
+	for _, a := range answers {
+		for _, k := range names {
+			v, ok := a[k]
+			if !ok {
+				v = math.NaN()
+			}
+			values = append(values, v)
+		}
+	}
+	return names, values
 }
 
 // TCJudgment is one judge's TC diagnostics of a task.
