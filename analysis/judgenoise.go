@@ -74,93 +74,158 @@ func NewJudgeNoise(runs RunSet, items []rows.RepeatItem, judge string, opt Boots
 // Runs is how many runs have a judgment asked again.
 func (n *JudgeNoise) Runs() int { return len(n.noisy) }
 
-// values are run rp's metric values in draw d: each repeated judgment the
-// mean of a resample of its answers, drawn from a generator seeded by
-// (seed, d, the run), so that a draw is the same for every group. It only
-// reads rp (its slices are copied before a value is changed), so that
-// several goroutines may draw from one run at once.
+// values are run rp's metric values in draw d (drawn's, with the run's
+// plan).
 func (n *JudgeNoise) values(rp *rows.RunRow, d int) []float64 {
+	return n.drawn(rp, n.plan(rp), d)
+}
+
+// noisyAt is a judgment of a run that was asked again: where it sits
+// (kind; the task's index; the judgment's index) and its answers.
+type noisyAt struct {
+	kind    uint8
+	task, k int
+	it      *rows.RepeatItem
+}
+
+// Where a repeated judgment sits in a run.
+const (
+	atTA = iota
+	atRunCustom
+	atTC
+	atTRJ
+	atTaskCustom
+)
+
+// plan lists run r's judgments that were asked again, in the order their
+// answers are drawn: TA, the run's rubrics, then task by task its TC,
+// TR-J and rubrics. A run's draws share it.
+func (n *JudgeNoise) plan(r *rows.RunRow) []noisyAt {
+	var p []noisyAt
+	add := func(kind uint8, t, k int, task, metric, judge string) {
+		if it := n.reps[repKey{r.RunID, task, metric, judge}]; it != nil {
+			p = append(p, noisyAt{kind: kind, task: t, k: k, it: it})
+		}
+	}
+	for k := range r.TA {
+		add(atTA, -1, k, "", "ta", r.TA[k].Judge)
+	}
+	for k := range r.Custom {
+		add(atRunCustom, -1, k, "", r.Custom[k].Metric, r.Custom[k].Judge)
+	}
+	for t := range r.Tasks {
+		tk := &r.Tasks[t]
+		for k := range tk.TC {
+			add(atTC, t, k, tk.Task, "tc", tk.TC[k].Judge)
+		}
+		for k := range tk.TRJ {
+			add(atTRJ, t, k, tk.Task, "trj", tk.TRJ[k].Judge)
+		}
+		for k := range tk.Custom {
+			add(atTaskCustom, t, k, tk.Task, tk.Custom[k].Metric, tk.Custom[k].Judge)
+		}
+	}
+	return p
+}
+
+// drawn are run rp's metric values in draw d: each repeated judgment
+// (plan) the mean of a resample of its answers, drawn from a generator
+// seeded by (seed, d, the run), so that a draw is the same for every
+// group. It only reads rp (a slice is copied before a value in it is
+// changed), so that several goroutines may draw from one run at once.
+func (n *JudgeNoise) drawn(rp *rows.RunRow, plan []noisyAt, d int) []float64 {
 	r := *rp
 	h := fnv.New64a()
 	h.Write([]byte(r.RunID))
 	rng := rand.New(rand.NewPCG(n.seed^h.Sum64(), uint64(d)))
-	draw := func(task, metric, judge string) map[string]float64 {
-		it := n.reps[repKey{r.RunID, task, metric, judge}]
-		if it == nil {
-			return nil
+	var copied []bool // per task: its judgments copied
+	own := func(t int) *rows.TaskRow {
+		if copied == nil {
+			r.Tasks = slices.Clone(r.Tasks)
+			copied = make([]bool, len(r.Tasks))
 		}
-		answers := len(it.Seeds)
-		out := map[string]float64{}
-		both := 0.0
-		for range answers {
-			a := it.Answer(rng.IntN(answers))
-			for k, v := range a {
-				if !math.IsNaN(v) {
-					out[it.Names[k]] += v
-				}
-			}
-			if pick(it, a, "ta_now") == 1 && pick(it, a, "ta_later") == 1 {
-				both++
-			}
-		}
-		for k := range out {
-			out[k] /= float64(answers)
-		}
-		out["\x00both"] = both / float64(answers)
-		return out
-	}
-	r.TA = slices.Clone(r.TA)
-	for k := range r.TA {
-		j := &r.TA[k]
-		if s := draw("", "ta", j.Judge); s != nil {
-			j.Now, j.Later, j.Both, j.HasBoth = s["ta_now"], s["ta_later"], s["\x00both"], true
-			if v, ok := s["ta_cq"]; ok {
-				j.CQ, j.HasCQ = v, true
-			}
-		}
-	}
-	r.Custom = drawCustom(r.Custom, "", draw)
-	r.Tasks = slices.Clone(r.Tasks)
-	for t := range r.Tasks {
 		tk := &r.Tasks[t]
-		tk.TC, tk.TRJ = slices.Clone(tk.TC), slices.Clone(tk.TRJ)
-		for k := range tk.TC {
-			j := &tk.TC[k]
-			if s := draw(tk.Task, "tc", j.Judge); s != nil {
-				j.Correctness, j.Grounding, j.Completeness, j.ArtifactQ = s["correctness"], s["grounding"], s["completeness"], s["artifact_quality"]
-			}
+		if !copied[t] {
+			tk.TC, tk.TRJ, tk.Custom = slices.Clone(tk.TC), slices.Clone(tk.TRJ), slices.Clone(tk.Custom)
+			copied[t] = true
 		}
-		for k := range tk.TRJ {
-			j := &tk.TRJ[k]
-			if s := draw(tk.Task, "trj", j.Judge); s != nil {
-				for c, name := range trjConstructs {
-					j.Scores[c] = s[name]
+		return tk
+	}
+	ownTA, ownCustom := false, false
+	for _, at := range plan {
+		it := at.it
+		mean, has, both := drawMean(it, rng)
+		score := func(name string) float64 { // 0 when no answer drawn has it
+			if k, ok := slices.BinarySearch(it.Names, name); ok && has[k] {
+				return mean[k]
+			}
+			return 0
+		}
+		scores := func() map[string]float64 {
+			m := map[string]float64{}
+			for k, name := range it.Names {
+				if has[k] {
+					m[name] = mean[k]
 				}
 			}
+			return m
 		}
-		tk.Custom = drawCustom(tk.Custom, tk.Task, draw)
+		switch at.kind {
+		case atTA:
+			if !ownTA {
+				r.TA, ownTA = slices.Clone(r.TA), true
+			}
+			j := &r.TA[at.k]
+			j.Now, j.Later, j.Both, j.HasBoth = score("ta_now"), score("ta_later"), both, true
+			if k, ok := slices.BinarySearch(it.Names, "ta_cq"); ok && has[k] {
+				j.CQ, j.HasCQ = mean[k], true
+			}
+		case atRunCustom:
+			if !ownCustom {
+				r.Custom, ownCustom = slices.Clone(r.Custom), true
+			}
+			r.Custom[at.k].Scores = scores()
+		case atTC:
+			j := &own(at.task).TC[at.k]
+			j.Correctness, j.Grounding, j.Completeness, j.ArtifactQ = score("correctness"), score("grounding"), score("completeness"), score("artifact_quality")
+		case atTRJ:
+			j := &own(at.task).TRJ[at.k]
+			for c, name := range trjConstructs {
+				j.Scores[c] = score(name)
+			}
+		case atTaskCustom:
+			own(at.task).Custom[at.k].Scores = scores()
+		}
 	}
 	v, _ := RunValues(&r, n.judge)
 	return v
 }
 
-// pick is the score name of an answer a of it (NaN when it has none).
-func pick(it *rows.RepeatItem, a []float64, name string) float64 {
-	if k, ok := slices.BinarySearch(it.Names, name); ok {
-		return a[k]
-	}
-	return math.NaN()
-}
-
-func drawCustom(js []rows.CustomJudgment, task string, draw func(task, metric, judge string) map[string]float64) []rows.CustomJudgment {
-	js = slices.Clone(js)
-	for k := range js {
-		if s := draw(task, js[k].Metric, js[k].Judge); s != nil {
-			delete(s, "\x00both")
-			js[k].Scores = s
+// drawMean is the mean of a resample of it's answers (as many as it has,
+// with replacement, from rng): each score's mean, and whether any answer
+// drawn had it; and the share of the answers drawn with both TA labels 1.
+// Each mean adds the answers in the order drawn, from 0.
+func drawMean(it *rows.RepeatItem, rng *rand.Rand) (mean []float64, has []bool, both float64) {
+	answers := len(it.Seeds)
+	mean, has = make([]float64, len(it.Names)), make([]bool, len(it.Names))
+	now, okNow := slices.BinarySearch(it.Names, "ta_now")
+	later, okLater := slices.BinarySearch(it.Names, "ta_later")
+	for range answers {
+		a := it.Answer(rng.IntN(answers))
+		for k, v := range a {
+			if !math.IsNaN(v) {
+				mean[k] += v
+				has[k] = true
+			}
+		}
+		if okNow && okLater && a[now] == 1 && a[later] == 1 {
+			both++
 		}
 	}
-	return js
+	for k := range mean {
+		mean[k] /= float64(answers)
+	}
+	return mean, has, both / float64(answers)
 }
 
 // noisySums are, for each draw, the group's per-cluster sums (cluster c,
@@ -187,11 +252,12 @@ func (n *JudgeNoise) noisySums(g Group, values [][]float64, clusterOf func(int) 
 	workers := min(runtime.GOMAXPROCS(0), n.draws)
 	for _, i := range mine {
 		r, c := n.runs.Run(i), clusterOf(i)
+		plan := n.plan(r)
 		var wg sync.WaitGroup
 		for w := range workers {
 			wg.Go(func() {
 				for d := w; d < n.draws; d += workers {
-					v, s := n.values(r, d), out[d]
+					v, s := n.drawn(r, plan, d), out[d]
 					for j, m := range cols {
 						if x, b := v[m], values[i][m]; !math.IsNaN(x) && !math.IsNaN(b) {
 							s[c*k+j] += x - b
