@@ -128,12 +128,19 @@ func (n *JudgeNoise) plan(r *rows.RunRow) []noisyAt {
 	return p
 }
 
-// drawn are run rp's metric values in draw d: each repeated judgment
-// (plan) the mean of a resample of its answers, drawn from a generator
-// seeded by (seed, d, the run), so that a draw is the same for every
-// group. It only reads rp (a slice is copied before a value in it is
-// changed), so that several goroutines may draw from one run at once.
+// drawn are run rp's metric values in draw d (redraw).
 func (n *JudgeNoise) drawn(rp *rows.RunRow, plan []noisyAt, d int) []float64 {
+	r := n.redraw(rp, plan, d)
+	v, _ := RunValues(&r, n.judge)
+	return v
+}
+
+// redraw is run rp in draw d: each repeated judgment (plan) the mean of
+// a resample of its answers, drawn from a generator seeded by (seed, d,
+// the run), so that a draw is the same for every group. It only reads rp
+// (a slice is copied before a value in it is changed), so that several
+// goroutines may draw from one run at once.
+func (n *JudgeNoise) redraw(rp *rows.RunRow, plan []noisyAt, d int) rows.RunRow {
 	r := *rp
 	h := fnv.New64a()
 	h.Write([]byte(r.RunID))
@@ -197,8 +204,7 @@ func (n *JudgeNoise) drawn(rp *rows.RunRow, plan []noisyAt, d int) []float64 {
 			own(at.task).Custom[at.k].Scores = scores()
 		}
 	}
-	v, _ := RunValues(&r, n.judge)
-	return v
+	return r
 }
 
 // drawMean is the mean of a resample of it's answers (as many as it has,

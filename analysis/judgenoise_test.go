@@ -2,8 +2,11 @@ package analysis
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
+	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -131,5 +134,166 @@ func TestTwoLevelBootstrap(t *testing.T) {
 	again := Summarize(groups, values, missing, scen, m, BootstrapOptions{Resamples: 2000, Seed: 1, Method: Percentile, TwoLevel: true})[0]
 	if again.Lo != two.Lo || again.Hi != two.Hi {
 		t.Error("not deterministic")
+	}
+}
+
+// redrawByMaps is the draw as first written (every answer a map, every
+// slice copied), kept as the reference the planned draw must equal to
+// the bit.
+func redrawByMaps(n *JudgeNoise, rp *rows.RunRow, d int) rows.RunRow {
+	r := *rp
+	h := fnv.New64a()
+	h.Write([]byte(r.RunID))
+	rng := rand.New(rand.NewPCG(n.seed^h.Sum64(), uint64(d)))
+	draw := func(task, metric, judge string) map[string]float64 {
+		it := n.reps[repKey{r.RunID, task, metric, judge}]
+		if it == nil {
+			return nil
+		}
+		var answers []map[string]float64
+		for a := range it.Seeds {
+			m := map[string]float64{}
+			for k, name := range it.Names {
+				if v := it.Answer(a)[k]; !math.IsNaN(v) {
+					m[name] = v
+				}
+			}
+			answers = append(answers, m)
+		}
+		out := map[string]float64{}
+		both := 0.0
+		for range answers {
+			a := answers[rng.IntN(len(answers))]
+			for k, v := range a {
+				out[k] += v
+			}
+			if a["ta_now"] == 1 && a["ta_later"] == 1 {
+				both++
+			}
+		}
+		for k := range out {
+			out[k] /= float64(len(answers))
+		}
+		out["\x00both"] = both / float64(len(answers))
+		return out
+	}
+	custom := func(js []rows.CustomJudgment, task string) []rows.CustomJudgment {
+		js = slices.Clone(js)
+		for k := range js {
+			if s := draw(task, js[k].Metric, js[k].Judge); s != nil {
+				delete(s, "\x00both")
+				js[k].Scores = s
+			}
+		}
+		return js
+	}
+	r.TA = slices.Clone(r.TA)
+	for k := range r.TA {
+		j := &r.TA[k]
+		if s := draw("", "ta", j.Judge); s != nil {
+			j.Now, j.Later, j.Both, j.HasBoth = s["ta_now"], s["ta_later"], s["\x00both"], true
+			if v, ok := s["ta_cq"]; ok {
+				j.CQ, j.HasCQ = v, true
+			}
+		}
+	}
+	r.Custom = custom(r.Custom, "")
+	r.Tasks = slices.Clone(r.Tasks)
+	for t := range r.Tasks {
+		tk := &r.Tasks[t]
+		tk.TC, tk.TRJ = slices.Clone(tk.TC), slices.Clone(tk.TRJ)
+		for k := range tk.TC {
+			j := &tk.TC[k]
+			if s := draw(tk.Task, "tc", j.Judge); s != nil {
+				j.Correctness, j.Grounding, j.Completeness, j.ArtifactQ = s["correctness"], s["grounding"], s["completeness"], s["artifact_quality"]
+			}
+		}
+		for k := range tk.TRJ {
+			j := &tk.TRJ[k]
+			if s := draw(tk.Task, "trj", j.Judge); s != nil {
+				for c, name := range trjConstructs {
+					j.Scores[c] = s[name]
+				}
+			}
+		}
+		tk.Custom = custom(tk.Custom, tk.Task)
+	}
+	return r
+}
+
+// Runs with every kind of judgment (TA, TC, TR-J, a rubric's at run and
+// task level), some asked again (two to four answers, some lacking a
+// score), by two judges: each draw equals the reference to the bit, and
+// leaves the run it was drawn from as it was.
+func TestRedrawAsTheMapsDid(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	val := func() float64 { return float64(rng.IntN(5)) / 4 }
+	answers := func(names ...string) []map[string]float64 {
+		var out []map[string]float64
+		for range 2 + rng.IntN(3) {
+			m := map[string]float64{}
+			for _, k := range names {
+				if rng.IntN(6) > 0 {
+					m[k] = val()
+				}
+			}
+			out = append(out, m)
+		}
+		return out
+	}
+	var runs []rows.RunRow
+	var items []rows.RepeatItem
+	ask := func(run, task, metric, judge string, names ...string) {
+		if rng.IntN(3) > 0 {
+			a := answers(names...)
+			it := rows.RepeatItem{RunID: run, Task: task, Metric: metric, Judge: judge}
+			for s := range a {
+				it.Seeds = append(it.Seeds, int64(s+1))
+			}
+			items = append(items, repeatItem(it, a))
+		}
+	}
+	ta := []string{"ta_now", "ta_later", "ta_cq"}
+	tc := []string{"correctness", "grounding", "completeness", "artifact_quality"}
+	for i := range 40 {
+		id := fmt.Sprintf("r%d", i)
+		r := rows.RunRow{RunID: id, Scenario: "s", ConfigID: "c"}
+		for _, j := range []string{"j", "k"} {
+			r.TA = append(r.TA, rows.TAJudgment{Judge: j, Now: 1, Later: 0})
+			ask(id, "", "ta", j, ta...)
+			r.Custom = append(r.Custom, rows.CustomJudgment{Metric: "custom.run", Judge: j, Scores: map[string]float64{"x": 1}})
+			ask(id, "", "custom.run", j, "x", "y")
+		}
+		for k := range 3 {
+			task := fmt.Sprintf("t%d", k)
+			tk := rows.TaskRow{Task: task, Weight: 1}
+			for _, j := range []string{"j", "k"} {
+				tk.TC = append(tk.TC, rows.TCJudgment{Judge: j, Correctness: 0.5})
+				ask(id, task, "tc", j, tc...)
+				tk.TRJ = append(tk.TRJ, rows.TRJJudgment{Judge: j, Scores: [5]float64{3, 3, 3, 3, 3}})
+				ask(id, task, "trj", j, trjConstructs[:]...)
+				tk.Custom = append(tk.Custom, rows.CustomJudgment{Metric: "custom.task", Judge: j, Scores: map[string]float64{"z": 2}})
+				ask(id, task, "custom.task", j, "z")
+			}
+			r.Tasks = append(r.Tasks, tk)
+		}
+		runs = append(runs, r)
+	}
+	n := NewJudgeNoise(RunSlice(runs), items, "", BootstrapOptions{Resamples: 50, Seed: 5})
+	if n == nil {
+		t.Fatal("no noisy run")
+	}
+	before := fmt.Sprintf("%v", runs)
+	for i := range runs {
+		plan := n.plan(&runs[i])
+		for d := range 50 {
+			got, want := n.redraw(&runs[i], plan, d), redrawByMaps(n, &runs[i], d)
+			if fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want) {
+				t.Fatalf("run %d, draw %d:\n got %#v\nwant %#v", i, d, got, want)
+			}
+		}
+	}
+	if fmt.Sprintf("%v", runs) != before {
+		t.Error("a draw changed the run it was drawn from")
 	}
 }
