@@ -327,10 +327,17 @@ func (p *PackedRatings) Where(keep func(*rows.RatingRow) bool) []rows.RatingRow 
 	return out
 }
 
-// RunIDOf is run i's id, without decoding its tasks when they are packed.
+// RunIDOf is run i's id, without decoding its tasks where the set can
+// tell it alone (a RunID method, as RunSlice and PackedRuns have).
 func RunIDOf(runs RunSet, i int) string {
-	if p, ok := runs.(*PackedRuns); ok {
-		return p.Runs[i].RunID
+	if s, ok := runs.(interface{ RunID(int) string }); ok {
+		return s.RunID(i)
 	}
 	return runs.Run(i).RunID
 }
+
+// RunID is run i's id.
+func (s RunSlice) RunID(i int) string { return s[i].RunID }
+
+// RunID is run i's id, its tasks left encoded.
+func (p *PackedRuns) RunID(i int) string { return p.Runs[i].RunID }

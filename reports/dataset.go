@@ -425,6 +425,7 @@ type packedSelection struct {
 
 func (s packedSelection) Len() int               { return len(s.idx) }
 func (s packedSelection) Run(i int) *rows.RunRow { return s.p.Run(s.idx[i]) }
+func (s packedSelection) RunID(i int) string     { return s.p.RunID(s.idx[i]) }
 
 // SelectedValues are the values, scenarios and configurations of the
 // runs Where keeps.

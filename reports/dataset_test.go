@@ -75,8 +75,16 @@ func TestPackedDatasetsKeepToTheirTasks(t *testing.T) {
 	if v, _ := NewDataset(ctx, st, Options{Keep: KeepValues}); !v.ShareFrom(p) {
 		t.Error("a values dataset did not share the packed runs' values")
 	}
-	if _, err := p.SelectedSet(); err != nil {
+	set, err := p.SelectedSet()
+	if err != nil {
 		t.Errorf("packed: %v", err)
+	}
+	// The selection names its runs without decoding them, as decoded.
+	p2, _ := NewDataset(ctx, st, Options{Keep: KeepPacked, Where: map[string][]string{"scenario": {"s2"}}})
+	p2.ShareFrom(p)
+	sel, err := p2.SelectedSet()
+	if err != nil || set.Len() != 2 || sel.Len() != 1 || analysis.RunIDOf(sel, 0) != "b" || sel.Run(0).RunID != "b" || analysis.RunIDOf(set, 0) != "a" {
+		t.Errorf("selection: %v; %d and %d runs", err, set.Len(), sel.Len())
 	}
 	v, _ := NewDataset(ctx, st, Options{Keep: KeepValues})
 	if _, err := v.Judges(); err == nil || !strings.Contains(err.Error(), "KeepPacked") {
