@@ -580,10 +580,26 @@ func (x *Exec) agreeSelf(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ds, err := x.Dataset(ctx, KeepPacked)
+	// The tasks of the runs with an item the judge was asked again are
+	// all the noise shares read: only theirs are kept (a dataset of its
+	// own, then, shared with no other).
+	judge := x.String("self")
+	asked := map[string]bool{}
+	for _, it := range items {
+		if it.Judge == judge {
+			asked[it.RunID] = true
+		}
+	}
+	opt, err := x.Options(x.Name, KeepPacked)
 	if err != nil {
 		return err
 	}
+	opt.Progress = x.Progress
+	ds, err := NewDataset(ctx, w, opt)
+	if err != nil {
+		return err
+	}
+	ds.PackOnly(func(id string) bool { return asked[id] })
 	set, err := ds.SelectedSet()
 	if err != nil {
 		return err
@@ -599,7 +615,7 @@ func (x *Exec) agreeSelf(ctx context.Context) error {
 			sel = append(sel, it)
 		}
 	}
-	s, err := analysis.CompareSelf(x.String("self"), sel, set, ds.Bootstrap())
+	s, err := analysis.CompareSelf(judge, sel, set, ds.Bootstrap())
 	if err != nil {
 		return err
 	}

@@ -119,7 +119,19 @@ type Dataset struct {
 	rubrics []string // the store's rubrics' metrics (custom.NAME, then its fields)
 	noise   *analysis.JudgeNoise
 	date    *time.Time
+	// packOnly, when not nil, says which runs' tasks KeepPacked keeps
+	// (the others are kept without them); noiseOnly: the tasks are kept
+	// for the judges' noise alone (Options.JudgeNoise raised Keep).
+	packOnly  func(runID string) bool
+	noiseOnly bool
 }
+
+// PackOnly makes a KeepPacked dataset keep the tasks of only the runs
+// keep says, the others' heads and values alone: a command that reads
+// the tasks of a few runs (agree --self: those with an item asked again)
+// then holds no more. Call it before anything is read; such a dataset
+// gives its runs to no other (ShareFrom).
+func (s *Dataset) PackOnly(keep func(runID string) bool) { s.packOnly = keep }
 
 // Rubrics are the metrics of the store's user rubrics: each custom.NAME,
 // then its fields.
@@ -142,12 +154,15 @@ func NewDataset(ctx context.Context, store Store, opt Options) (*Dataset, error)
 	if len(opt.Metrics) == 1 && opt.Metrics[0] == "all" {
 		opt.Metrics = append(slices.Clone(analysis.AllMetrics), rubricAll...)
 	}
+	noiseOnly := false
 	if opt.JudgeNoise {
 		if _, ok := store.(RepeatStore); !ok {
 			return nil, analysis.Optionf("--judge-noise: this store keeps no repeated judge answers")
 		}
 		// The noisy runs' values are computed again in every draw, from
-		// their tasks, kept packed (a run decoded at a time).
+		// their tasks, kept packed (a run decoded at a time): only
+		// theirs when nothing else needs tasks.
+		noiseOnly = opt.Keep < KeepPacked
 		opt.Keep = max(opt.Keep, KeepPacked)
 	}
 	if len(opt.Metrics) == 0 {
@@ -163,7 +178,7 @@ func NewDataset(ctx context.Context, store Store, opt Options) (*Dataset, error)
 			return nil, analysis.Optionf("--where: %v", err)
 		}
 	}
-	return &Dataset{ctx: ctx, store: store, opt: opt, summary: map[string][]analysis.GroupEstimate{}, rubrics: rubricAll}, nil
+	return &Dataset{ctx: ctx, store: store, opt: opt, summary: map[string][]analysis.GroupEstimate{}, rubrics: rubricAll, noiseOnly: noiseOnly}, nil
 }
 
 // RubricStore is a store that keeps user rubrics (the warehouse).
@@ -201,6 +216,9 @@ func (s *Dataset) ShareFrom(o *Dataset) bool {
 	}
 	if o.opt.Keep == KeepPacked && s.opt.Keep == KeepTaskNames {
 		return false // the packed runs hold no task names
+	}
+	if o.packOnly != nil && s.opt.Keep >= KeepPacked && !(o.noiseOnly && s.noiseOnly) {
+		return false // o kept some runs' tasks only
 	}
 	if o.values != nil && s.values == nil {
 		v := *o.values
@@ -298,6 +316,15 @@ func (s *Dataset) Values() (*Values, error) {
 		if items, err = s.store.(RepeatStore).JudgeRepeats(s.ctx, ""); err != nil {
 			return nil, err
 		}
+		if s.noiseOnly && s.packOnly == nil {
+			noisy := map[string]bool{}
+			for _, it := range items {
+				if len(it.Seeds) >= 2 && (s.opt.Judge == "" || it.Judge == s.opt.Judge) {
+					noisy[it.RunID] = true
+				}
+			}
+			s.packOnly = func(id string) bool { return noisy[id] }
+		}
 	}
 	v := &Values{}
 	for _, n := range s.opt.Metrics {
@@ -326,7 +353,11 @@ func (s *Dataset) Values() (*Values, error) {
 				r.Tasks[k].TC, r.Tasks[k].TRJ = nil, nil
 			}
 		case KeepPacked:
-			packed.AddTasks(r.Tasks)
+			if s.packOnly == nil || s.packOnly(r.RunID) {
+				packed.AddTasks(r.Tasks)
+			} else {
+				packed.AddTasks(nil)
+			}
 			r.Tasks = nil
 		}
 	}, s.opt.Keep == KeepValues)

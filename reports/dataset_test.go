@@ -2,6 +2,7 @@ package reports
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -89,5 +90,105 @@ func TestPackedDatasetsKeepToTheirTasks(t *testing.T) {
 	v, _ := NewDataset(ctx, st, Options{Keep: KeepValues})
 	if _, err := v.Judges(); err == nil || !strings.Contains(err.Error(), "KeepPacked") {
 		t.Errorf("a values dataset compared judges: %v", err)
+	}
+}
+
+// repeatStore serves 40 runs (10 scenarios) of one task judged by j and
+// k, j asked again on the TC of the runs of odd scenarios.
+type repeatStore struct{ countingStore }
+
+func (*repeatStore) LoadRunsWith(_ context.Context, visit func(int, *rows.RunRow), dropTasks bool) ([]rows.RunRow, error) {
+	var rs []rows.RunRow
+	for i := range 40 {
+		c := 0.1 * float64(i%7)
+		rs = append(rs, rows.RunRow{RunID: fmt.Sprintf("r%02d", i), ConfigID: "m | CC | none", Model: "m", Harness: "CC", Effort: "none",
+			Scenario: fmt.Sprintf("s%d", i%10), Tasks: []rows.TaskRow{{Task: "t", Weight: 1, TC: []rows.TCJudgment{
+				{Judge: "j", Correctness: c, Grounding: c, Completeness: c, ArtifactQ: c},
+				{Judge: "k", Correctness: 1 - c, Grounding: c, Completeness: c, ArtifactQ: c}}}}})
+	}
+	for i := range rs {
+		visit(i, &rs[i])
+		if dropTasks {
+			rs[i].Tasks = nil
+		}
+	}
+	return rs, nil
+}
+
+func (*repeatStore) JudgeRepeats(context.Context, string) ([]rows.RepeatItem, error) {
+	var items []rows.RepeatItem
+	for i := 1; i < 40; i += 2 {
+		c := 0.1 * float64(i%7)
+		it := rows.RepeatItem{RunID: fmt.Sprintf("r%02d", i), Task: "t", Metric: "tc", Judge: "j", Seeds: []int64{1, 2}}
+		it.Names, it.Values = rows.RepeatScores([]map[string]float64{
+			{"correctness": c, "grounding": c, "completeness": c, "artifact_quality": c},
+			{"correctness": c + 0.3, "grounding": c, "completeness": c, "artifact_quality": c}})
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+// The judges' noise keeps the tasks of the noisy runs alone when nothing
+// else needs tasks, with the same estimates as keeping every run's; such
+// a dataset gives its runs only to another that needs no more. agree
+// --self's dataset (PackOnly the runs asked again) gives what the full one
+// gives.
+func TestTasksKeptForTheNoiseAlone(t *testing.T) {
+	ctx := context.Background()
+	st := &repeatStore{}
+	boot := analysis.BootstrapOptions{Resamples: 300, Seed: 2}
+	opt := Options{Keep: KeepValues, JudgeNoise: true, Judge: "j", Bootstrap: boot, Metrics: []string{"TC", "TC.correctness"}}
+	few, _ := NewDataset(ctx, st, opt)
+	opt.Keep = KeepPacked
+	all, _ := NewDataset(ctx, st, opt)
+	a, err := few.Metrics([]string{"scenario"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := all.Metrics([]string{"scenario"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprintf("%v", a) != fmt.Sprintf("%v", b) {
+		t.Errorf("noise with the noisy runs' tasks:\n%v\nwith every run's:\n%v", a, b)
+	}
+	wide := false
+	for _, e := range a {
+		wide = wide || e.Hi > e.Lo
+	}
+	if !wide {
+		t.Error("no interval widened by the noise")
+	}
+	for i := range 40 {
+		if n := len(few.packed.Run(i).Tasks); n != i%2 {
+			t.Fatalf("run %d: %d tasks kept", i, n)
+		}
+		if n := len(all.packed.Run(i).Tasks); n != 1 {
+			t.Fatalf("every run's: run %d has %d tasks", i, n)
+		}
+	}
+	other, _ := NewDataset(ctx, st, opt)
+	opt.Keep = KeepValues
+	same, _ := NewDataset(ctx, st, opt)
+	if other.ShareFrom(few) || !same.ShareFrom(few) {
+		t.Error("a dataset that needs every run's tasks took the noisy runs' alone, or one that needs no more did not")
+	}
+	items, _ := st.JudgeRepeats(ctx, "")
+	self := func(ds *Dataset) string {
+		set, err := ds.SelectedSet()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := analysis.CompareSelf("j", items, set, boot)
+		if err != nil || len(s.Noise) == 0 {
+			t.Fatalf("%v: %+v", err, s)
+		}
+		return fmt.Sprintf("%+v", *s)
+	}
+	packed, _ := NewDataset(ctx, st, Options{Keep: KeepPacked, Bootstrap: boot})
+	packed.PackOnly(func(id string) bool { return id[2]%2 == 1 })
+	full, _ := NewDataset(ctx, st, Options{Keep: KeepPacked, Bootstrap: boot})
+	if x, y := self(packed), self(full); x != y {
+		t.Errorf("agree --self on the runs asked again:\n%s\non every run:\n%s", x, y)
 	}
 }
