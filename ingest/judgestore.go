@@ -528,39 +528,93 @@ func (w *Warehouse) JudgeRepeats(ctx context.Context, judge string) ([]rows.Repe
 		it.Names, it.Values = names, values
 		answers = answers[:0]
 	}
-	// The input is carried as its hash (a number: every row of the result
-	// is held by the driver), only to tell apart the inputs of one item.
-	err := w.scan(ctx, `WITH c AS (
-			SELECT judge, metric, prompt, model, input_hash, params, min(run_id || chr(0) || task) AS item,
-				min(scores::VARCHAR) AS scores, coalesce(TRY_CAST(json_extract(params, '$.seed') AS BIGINT), 0) AS seed
-			FROM judge_calls WHERE status = 'valid' AND scores IS NOT NULL AND (? = '' OR judge = ?)
-			GROUP BY judge, metric, prompt, model, input_hash, params),
-		latest AS (SELECT judge, metric, max(prompt) AS prompt FROM c GROUP BY ALL),
-		multi AS (SELECT judge, metric, prompt, model, input_hash FROM c GROUP BY ALL HAVING count(*) >= 2)
-		SELECT c.judge, c.metric, hash(c.input_hash), c.item, coalesce(r.scenario, ''), c.seed, c.scores
-		FROM c JOIN multi USING (judge, metric, prompt, model, input_hash) JOIN latest USING (judge, metric, prompt)
-		LEFT JOIN runs r ON r.run_id = split_part(c.item, chr(0), 1)
-		ORDER BY c.judge, c.metric, c.item, c.input_hash, c.seed, c.params`, func(rs *sql.Rows) error {
-		var judge, metric, item, scen, sc string
-		var hash uint64
-		var seed int64
-		if err := rs.Scan(&judge, &metric, &hash, &item, &scen, &seed, &sc); err != nil {
+	// The driver holds a query's whole result, and DuckDB the groups of
+	// its aggregate: the answers are read a judge and metric at a time,
+	// and within them a range of runs at a time, in the order one query
+	// ordering them all would give. A range's query groups the calls of
+	// the inputs asked for an item in the range (wherever their other
+	// items are) and keeps the groups whose first item is in it, so that
+	// each is read once. The input is carried as its hash (a number), only
+	// to tell apart the inputs of one item.
+	type pair struct{ judge, metric, prompt string }
+	var pairs []pair
+	if err := w.scan(ctx, `SELECT judge, metric, max(prompt) FROM judge_calls
+		WHERE status = 'valid' AND scores IS NOT NULL AND (? = '' OR judge = ?) GROUP BY ALL ORDER BY judge, metric`, func(rs *sql.Rows) error {
+		var p pair
+		if err := rs.Scan(&p.judge, &p.metric, &p.prompt); err != nil {
 			return err
 		}
-		var s map[string]float64
-		if err := json.Unmarshal([]byte(sc), &s); err != nil {
-			return fmt.Errorf("the scores of a judge call of %s: %w", judge, err)
-		}
-		run, task, _ := strings.Cut(item, "\x00")
-		if n := len(out); n == 0 || out[n-1].Judge != judge || out[n-1].Metric != metric || out[n-1].RunID != run || out[n-1].Task != task || hashes[n-1] != hash {
-			finish()
-			out = append(out, rows.RepeatItem{RunID: run, Task: one(task), Metric: one(metric), Judge: one(judge), Scenario: one(scen)})
-			hashes = append(hashes, hash)
-		}
-		it := &out[len(out)-1]
-		it.Seeds, answers = append(it.Seeds, seed), append(answers, s)
+		pairs = append(pairs, p)
 		return nil
-	}, judge, judge)
+	}, judge, judge); err != nil || len(pairs) == 0 {
+		return nil, err
+	}
+	var cuts []string // the first run of each range but the first
+	if err := w.scan(ctx, `SELECT run_id FROM (SELECT run_id, row_number() OVER (ORDER BY run_id) AS k FROM runs)
+		WHERE k > 1 AND (k - 1) % ? = 0 ORDER BY run_id`, func(rs *sql.Rows) error {
+		var id string
+		if err := rs.Scan(&id); err != nil {
+			return err
+		}
+		cuts = append(cuts, id)
+		return nil
+	}, repeatBatchRuns); err != nil {
+		return nil, err
+	}
+	const q = `WITH k AS (SELECT DISTINCT input_hash FROM judge_calls
+			WHERE judge = $1 AND metric = $2 AND prompt = $3 AND status = 'valid' AND scores IS NOT NULL
+			AND run_id >= $4 AND ($5 OR run_id < $6)),
+		c AS (SELECT model, input_hash, params, min(run_id || chr(0) || task) AS item,
+				min(scores::VARCHAR) AS scores, coalesce(TRY_CAST(json_extract(params, '$.seed') AS BIGINT), 0) AS seed
+			FROM judge_calls WHERE judge = $1 AND metric = $2 AND prompt = $3 AND status = 'valid' AND scores IS NOT NULL
+				AND input_hash IN (SELECT input_hash FROM k)
+			GROUP BY model, input_hash, params),
+		multi AS (SELECT model, input_hash FROM c GROUP BY ALL HAVING count(*) >= 2)
+		SELECT hash(c.input_hash), c.item, coalesce(r.scenario, ''), c.seed, c.scores
+		FROM c JOIN multi USING (model, input_hash)
+		LEFT JOIN runs r ON r.run_id = split_part(c.item, chr(0), 1)
+		WHERE c.item >= $4 AND ($5 OR c.item < $6)
+		ORDER BY c.item, c.input_hash, c.seed, c.params`
+	for _, p := range pairs {
+		judge, metric := one(p.judge), one(p.metric)
+		for b := 0; b <= len(cuts); b++ {
+			lo, hi, last := "", "", b == len(cuts)
+			if b > 0 {
+				lo = cuts[b-1]
+			}
+			if !last {
+				hi = cuts[b]
+			}
+			err := w.scan(ctx, q, func(rs *sql.Rows) error {
+				var item, scen, sc string
+				var hash uint64
+				var seed int64
+				if err := rs.Scan(&hash, &item, &scen, &seed, &sc); err != nil {
+					return err
+				}
+				var s map[string]float64
+				if err := json.Unmarshal([]byte(sc), &s); err != nil {
+					return fmt.Errorf("the scores of a judge call of %s: %w", judge, err)
+				}
+				run, task, _ := strings.Cut(item, "\x00")
+				if n := len(out); n == 0 || out[n-1].Judge != judge || out[n-1].Metric != metric || out[n-1].RunID != run || out[n-1].Task != task || hashes[n-1] != hash {
+					finish()
+					out = append(out, rows.RepeatItem{RunID: run, Task: one(task), Metric: metric, Judge: judge, Scenario: one(scen)})
+					hashes = append(hashes, hash)
+				}
+				it := &out[len(out)-1]
+				it.Seeds, answers = append(it.Seeds, seed), append(answers, s)
+				return nil
+			}, p.judge, p.metric, p.prompt, lo, last, hi)
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
 	finish()
-	return slices.Clip(out), err
+	return slices.Clip(out), nil
 }
+
+// repeatBatchRuns is how many runs' repeated answers JudgeRepeats reads
+// at once.
+var repeatBatchRuns = 20000
