@@ -205,9 +205,9 @@ func (w *Warehouse) SaveJudgeCalls(ctx context.Context, calls []JudgeCall) error
 		return fmt.Errorf("saving judgments: %w", err)
 	}
 	// The replaced rows are found by a join on the key's columns (all NOT
-	// NULL), not a row-value IN: DuckDB then filters the tables' scans by
-	// the batch's judge, prompt and metric, where the IN hashed every row
-	// of judgments (12 million at --scale 100: four seconds a batch).
+	// NULL, so the same rows a row-value IN finds): the IN hashed every row
+	// of judgments for each batch (12 million at --scale 100), the join
+	// took a ninth of its time at --scale 10 (docs/benchmarks.md).
 	tx := []string{
 		"BEGIN TRANSACTION",
 		invalidateInputs,
