@@ -374,32 +374,51 @@ func importBatch(ctx context.Context, w Store, ep Endpoint, rb *Rubric, repeat i
 	return err
 }
 
-// eachRendered renders the lean items again a few runs at a time (todo
-// is in run order) and calls fn with each, full and lean.
+// eachRendered renders the lean items again and calls fn with each, full
+// and lean, in todo's order (which is run order). The runs' events are
+// read in one pass (ScanJudgeEvents reads a few hundred runs a query), and
+// each run's items are rendered and given to fn while its events are
+// read: memory holds one run's prompts, and a slice's events are read
+// once per plan, not once per few dozen runs (each query's cost grows
+// with the warehouse: docs/benchmarks.md).
 func eachRendered(ctx context.Context, w Store, rb *Rubric, todo []*Item, runByID map[string]*rows.JudgeRun, fn func(full, lean *Item) error) error {
-	for lo := 0; lo < len(todo); {
-		hi, runs := lo, 0
-		for hi < len(todo) && (runs < renderBatch || todo[hi].RunID == todo[hi-1].RunID) {
-			if hi == lo || todo[hi].RunID != todo[hi-1].RunID {
-				runs++
-			}
+	var runs []*rows.JudgeRun
+	for i, it := range todo {
+		if i == 0 || it.RunID != todo[i-1].RunID {
+			runs = append(runs, runByID[it.RunID])
+		}
+	}
+	next := 0 // the next item of todo to give
+	err := w.ScanJudgeEvents(ctx, runs, func(r *rows.JudgeRun) error {
+		hi := next
+		for hi < len(todo) && todo[hi].RunID == r.RunID {
 			hi++
 		}
-		full, err := rendered(ctx, w, rb, todo[lo:hi], runByID)
-		if err != nil {
-			return err
+		if hi == next {
+			return nil
 		}
-		for i, it := range full {
-			if err := fn(it, todo[lo+i]); err != nil {
+		byTask := map[string]*Item{}
+		for _, it := range rb.Items(r) {
+			it.Tokens = estTokens(&it)
+			byTask[it.Task] = &it
+		}
+		for _, lean := range todo[next:hi] {
+			full := byTask[lean.Task]
+			if full == nil || full.Hash != lean.Hash {
+				return fmt.Errorf("the %s item of run %s task %q rendered differently the second time (a gymlens bug: please report it)", rb.Metric, lean.RunID, lean.Task)
+			}
+			full.SourceKey = lean.SourceKey
+			if err := fn(full, lean); err != nil {
 				return err
 			}
 		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		lo = hi
+		next = hi
+		return ctx.Err()
+	})
+	if err == nil && next < len(todo) {
+		err = fmt.Errorf("internal error: %d %s items not rendered again", len(todo)-next, rb.Metric)
 	}
-	return nil
+	return err
 }
 
 // lineError is a bad line of a batch file: its file, line, field and what

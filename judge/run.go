@@ -1063,9 +1063,6 @@ func ReplayJournal(ctx context.Context, w Store) (int, error) {
 // an older gymlens must then miss.
 const renderVersion = "items/1"
 
-// renderBatch is how many runs' prompts a judge run holds at once.
-const renderBatch = 64
-
 // rendered renders the lean items again, in full, in their order: their
 // runs' records are read and the prompts made as when they were planned
 // (the hash must match: rendering is deterministic).
