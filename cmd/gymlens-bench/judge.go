@@ -151,7 +151,7 @@ func serveOpenAI(latency string, count int) error {
 	}
 	for range count {
 		srv := openaitest.New()
-		srv.Latency = d
+		srv.Latency, srv.Forget = d, true // a long run's prompts are not kept
 		defer srv.Close()
 		fmt.Println(srv.URL)
 	}

@@ -48,9 +48,14 @@ type Server struct {
 	// TC's correctness 0.25 instead of 0.75, TR-J's faith 2 instead of 4,
 	// so that a judge asked again with seeds S, S+1 flips on exactly those
 	// items.
-	FlipEvery   int
+	FlipEvery int
+	// Forget, when set, counts the requests without keeping them (their
+	// bodies and headers): a server for a long benchmark, which would
+	// otherwise hold every prompt it was sent (gigabytes at --scale 100).
+	Forget      bool
 	mu          sync.Mutex
 	script      []string
+	received    int
 	Requests    []map[string]any
 	Headers     []http.Header
 	inFlight    atomic.Int64
@@ -77,7 +82,7 @@ func (f *Server) Script(steps ...string) {
 func (f *Server) Count() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.Requests)
+	return f.received
 }
 
 // MaxInFlight is the most requests handled at once.
@@ -103,8 +108,11 @@ func (f *Server) handle(w http.ResponseWriter, r *http.Request) {
 	var body map[string]any
 	json.NewDecoder(r.Body).Decode(&body)
 	f.mu.Lock()
-	f.Requests = append(f.Requests, body)
-	f.Headers = append(f.Headers, r.Header.Clone())
+	f.received++
+	if !f.Forget {
+		f.Requests = append(f.Requests, body)
+		f.Headers = append(f.Headers, r.Header.Clone())
+	}
 	step := "ok"
 	if len(f.script) > 0 {
 		step, f.script = f.script[0], f.script[1:]
