@@ -372,7 +372,12 @@ func AlphaWithInterval(units [][]float64, level string, opt BootstrapOptions) (E
 	if r := a.Reason(); r != "" {
 		return Estimate{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, r
 	}
-	est := stat.ClusterBootstrap(a.Pairable, 1, func(w, out []float64) { out[0] = a.Alpha(w) }, opt)
+	var est []Estimate
+	if group, n := a.Groups(); group != nil {
+		est = stat.ClusterBootstrapGrouped(group, n, 1, func(w, out []float64) { out[0] = a.AlphaOfGroups(w) }, opt)
+	} else {
+		est = stat.ClusterBootstrap(a.Pairable, 1, func(w, out []float64) { out[0] = a.Alpha(w) }, opt)
+	}
 	return est[0], strings.Join(est[0].Warnings, "; ")
 }
 

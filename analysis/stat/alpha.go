@@ -210,6 +210,31 @@ func (a *AlphaData) Alpha(w []float64) float64 {
 			}
 		}
 	}
+	return a.alpha(pw, sc)
+}
+
+// Groups are the distinct units: group[u] is pairable unit u's, among
+// n. With them, AlphaOfGroups and stat.ClusterBootstrapGrouped resample
+// the units without a weight per unit. Nil when the units are summed one
+// by one (few repeat).
+func (a *AlphaData) Groups() (group []int32, n int) {
+	if a.pat == nil {
+		return nil, 0
+	}
+	return a.pat, len(a.units)
+}
+
+// AlphaOfGroups is Alpha with the units' weights summed by group (Groups):
+// w[g] is how often the units of group g are drawn. It equals Alpha of
+// those weights unit by unit, to the bit.
+func (a *AlphaData) AlphaOfGroups(w []float64) float64 {
+	sc := a.scratch.Get().(*alphaScratch)
+	defer a.scratch.Put(sc)
+	return a.alpha(w, sc)
+}
+
+// alpha is α of the distinct units' weights pw.
+func (a *AlphaData) alpha(pw []float64, sc *alphaScratch) float64 {
 	counts := a.Level == Nominal || a.Level == Ordinal
 	var n, do, s1, s2 float64
 	for u := range a.units {

@@ -164,12 +164,40 @@ type IndexedStatistics func(b int, w []float64, out []float64)
 // ClusterBootstrapIndexed is ClusterBootstrapReplicates for a statistic
 // that is told its resample.
 func ClusterBootstrapIndexed(clusters, k int, istat IndexedStatistics, opt BootstrapOptions) ([]Estimate, []float64) {
+	return bootstrap(clusters, nil, 0, k, istat, opt)
+}
+
+// ClusterBootstrapGrouped is ClusterBootstrap for a statistic that tells
+// clusters apart only by their group: group[c], below groups, is cluster
+// c's, and the statistic is handed the groups' weights (w[g] the draws
+// that fell in group g; w has length groups). Clusters whose data are the
+// same make a group, so the statistic sums one term per group instead of
+// one per cluster. The resamples draw the clusters as ClusterBootstrap
+// does, the same clusters for the same seed, and no array as long as the
+// clusters is written in a resample: with a few groups among hundreds of
+// thousands of clusters, what was a scattered write per draw is a read of
+// group. The results are those of ClusterBootstrap with a statistic that
+// first sums its weights by group.
+func ClusterBootstrapGrouped(group []int32, groups, k int, stat Statistics, opt BootstrapOptions) []Estimate {
+	est, _ := bootstrap(len(group), group, groups, k, func(_ int, w, out []float64) { stat(w, out) }, opt)
+	return est
+}
+
+// bootstrap is ClusterBootstrapIndexed, or with group ClusterBootstrapGrouped.
+func bootstrap(clusters int, group []int32, groups, k int, istat IndexedStatistics, opt BootstrapOptions) ([]Estimate, []float64) {
 	stat := func(w, out []float64) { istat(-1, w, out) }
 	opt = opt.WithDefaults()
 	est := make([]Estimate, k)
 	ones := make([]float64, clusters)
-	for i := range ones {
-		ones[i] = 1
+	if group != nil {
+		ones = make([]float64, groups)
+		for _, g := range group {
+			ones[g]++
+		}
+	} else {
+		for i := range ones {
+			ones[i] = 1
+		}
 	}
 	point := make([]float64, k)
 	stat(ones, point)
@@ -186,10 +214,14 @@ func ClusterBootstrapIndexed(clusters, k int, istat IndexedStatistics, opt Boots
 		}
 		return est, nil
 	}
-	reps := replicates(clusters, k, istat, opt)
+	reps := replicates(clusters, group, groups, k, istat, opt)
 	var jack [][]float64
 	if opt.Method == BCa {
-		jack = Jackknife(clusters, k, stat)
+		if group != nil {
+			jack = groupedJackknife(group, ones, k, stat)
+		} else {
+			jack = Jackknife(clusters, k, stat)
+		}
 	}
 	col := make([]float64, 0, opt.Resamples)
 	for j := range est {
@@ -256,10 +288,12 @@ func explainNullInterval(e *Estimate) {
 // resamples, resample-major (b*k + j). Work is split among workers by
 // resample; each resample's draws depend only on (Seed, b).
 func Replicates(clusters, k int, stat Statistics, opt BootstrapOptions) []float64 {
-	return replicates(clusters, k, func(_ int, w, out []float64) { stat(w, out) }, opt)
+	return replicates(clusters, nil, 0, k, func(_ int, w, out []float64) { stat(w, out) }, opt)
 }
 
-func replicates(clusters, k int, stat IndexedStatistics, opt BootstrapOptions) []float64 {
+// replicates draws the resamples: w holds each cluster's draws, or with
+// group each group's.
+func replicates(clusters int, group []int32, groups, k int, stat IndexedStatistics, opt BootstrapOptions) []float64 {
 	opt = opt.WithDefaults()
 	out := make([]float64, opt.Resamples*k)
 	var wg sync.WaitGroup
@@ -272,9 +306,21 @@ func replicates(clusters, k int, stat IndexedStatistics, opt BootstrapOptions) [
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := make([]float64, clusters)
 			src := rand.NewPCG(0, 0)
 			rng := rand.New(src)
+			if group != nil {
+				w := make([]float64, groups)
+				for b := lo; b < hi; b++ {
+					src.Seed(opt.Seed, uint64(b))
+					clear(w)
+					for range clusters {
+						w[group[rng.IntN(clusters)]]++
+					}
+					stat(b, w, out[b*k:(b+1)*k])
+				}
+				return
+			}
+			w := make([]float64, clusters)
 			for b := lo; b < hi; b++ {
 				src.Seed(opt.Seed, uint64(b))
 				clear(w)
@@ -300,6 +346,28 @@ func Jackknife(clusters, k int, stat Statistics) [][]float64 {
 		w[i] = 0
 		out[i] = make([]float64, k)
 		stat(w, out[i])
+	}
+	return out
+}
+
+// groupedJackknife is Jackknife of a grouped statistic (counts: each
+// group's clusters): leaving out any cluster of a group gives the same
+// values, so each group's are computed once.
+func groupedJackknife(group []int32, counts []float64, k int, stat Statistics) [][]float64 {
+	byGroup := make([][]float64, len(counts))
+	w := slices.Clone(counts)
+	for g := range byGroup {
+		if counts[g] == 0 {
+			continue
+		}
+		w[g]--
+		byGroup[g] = make([]float64, k)
+		stat(w, byGroup[g])
+		w[g]++
+	}
+	out := make([][]float64, len(group))
+	for i, g := range group {
+		out[i] = byGroup[g]
 	}
 	return out
 }
