@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -850,6 +851,32 @@ func TestReadingMemoryLimits(t *testing.T) {
 	} {
 		if got := ReadingMemoryLimit(c.command, c.holdsTasks); got != c.want {
 			t.Errorf("%s (holds tasks %v): %s, want %s", c.command, c.holdsTasks, got, c.want)
+		}
+	}
+}
+
+// Every warehouse opens with DuckDB's memory limit and its allocator's
+// background thread, which hands back what finished queries freed (without
+// it the export at --scale 100 grew to 1.19 GB; docs/benchmarks.md), on
+// every connection of the pool.
+func TestOpenSettings(t *testing.T) {
+	w := openTemp(t)
+	conns := make([]*sql.Conn, 3)
+	for i := range conns {
+		c, err := w.db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	for i, c := range conns {
+		var bg, mem string
+		if err := c.QueryRowContext(ctx, `SELECT current_setting('allocator_background_threads')::VARCHAR, current_setting('memory_limit')`).Scan(&bg, &mem); err != nil {
+			t.Fatal(err)
+		}
+		if bg != "true" || !strings.Contains(mem, "488") { // 512 MB, shown in MiB
+			t.Errorf("connection %d: allocator_background_threads %s, memory_limit %s", i, bg, mem)
 		}
 	}
 }
