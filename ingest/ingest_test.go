@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -878,5 +880,28 @@ func TestOpenSettings(t *testing.T) {
 		if bg != "true" || !strings.Contains(mem, "488") { // 512 MB, shown in MiB
 			t.Errorf("connection %d: allocator_background_threads %s, memory_limit %s", i, bg, mem)
 		}
+	}
+}
+
+// During a pass the Go heap's soft limit follows the live heap: twice it
+// once that is past goMemoryLimit (the per-run state of a large input),
+// back to goMemoryLimit when it shrinks.
+func TestRoomForState(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(goMemoryLimit))
+	held := make([]byte, 3*goMemoryLimit/4)
+	for i := range held {
+		held[i] = byte(i)
+	}
+	runtime.GC()
+	roomForState()
+	if got := debug.SetMemoryLimit(-1); got < 2*int64(len(held)) || got > 2*int64(len(held))+64<<20 {
+		t.Errorf("live heap of %d MB: limit %d MB", len(held)>>20, got>>20)
+	}
+	runtime.KeepAlive(held)
+	held = nil
+	runtime.GC()
+	roomForState()
+	if got := debug.SetMemoryLimit(-1); got != goMemoryLimit {
+		t.Errorf("the state let go: limit %d MB, want %d", got>>20, goMemoryLimit>>20)
 	}
 }
