@@ -188,16 +188,16 @@ func bootstrap(clusters int, group []int32, groups, k int, istat IndexedStatisti
 	stat := func(w, out []float64) { istat(-1, w, out) }
 	opt = opt.WithDefaults()
 	est := make([]Estimate, k)
-	ones := make([]float64, clusters)
+	// The data as observed: each cluster once, or each group as many times
+	// as it has clusters.
+	var ones []float64
 	if group != nil {
 		ones = make([]float64, groups)
 		for _, g := range group {
 			ones[g]++
 		}
 	} else {
-		for i := range ones {
-			ones[i] = 1
-		}
+		ones = slices.Repeat([]float64{1}, clusters)
 	}
 	point := make([]float64, k)
 	stat(ones, point)
