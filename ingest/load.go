@@ -79,8 +79,8 @@ func (s *Summary) TotalRecords() int64 {
 const goMemoryLimit = 128 << 20
 
 // roomForState sets the Go heap's soft limit, after each file of a pass,
-// to twice the live heap or goMemoryLimit, whichever is more. The checks keep some
-// state for every run read (checker.runs: about 100 MB at --scale 100,
+// to twice the live heap or goMemoryLimit, whichever is more. The checks
+// keep some state for every run read (checker.runs: about 100 MB at --scale 100,
 // 234,000 runs), and with the live heap near a fixed limit the collector
 // ran almost without pause: a quarter of the CPU at --scale 100 against
 // 2 % at --scale 10 (docs/benchmarks.md). Twice the live heap is Go's

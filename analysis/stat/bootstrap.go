@@ -174,10 +174,11 @@ func ClusterBootstrapIndexed(clusters, k int, istat IndexedStatistics, opt Boots
 // same make a group, so the statistic sums one term per group instead of
 // one per cluster. The resamples draw the clusters as ClusterBootstrap
 // does, the same clusters for the same seed, and no array as long as the
-// clusters is written in a resample: with a few groups among hundreds of
-// thousands of clusters, what was a scattered write per draw is a read of
-// group. The results are those of ClusterBootstrap with a statistic that
-// first sums its weights by group.
+// clusters is written in a resample; BCa's jackknife computes one value
+// per group rather than one per cluster. The results are those of
+// ClusterBootstrap with a statistic that first sums its weights by group.
+// (The draws themselves cost as much: with percentile intervals it is no
+// faster, with BCa much faster; docs/benchmarks.md.)
 func ClusterBootstrapGrouped(group []int32, groups, k int, stat Statistics, opt BootstrapOptions) []Estimate {
 	est, _ := bootstrap(len(group), group, groups, k, func(_ int, w, out []float64) { stat(w, out) }, opt)
 	return est
