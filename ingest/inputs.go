@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strings"
 
 	"github.com/duckdb/duckdb-go/v2"
 )
@@ -25,14 +26,22 @@ import (
 //
 // They are derived data, and kept honest by one rule: every write to a
 // table they come from (runs, scenarios, task outcomes, task scores,
-// judgments) deletes the meta row run_inputs in its own transaction,
-// and LoadRuns uses them only while that row names inputsFormat. The
-// writers that change many runs (ingest, score) rebuild them after
-// committing (a batch of runs a transaction, fresh only once all are
-// written, and only if no writer ran meanwhile: startRebuild); the judge, which writes a batch of answers at a time,
-// when it ends (judge.Run), unless interrupted. A warehouse
-// whose inputs are missing or stale is read from its tables as before,
-// so a failed or killed rebuild costs time, never a wrong number.
+// judgments) either deletes the meta row run_inputs in its own
+// transaction (invalidateInputs: every run's inputs are stale), or
+// deletes the rows of the runs it writes (dropInputsOf) and the meta row
+// only when it does not name inputsFormat (staleUnlessFresh: a rebuild
+// under way is not to be trusted). LoadRuns uses the stored inputs only
+// while that row names inputsFormat, and then a batch of runs only when
+// every run in it has its row (else the batch is read from the tables).
+// The ingest and the judge drop the rows of the runs they write, unless
+// an ingest replaces a scenario (whose task weights and order each of its
+// runs' inputs hold); score, which rewrites every task's scores, makes
+// them all stale. The writers rebuild them after committing
+// (RefreshRunInputs: only the runs without a row, while the meta row
+// names the format; else every run), the judge when it ends (judge.Run),
+// unless interrupted. Inputs that are missing or stale are read from the
+// tables as before, so a failed or killed rebuild costs time, never a
+// wrong number.
 
 // inputsFormat is the encoding of run_inputs; a gymlens that encodes
 // otherwise changes it, and an older warehouse's are rebuilt.
@@ -49,6 +58,16 @@ const inputsSchema = 16
 // inputs come from runs in its transaction. The page packs come from the
 // same tables (pagepacks.go): it makes them stale too.
 const invalidateInputs = `DELETE FROM meta WHERE key IN ('run_inputs', 'page_packs')`
+
+// staleUnlessFresh is invalidateInputs for a writer that drops the rows
+// of the runs it writes (dropInputsOf): the page packs are stale, the run
+// inputs only if a rebuild is under way (its rows may predate the write).
+const staleUnlessFresh = `DELETE FROM meta WHERE key = 'page_packs' OR (key = 'run_inputs' AND value <> '` + inputsFormat + `')`
+
+// dropInputsOf deletes the stored inputs of the runs a query gives.
+func dropInputsOf(runs string) string {
+	return `DELETE FROM run_inputs WHERE run_id IN (` + runs + `)`
+}
 
 // inputsFresh says whether run_inputs holds every run's inputs as the
 // tables now give them.
@@ -90,28 +109,80 @@ func endRebuild(ctx context.Context, conn *sql.Conn, key, format string) error {
 // tests and the benchmarks).
 func (w *Warehouse) RunInputsFresh(ctx context.Context) bool { return w.inputsFresh(ctx) }
 
-// RefreshRunInputs rebuilds the run inputs from the tables when they are
-// stale; a read-only warehouse or a lake is left as it is. They are
-// written a few thousand runs a transaction (one transaction would hold
-// every run's in DuckDB's memory until it commits: 375 MB at --scale 100),
-// and marked fresh in the last: until then LoadRuns reads the tables, so a
+// RefreshRunInputs rebuilds the run inputs from the tables where they are
+// stale: while the meta row names the format, only the runs without a
+// row (those the writers since the last rebuild wrote), else every run.
+// A read-only warehouse or a lake is left as it is. They are written a
+// few thousand runs a transaction (one transaction would hold every run's
+// in DuckDB's memory until it commits: 375 MB at --scale 100), and
+// marked fresh in the last: until then LoadRuns reads the tables, so a
 // rebuild stopped halfway is only time lost.
 func (w *Warehouse) RefreshRunInputs(ctx context.Context) error {
-	if w.ReadOnly || w.Lake || w.inputsFresh(ctx) {
+	if w.ReadOnly || w.Lake {
 		return nil
 	}
 	if v, err := w.Version(ctx); err != nil || v < inputsSchema {
 		return err // kept at an older schema (OpenOptions.SchemaVersion): no table for them
 	}
 	fail := func(err error) error { return fmt.Errorf("rebuilding the run inputs: %w", err) }
+	some := w.inputsFresh(ctx)
+	if some {
+		var n int64
+		if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM runs r ANTI JOIN run_inputs i USING (run_id)`).Scan(&n); err != nil {
+			return fail(err)
+		}
+		if n == 0 {
+			return nil
+		}
+	}
 	conn, err := w.db.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	if err := startRebuild(ctx, conn, "run_inputs", "run_inputs"); err != nil {
+	if some {
+		// Fresh but for some runs: kept, and marked as being built, so
+		// that a writer meanwhile (staleUnlessFresh) leaves them stale.
+		res, err := conn.ExecContext(ctx, `UPDATE meta SET value = 'building' WHERE key = 'run_inputs' AND value = ?`, inputsFormat)
+		if err != nil {
+			return fail(err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			some = false // a writer ran since inputsFresh
+		}
+	}
+	if !some {
+		if err := startRebuild(ctx, conn, "run_inputs", "run_inputs"); err != nil {
+			return fail(err)
+		}
+	}
+	// The runs in order, and which of them have no inputs.
+	type runID struct {
+		id      string
+		missing bool
+	}
+	var ids []runID
+	err = w.scan(ctx, `SELECT r.run_id, i.run_id IS NULL FROM runs r LEFT JOIN run_inputs i USING (run_id)`, func(rows *sql.Rows) error {
+		var r runID
+		if err := rows.Scan(&r.id, &r.missing); err != nil {
+			return err
+		}
+		ids = append(ids, r)
+		return nil
+	})
+	if err != nil {
 		return fail(err)
 	}
+	slices.SortFunc(ids, func(a, b runID) int { return strings.Compare(a.id, b.id) })
+	// DuckDB's default limit lowered to the ingest's while the tables are
+	// read: at --scale 100 the rebuild after score peaked at 1,149 MB with
+	// 512MB, 720 MB with 160MB (and 899 MB with batches of 8,000 runs,
+	// 91 s against 125 s: not taken).
+	restore, err := w.lowerMemory(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	defer restore()
 	type row struct {
 		id     string
 		inputs []byte
@@ -125,34 +196,37 @@ func (w *Warehouse) RefreshRunInputs(ctx context.Context) error {
 		pending = pending[:0]
 		return err
 	}
-	var ferr error
-	// DuckDB's default limit lowered to the ingest's while the tables are
-	// read: at --scale 100 the rebuild after score peaked at 1,149 MB with
-	// 512MB, 720 MB with 160MB (and 899 MB with batches of 8,000 runs,
-	// 91 s against 125 s: not taken).
-	restore, err := w.lowerMemory(ctx)
-	if err != nil {
-		return fail(err)
-	}
-	defer restore()
-	// The tables, read on the pool's other connections, refreshBatch runs
-	// a query.
-	_, err = w.loadRuns(ctx, func(_ int, r *RunRow) {
-		if ferr != nil {
-			return
+	// The tables are read (on the pool's other connections) a window of
+	// refreshBatch runs in id order at a time, from the first to the last
+	// run of the window that needs its inputs: a query's bounds are run
+	// ids, so the rows it reads, and the driver holds, stay those of a
+	// window's runs however few of them are rebuilt.
+	in := interner{}
+	for lo := 0; lo < len(ids); lo += refreshBatch {
+		var runs []RunRow
+		byID := map[string]int{}
+		for _, r := range ids[lo:min(lo+refreshBatch, len(ids))] {
+			if r.missing {
+				byID[r.id] = len(runs)
+				runs = append(runs, RunRow{RunID: r.id})
+			}
 		}
-		pending = append(pending, row{r.RunID, encodeInputs(nil, r)})
-		if len(pending) >= loadBatch {
-			ferr = flush()
+		if len(runs) == 0 {
+			continue
 		}
-	}, true, false, refreshBatch)
-	if err == nil {
-		err = ferr
+		if err := w.loadTasksAndJudgments(ctx, runs, byID, runs[0].RunID, runs[len(runs)-1].RunID, in); err != nil {
+			return fail(err)
+		}
+		for i := range runs {
+			pending = append(pending, row{runs[i].RunID, encodeInputs(nil, &runs[i])})
+			if len(pending) >= loadBatch {
+				if err := flush(); err != nil {
+					return fail(err)
+				}
+			}
+		}
 	}
-	if err == nil {
-		err = flush()
-	}
-	if err != nil {
+	if err := flush(); err != nil {
 		return fail(err)
 	}
 	if err := endRebuild(ctx, conn, "run_inputs", inputsFormat); err != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gymlens/gymlens/internal/sample"
@@ -102,20 +103,21 @@ func TestRunInputsGiveWhatTheTablesGive(t *testing.T) {
 		t.Fatalf("the rescored task reads %+v", task)
 	}
 
-	// The judge's answers: stale at once, until rebuilt (judge.Run does
+	// The judge's answers: the answered run's inputs are gone at once
+	// (its batch read from the tables), until rebuilt (judge.Run does
 	// when it ends; TestSlicesChangeNothing checks).
 	if err := w.SaveJudgeCalls(ctx, []JudgeCall{{Model: "m", Params: "{}", Prompt: "v9", InputHash: "h", Judge: "judge-new",
 		RunID: runs[0].RunID, Task: runs[0].Tasks[0].Task, Metric: "tc", Valid: true,
 		Scores: map[string]float64{"correctness": 0.25, "grounding": 1, "completeness": math.Inf(1)}}}); err != nil {
 		t.Fatal(err)
 	}
-	runs = same(w, "judge", false, false)
+	runs = same(w, "judge", true, false)
 	if !slices.ContainsFunc(runs[0].Tasks[0].TC, func(j TCJudgment) bool { return j.Judge == "judge-new" && j.Correctness == 0.25 }) {
 		t.Fatalf("the new judgment is not read: %+v", runs[0].Tasks[0].TC)
 	}
 	w.Close()
 	w = open(OpenOptions{ReadOnly: true})
-	same(w, "judge, opened again", false, true)
+	same(w, "judge, opened again", true, true)
 	w.Close()
 	w = open(OpenOptions{})
 	if err := w.RefreshRunInputs(ctx); err != nil {
@@ -131,6 +133,172 @@ func TestRunInputsGiveWhatTheTablesGive(t *testing.T) {
 	}
 	same(w, "ingest of ratings", true, true)
 	w.Close()
+}
+
+// After a write of a few runs, the rebuild encodes those runs alone and
+// leaves every other run's stored inputs as they were: an ingest of a new
+// run, the judge's answers about one run. An ingest that replaces a
+// scenario, whose task weights every run of it holds, rebuilds them all.
+// Each time LoadRuns still gives what the tables give.
+func TestRunInputsRebuiltForTheRunsWritten(t *testing.T) {
+	w, dir := samplePath(t, 0)
+	ids := runIDs(t, w)
+	stored := func() map[string]string {
+		t.Helper()
+		m := map[string]string{}
+		if err := w.scan(ctx, `SELECT run_id, inputs FROM run_inputs`, func(rs *sql.Rows) error {
+			var id string
+			var b []byte
+			err := rs.Scan(&id, &b)
+			m[id] = string(b)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	set := func(id, inputs string) {
+		t.Helper()
+		if _, err := w.db.ExecContext(ctx, `UPDATE run_inputs SET inputs = ? WHERE run_id = ?`, []byte(inputs), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agree := func(step string) {
+		t.Helper()
+		if !w.RunInputsFresh(ctx) {
+			t.Fatalf("%s: the run inputs are not fresh", step)
+		}
+		got, err := w.LoadRuns(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := w.loadRunsFromTables(ctx, nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameRuns(got, want) {
+			t.Fatalf("%s: LoadRuns gives other runs than the tables", step)
+		}
+	}
+	// A marked run: its stored inputs replaced by those of a run without
+	// tasks, which a rebuild of it would overwrite.
+	marked := ids[len(ids)/2]
+	mark := string(encodeInputs(nil, &RunRow{}))
+	before := stored()
+	if len(before) != len(ids) || before[marked] == mark {
+		t.Fatalf("%d stored inputs for %d runs", len(before), len(ids))
+	}
+	rebuilt := func(step string, want bool) {
+		t.Helper()
+		now := stored()
+		if len(now) != len(runIDs(t, w)) {
+			t.Fatalf("%s: %d stored inputs for %d runs", step, len(now), len(runIDs(t, w)))
+		}
+		if got := now[marked] != mark; got != want {
+			t.Fatalf("%s: the marked run rebuilt %v, want %v", step, got, want)
+		}
+		if !want {
+			set(marked, before[marked]) // as it was, and is: its tables did not change
+		}
+		agree(step)
+	}
+
+	// An ingest of one new run.
+	files, _ := filepath.Glob(filepath.Join(dir, "runs", "*.jsonl"))
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := ids[0]
+	var lines []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, `"run_id":"`+first+`"`) {
+			lines = append(lines, strings.Replace(l, `"run_id":"`+first+`"`, `"run_id":"zz-added"`, 1))
+		}
+	}
+	if len(lines) < 3 {
+		t.Fatalf("run %s: %d lines in %s", first, len(lines), files[0])
+	}
+	added := filepath.Join(t.TempDir(), "added.jsonl")
+	if err := os.WriteFile(added, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set(marked, mark)
+	if _, err := w.Ingest(ctx, []string{added}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := stored()["zz-added"]; !ok {
+		t.Fatal("the added run has no stored inputs")
+	}
+	rebuilt("ingest of a new run", false)
+
+	// The same run again with a task fewer, replacing it.
+	var fewer []string
+	dropped := false
+	for _, l := range lines {
+		if !dropped && strings.Contains(l, `"type":"task"`) {
+			dropped = true
+			continue
+		}
+		fewer = append(fewer, l)
+	}
+	if err := os.WriteFile(added, []byte(strings.Join(fewer, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	was := stored()["zz-added"]
+	set(marked, mark)
+	if _, err := w.Ingest(ctx, []string{added}, IngestOptions{Replace: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !dropped || stored()["zz-added"] == was {
+		t.Fatal("the replaced run's stored inputs are as before")
+	}
+	rebuilt("a run replaced", false)
+
+	// The judge's answer about one run: that run's inputs dropped at
+	// once, rebuilt alone.
+	set(marked, mark)
+	if err := w.SaveJudgeCalls(ctx, []JudgeCall{{Model: "m", Params: "{}", Prompt: "v9", InputHash: "h", Judge: "judge-new",
+		RunID: first, Metric: "ta", Valid: true, Scores: map[string]float64{"now": 1, "later": 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := stored()[first]; ok {
+		t.Fatal("the answered run's stored inputs are kept")
+	}
+	if err := w.RefreshRunInputs(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rebuilt("judge", false)
+	runs, _ := w.LoadRuns(ctx)
+	if !slices.ContainsFunc(runs[0].TA, func(j TAJudgment) bool { return j.Judge == "judge-new" }) {
+		t.Fatal("the judge's answer is not read")
+	}
+
+	// A scenario replaced, one weight changed: every run rebuilt.
+	specs, _ := filepath.Glob(filepath.Join(dir, "scenarios", "*.yaml"))
+	spec, err := os.ReadFile(specs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(spec), "weight: 1\n", "weight: 7\n", 1)
+	if changed == string(spec) {
+		t.Fatalf("%s has no weight 1", specs[0])
+	}
+	scen := filepath.Join(t.TempDir(), filepath.Base(specs[0]))
+	if err := os.WriteFile(scen, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set(marked, mark)
+	if _, err := w.Ingest(ctx, []string{scen}, IngestOptions{Replace: true}); err != nil {
+		t.Fatal(err)
+	}
+	rebuilt("a scenario replaced", true)
+	runs, _ = w.LoadRuns(ctx)
+	if !slices.ContainsFunc(runs, func(r RunRow) bool {
+		return slices.ContainsFunc(r.Tasks, func(k TaskRow) bool { return k.Weight == 7 })
+	}) {
+		t.Fatal("the changed weight is not read")
+	}
 }
 
 // sameRuns compares runs as DeepEqual would, but with NaNs (missing

@@ -208,9 +208,14 @@ func (w *Warehouse) SaveJudgeCalls(ctx context.Context, calls []JudgeCall) error
 	// NULL, so the same rows a row-value IN finds): the IN hashed every row
 	// of judgments for each batch (12 million at --scale 100), the join
 	// took a ninth of its time at --scale 10 (docs/benchmarks.md).
+	// The run inputs of the answered runs alone are stale (inputs.go).
+	stale := []string{invalidateInputs}
+	if w.hasPacks(ctx) {
+		stale = []string{staleUnlessFresh, dropInputsOf(`SELECT run_id FROM _jj`)}
+	}
 	tx := []string{
 		"BEGIN TRANSACTION",
-		invalidateInputs,
+		stale[0],
 		`DELETE FROM judge_calls USING _jc s WHERE judge_calls.model = s.model AND judge_calls.params = s.params AND judge_calls.prompt = s.prompt
 			AND judge_calls.judge = s.judge AND judge_calls.run_id = s.run_id AND judge_calls.task = s.task AND judge_calls.metric = s.metric
 			AND judge_calls.input_hash = s.input_hash`,
@@ -218,8 +223,8 @@ func (w *Warehouse) SaveJudgeCalls(ctx context.Context, calls []JudgeCall) error
 		`DELETE FROM judgments USING _jj s WHERE judgments.run_id = s.run_id AND judgments.task = s.task AND judgments.metric = s.metric
 			AND judgments.judge = s.judge AND judgments.prompt = s.prompt`,
 		`INSERT INTO judgments SELECT * FROM _jj`,
-		"COMMIT",
 	}
+	tx = append(append(tx, stale[1:]...), "COMMIT")
 	for _, q := range tx {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
@@ -479,10 +484,16 @@ func (w *Warehouse) SettleRepeats(ctx context.Context, spec rows.RepeatSpec) (in
 		set = append(set, c+" = s."+c)
 	}
 	set = append(set, "extra = s.extra")
-	// Stale first: a crash between the two leaves them stale, which
-	// costs time, not a wrong number.
-	if _, err := conn.ExecContext(ctx, invalidateInputs); err != nil {
-		return 0, fmt.Errorf("averaging repeated answers: %w", err)
+	// Stale first (the averaged runs' alone, inputs.go): a crash between
+	// the two leaves them stale, which costs time, not a wrong number.
+	stale := []string{invalidateInputs}
+	if w.hasPacks(ctx) {
+		stale = []string{staleUnlessFresh, dropInputsOf(`SELECT run_id FROM _js`)}
+	}
+	for _, q := range stale {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return 0, fmt.Errorf("averaging repeated answers: %w", err)
+		}
 	}
 	if _, err := conn.ExecContext(ctx, `UPDATE judgments SET `+strings.Join(set, ", ")+` FROM _js s
 		WHERE judgments.run_id = s.run_id AND judgments.task = s.task AND judgments.metric = s.metric

@@ -123,8 +123,9 @@ type pass struct {
 	loading atomic.Bool
 	// committed: the transaction has ended with COMMIT.
 	committed bool
-	// staleInputs: the pass wrote what the run inputs come from.
-	staleInputs bool
+	// staleInputs: the pass wrote what the run inputs come from;
+	// someInputs: only those of the runs it wrote rows of.
+	staleInputs, someInputs bool
 	// packs: the warehouse has event_packs (schema 17 on).
 	packs bool
 	// fileDupes maps content hashes of this input to their first path.

@@ -121,12 +121,20 @@ func (p *pass) load(decisions map[string]runDecision) error {
 	}
 	// The run inputs come from scenarios, runs, task outcomes and
 	// judgments: an ingest of those makes them stale (of ratings or
-	// PARE files alone, not).
+	// PARE files alone, not). Those of the runs it writes (dropped at the
+	// end of the load), unless it replaces a scenario, whose task weights
+	// and order every run of it holds, or the warehouse is older than
+	// the event packs.
 	if p.touchesInputs() {
-		if err := p.exec(invalidateInputs); err != nil {
+		p.staleInputs = true
+		p.someInputs = p.packs && !p.replacesScenario()
+		q := invalidateInputs
+		if p.someInputs {
+			q = staleUnlessFresh
+		}
+		if err := p.exec(q); err != nil {
 			return err
 		}
-		p.staleInputs = true
 	}
 	if err := p.loadScenarios(); err != nil {
 		return err
@@ -190,6 +198,15 @@ func (p *pass) load(decisions map[string]runDecision) error {
 			return err
 		}
 	}
+	// The runs this ingest wrote rows of: any row it deleted from an
+	// earlier file (a replaced run, a judgment replaced with --replace)
+	// is of a run it also wrote.
+	if p.someInputs {
+		if err := p.exec(dropInputsOf(`SELECT run_id FROM runs WHERE file_id >= ?1 UNION SELECT run_id FROM task_outcomes WHERE file_id >= ?1
+			UNION SELECT run_id FROM judgments WHERE file_id >= ?1`), first); err != nil {
+			return err
+		}
+	}
 	if err := p.loadPARE(); err != nil {
 		return err
 	}
@@ -200,6 +217,17 @@ func (p *pass) load(decisions map[string]runDecision) error {
 		return err
 	}
 	return p.record(first)
+}
+
+// replacesScenario says whether the pass loads a scenario the warehouse
+// holds another version of.
+func (p *pass) replacesScenario() bool {
+	for _, si := range p.chk.scenarios {
+		if si.fromIn && !si.skip && si.inWH {
+			return true
+		}
+	}
+	return false
 }
 
 // touchesInputs says whether the pass read records the run inputs come
