@@ -492,3 +492,68 @@ func TestLatestPromptVersionAsTheWindowChoseIt(t *testing.T) {
 		t.Errorf("%d judgments read (%d items), the window keeps %d (%d of a later version)", n, len(got), len(want), later)
 	}
 }
+
+// A rebuild reads the tables a window of runs at a time: any window size
+// stores the same bytes, in run order, as one window of every run. A
+// window that fails to read fails the rebuild, which then leaves the
+// inputs stale.
+func TestRebuildInWindows(t *testing.T) {
+	w, _ := samplePath(t, 0)
+	stored := func() (ids []string, inputs map[string]string) {
+		t.Helper()
+		inputs = map[string]string{}
+		if err := w.scan(ctx, `SELECT run_id, inputs FROM run_inputs ORDER BY rowid`, func(rs *sql.Rows) error {
+			var id string
+			var b []byte
+			err := rs.Scan(&id, &b)
+			ids = append(ids, id)
+			inputs[id] = string(b)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return ids, inputs
+	}
+	rebuild := func(batch int) error {
+		t.Helper()
+		old := refreshBatch
+		refreshBatch = batch
+		defer func() { refreshBatch = old }()
+		if _, err := w.db.ExecContext(ctx, invalidateInputs); err != nil {
+			t.Fatal(err)
+		}
+		return w.RefreshRunInputs(ctx)
+	}
+	if err := rebuild(1 << 20); err != nil {
+		t.Fatal(err)
+	}
+	wantIDs, want := stored()
+	if len(want) != len(runIDs(t, w)) || !slices.IsSorted(wantIDs) {
+		t.Fatalf("%d inputs stored for %d runs, in order %v", len(want), len(runIDs(t, w)), slices.IsSorted(wantIDs))
+	}
+	for _, batch := range []int{1, 7, 13} {
+		if err := rebuild(batch); err != nil {
+			t.Fatal(err)
+		}
+		ids, got := stored()
+		if !slices.Equal(ids, wantIDs) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("windows of %d runs: other inputs stored", batch)
+		}
+		if !w.RunInputsFresh(ctx) {
+			t.Fatal("not fresh after the rebuild")
+		}
+	}
+	// A rubric judgment whose scores do not decode, in a late window.
+	bad := wantIDs[len(wantIDs)-20]
+	if _, err := w.db.ExecContext(ctx, `INSERT INTO judgments SELECT * REPLACE ('custom.bad' AS metric, '{"scores": "bad"}' AS extra)
+		FROM judgments WHERE run_id = ? LIMIT 1`, bad); err != nil {
+		t.Fatal(err)
+	}
+	err := rebuild(7)
+	if err == nil || !strings.Contains(err.Error(), bad) {
+		t.Fatalf("a window that does not read: %v", err)
+	}
+	if w.RunInputsFresh(ctx) {
+		t.Fatal("fresh after a failed rebuild")
+	}
+}
