@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/gymlens/gymlens/ingest/rows"
 )
@@ -109,11 +110,20 @@ func (rb *Rubric) Items(run *rows.JudgeRun) []Item {
 		}
 		return math.MaxInt64
 	}
-	// Each record is encoded once per run: TR-J items repeat the history.
+	// Each record is made and encoded once per run: TR-J items repeat the
+	// history.
+	recs := make([]Record, len(run.Events))
+	made := make([]bool, len(run.Events))
+	rec := func(i int) Record {
+		if !made[i] {
+			recs[i], made[i] = record(run.Events[i]), true
+		}
+		return recs[i]
+	}
 	enc := make([][]byte, len(run.Events))
 	encoded := func(i int) []byte {
 		if enc[i] == nil {
-			enc[i], _ = json.Marshal(record(run.Events[i]))
+			enc[i], _ = json.Marshal(rec(i))
 		}
 		return enc[i]
 	}
@@ -130,7 +140,7 @@ func (rb *Rubric) Items(run *rows.JudgeRun) []Item {
 	records := func(idx []int) []Record {
 		rs := make([]Record, len(idx))
 		for k, i := range idx {
-			rs[k] = record(run.Events[i])
+			rs[k] = rec(i)
 		}
 		return rs
 	}
@@ -171,13 +181,7 @@ func (rb *Rubric) Items(run *rows.JudgeRun) []Item {
 					idx = append(idx, i)
 				}
 			}
-			rubric := []byte("null")
-			if t.Rubric != "" {
-				var v any
-				if json.Unmarshal([]byte(t.Rubric), &v) == nil {
-					rubric, _ = json.Marshal(v)
-				}
-			}
+			rubric := taskRubric(t.Rubric)
 			out = append(out, Item{Metric: metric, RunID: run.RunID, Task: t.Task, Records: records(idx),
 				data: object("chosen_depth", str(t.Chosen), "records", list(idx), "rubric", rubric, "task", str(t.Task))})
 		}
@@ -217,6 +221,28 @@ func (rb *Rubric) Items(run *rows.JudgeRun) []Item {
 	}
 	return out
 }
+
+// taskRubric is a task's rubric as a TC item holds it: written again by
+// encoding/json (keys sorted, no spaces), or null when it is absent or not
+// JSON. Every run of a scenario repeats its tasks' rubrics, so each text
+// is written once per process (rubrics; never changed once stored).
+func taskRubric(text string) []byte {
+	if text == "" {
+		return []byte("null")
+	}
+	if b, ok := rubrics.Load(text); ok {
+		return b.([]byte)
+	}
+	b := []byte("null")
+	var v any
+	if json.Unmarshal([]byte(text), &v) == nil {
+		b, _ = json.Marshal(v)
+	}
+	rubrics.Store(text, b)
+	return b
+}
+
+var rubrics sync.Map // task rubric text → taskRubric's bytes
 
 // object writes a JSON object from key, raw-value pairs given in key order.
 func object(kv ...any) []byte {

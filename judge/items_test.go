@@ -1,6 +1,9 @@
 package judge
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -101,5 +104,45 @@ func TestCheckEvidence(t *testing.T) {
 	}
 	if err := CheckEvidence(&it, &Answer{Evidence: []Citation{{Seq: 4, Quote: "costs £99"}}}); err == nil {
 		t.Error("an invented quote was accepted")
+	}
+}
+
+// An item's hash keys the judge's cache: a change to how a prompt is
+// written asks every cached item again. These are the hashes the build
+// of ef8b764 gave (each line: the sha256 of a run's items' hashes for one
+// metric); a change that moves them must be meant, and said in docs/judge.md.
+func TestItemHashesKeepTheCache(t *testing.T) {
+	want := map[string]string{
+		"small tc":  "ca8c30d8a4e7ce4237b014e0232fec0bddb15065b2baa48bf535996f2e7bd672",
+		"small ta":  "d5c666bc29d30d81e0cc73852675cb99b5264241ad21810346cb6e9dbc8132a1",
+		"small trj": "6d8bcf4fde134c09f65ff6eeea76b254a13b0ee85e122f96b941d5b072928e54",
+		"sized tc":  "b64ba2f52c0cff3df7ef1c53de6391cec41812e5ef9146de3ada90d0445efd67",
+		"sized ta":  "7d966c5792d5d8a2eb06a35d4176ff24ee2ac80a0d934e105034022a5b026742",
+		"sized trj": "8b90d847bceae4e98f7aa2892b4c5f1ccaf66c5b852bdddda87ed51bd53751c7",
+	}
+	for round := range 2 { // the second from the rubrics written once
+		for name, run := range map[string]*rows.JudgeRun{"small": judgeRun(), "sized": sizedRun()} {
+			for _, m := range []string{TC, TA, TRJ} {
+				h := sha256.New()
+				for _, it := range Items(run, m) {
+					fmt.Fprintf(h, "%s\n", it.Hash)
+				}
+				if got := hex.EncodeToString(h.Sum(nil)); got != want[name+" "+m] {
+					t.Errorf("round %d, %s %s: items hash to %s", round, name, m, got)
+				}
+			}
+		}
+	}
+	for text, want := range map[string]string{
+		"":                           "null",
+		"not json":                   "null",
+		`{ "b": [1, 2],  "a": "x" }`: `{"a":"x","b":[1,2]}`,
+		`"<&>"`:                      `"\u003c\u0026\u003e"`,
+	} {
+		for range 2 {
+			if got := string(taskRubric(text)); got != want {
+				t.Errorf("rubric %q written %s, want %s", text, got, want)
+			}
+		}
 	}
 }
