@@ -69,8 +69,9 @@ func dropInputsOf(runs string) string {
 	return `DELETE FROM run_inputs WHERE run_id IN (` + runs + `)`
 }
 
-// inputsFresh says whether run_inputs holds every run's inputs as the
-// tables now give them.
+// inputsFresh says whether every row of run_inputs holds its run's
+// inputs as the tables now give them (a run without a row is read from
+// the tables: loadInputs).
 func (w *Warehouse) inputsFresh(ctx context.Context) bool {
 	if w.Lake {
 		return w.lakeInputs

@@ -41,17 +41,7 @@ func TestRunInputsGiveWhatTheTablesGive(t *testing.T) {
 			t.Fatalf("%s: run inputs fresh %v, want %v", step, got, fresh)
 		}
 		pagePacksGiveTheTables(t, w, step, pages)
-		stored, err := w.LoadRuns(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tables, err := w.loadRunsFromTables(ctx, nil, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(tables) == 0 || !sameRuns(stored, tables) {
-			t.Fatalf("%s: LoadRuns gives other runs than the tables (%d runs)", step, len(tables))
-		}
+		tables := loadRunsGivesTheTables(t, w, step)
 		r := RunRow{RunID: tables[1].RunID}
 		r.Custom = tables[1].Custom // not read by LoadRunTasks
 		if err := w.LoadRunTasks(ctx, &r); err != nil || !sameTasks(&r, &tables[1]) {
@@ -168,17 +158,7 @@ func TestRunInputsRebuiltForTheRunsWritten(t *testing.T) {
 		if !w.RunInputsFresh(ctx) {
 			t.Fatalf("%s: the run inputs are not fresh", step)
 		}
-		got, err := w.LoadRuns(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := w.loadRunsFromTables(ctx, nil, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !sameRuns(got, want) {
-			t.Fatalf("%s: LoadRuns gives other runs than the tables", step)
-		}
+		loadRunsGivesTheTables(t, w, step)
 	}
 	// A marked run: its stored inputs replaced by those of a run without
 	// tasks, which a rebuild of it would overwrite.
@@ -299,6 +279,24 @@ func TestRunInputsRebuiltForTheRunsWritten(t *testing.T) {
 	}) {
 		t.Fatal("the changed weight is not read")
 	}
+}
+
+// loadRunsGivesTheTables checks that LoadRuns (the stored inputs where
+// fresh) gives the runs the tables give, and returns those.
+func loadRunsGivesTheTables(t *testing.T, w *Warehouse, step string) []RunRow {
+	t.Helper()
+	stored, err := w.LoadRuns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := w.loadRunsFromTables(ctx, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) == 0 || !sameRuns(stored, tables) {
+		t.Fatalf("%s: LoadRuns gives other runs than the tables (%d runs)", step, len(tables))
+	}
+	return tables
 }
 
 // sameRuns compares runs as DeepEqual would, but with NaNs (missing
