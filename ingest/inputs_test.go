@@ -135,16 +135,7 @@ func TestRunInputsRebuiltForTheRunsWritten(t *testing.T) {
 	ids := runIDs(t, w)
 	stored := func() map[string]string {
 		t.Helper()
-		m := map[string]string{}
-		if err := w.scan(ctx, `SELECT run_id, inputs FROM run_inputs`, func(rs *sql.Rows) error {
-			var id string
-			var b []byte
-			err := rs.Scan(&id, &b)
-			m[id] = string(b)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		_, m := storedInputs(t, w)
 		return m
 	}
 	set := func(id, inputs string) {
@@ -279,6 +270,24 @@ func TestRunInputsRebuiltForTheRunsWritten(t *testing.T) {
 	}) {
 		t.Fatal("the changed weight is not read")
 	}
+}
+
+// storedInputs reads run_inputs: its run ids in the order the rows were
+// written, and each run's stored value.
+func storedInputs(t *testing.T, w *Warehouse) (ids []string, inputs map[string]string) {
+	t.Helper()
+	inputs = map[string]string{}
+	if err := w.scan(ctx, `SELECT run_id, inputs FROM run_inputs ORDER BY rowid`, func(rs *sql.Rows) error {
+		var id string
+		var b []byte
+		err := rs.Scan(&id, &b)
+		ids = append(ids, id)
+		inputs[id] = string(b)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ids, inputs
 }
 
 // loadRunsGivesTheTables checks that LoadRuns (the stored inputs where
@@ -497,20 +506,9 @@ func TestLatestPromptVersionAsTheWindowChoseIt(t *testing.T) {
 // inputs stale.
 func TestRebuildInWindows(t *testing.T) {
 	w, _ := samplePath(t, 0)
-	stored := func() (ids []string, inputs map[string]string) {
+	stored := func() ([]string, map[string]string) {
 		t.Helper()
-		inputs = map[string]string{}
-		if err := w.scan(ctx, `SELECT run_id, inputs FROM run_inputs ORDER BY rowid`, func(rs *sql.Rows) error {
-			var id string
-			var b []byte
-			err := rs.Scan(&id, &b)
-			ids = append(ids, id)
-			inputs[id] = string(b)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return ids, inputs
+		return storedInputs(t, w)
 	}
 	rebuild := func(batch int) error {
 		t.Helper()
