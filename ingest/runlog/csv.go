@@ -1,6 +1,7 @@
 package runlog
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"time"
@@ -243,14 +244,11 @@ func appendJSONBytes(dst, b []byte) []byte {
 	return append(dst, '"')
 }
 
+var quote = []byte{'"'}
+
 // escapeQuotes doubles every '"' in dst[start:].
 func escapeQuotes(dst []byte, start int) []byte {
-	n := 0
-	for _, c := range dst[start:] {
-		if c == '"' {
-			n++
-		}
-	}
+	n := bytes.Count(dst[start:], quote)
 	if n == 0 {
 		return dst
 	}
@@ -301,6 +299,49 @@ func appendNumber(dst []byte, v *fastjson.Value) []byte {
 
 // appendTime writes a time in UTC with an explicit offset, which DuckDB
 // reads as TIMESTAMPTZ whatever the session's time zone.
+// It writes what AppendFormat's "2006-01-02 15:04:05.999999+00" writes
+// (the microseconds truncated, trailing zeros dropped), without parsing
+// the layout for every event; years outside 0–9999, which RFC 3339 does
+// not write, take AppendFormat.
 func appendTime(dst []byte, t time.Time) []byte {
-	return t.UTC().AppendFormat(dst, "2006-01-02 15:04:05.999999+00")
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(dst, "2006-01-02 15:04:05.999999+00")
+	}
+	hour, min, sec := t.Clock()
+	dst = appendDigits(dst, year, 4)
+	dst = append(dst, '-')
+	dst = appendDigits(dst, int(month), 2)
+	dst = append(dst, '-')
+	dst = appendDigits(dst, day, 2)
+	dst = append(dst, ' ')
+	dst = appendDigits(dst, hour, 2)
+	dst = append(dst, ':')
+	dst = appendDigits(dst, min, 2)
+	dst = append(dst, ':')
+	dst = appendDigits(dst, sec, 2)
+	if us := t.Nanosecond() / 1000; us > 0 {
+		width := 6
+		for us%10 == 0 {
+			us /= 10
+			width--
+		}
+		dst = append(dst, '.')
+		dst = appendDigits(dst, us, width)
+	}
+	return append(dst, "+00"...)
+}
+
+// appendDigits writes n (≥ 0) in decimal, zero-padded to width digits.
+func appendDigits(dst []byte, n, width int) []byte {
+	var b [20]byte
+	i := len(b)
+	for n > 0 || width > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		width--
+	}
+	return append(dst, b[i:]...)
 }

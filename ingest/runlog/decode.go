@@ -19,6 +19,8 @@ type Decoder struct {
 	p     fastjson.Parser
 	r     *reader // the last record decoded, for AppendCSV
 	arena arena
+	// scratch holds a number token while checkParsed reads it.
+	scratch []byte
 }
 
 // arena hands out readers, reused from one line to the next: a reader is
@@ -58,14 +60,17 @@ func (d *Decoder) DecodeLine(line []byte) (Record, error) {
 		d.r = nil
 		return nil, &Error{Msg: "not valid JSON: " + shorten(err.Error(), 160)}
 	}
-	if err := CheckJSON(line); err != nil {
+	if err := checkParsed(line, v, &d.scratch); err != nil {
 		d.r = nil
+		if dk, ok := err.(dupKeyError); ok {
+			msg := "the key occurs twice in one object (JSON readers differ on which one counts)"
+			if dk.path == "" {
+				msg = `the empty key "" occurs twice in the record (JSON readers differ on which one counts)`
+			}
+			return nil, &Error{Column: columnOf(line, dk.path), Field: dk.path, Msg: msg}
+		}
 		e := At("", line, err)
 		return nil, &Error{Column: e.Column, Msg: e.Msg}
-	}
-	if k := DuplicateKey(v); k != "" {
-		d.r = nil
-		return nil, &Error{Column: columnOf(line, k), Field: k, Msg: "the key occurs twice in one object (JSON readers differ on which one counts)"}
 	}
 	var rec Record
 	d.arena.n = 0

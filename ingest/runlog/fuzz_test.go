@@ -107,4 +107,11 @@ func TestDuplicateEmptyKey(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "twice") {
 		t.Errorf("%v", err)
 	}
+	// At the top, its path is empty: DecodeLine used to take an empty path
+	// for no duplicate, and kept the record (found by FuzzCheckParsed).
+	line := []byte(`{"type":"event","run_id":"r","seq":1,"t":"2026-03-02T09:00:00Z","actor":"user","kind":"message","":1,"":2}`)
+	_, err = d.DecodeLine(line)
+	if e := Locate(err, "f.jsonl", 3, line); e == nil || e.Error() != `f.jsonl:3: the empty key "" occurs twice in the record (JSON readers differ on which one counts)` {
+		t.Errorf("%v", e)
+	}
 }

@@ -2,6 +2,7 @@ package runlog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -156,4 +157,222 @@ func loneSurrogate(raw []byte) int {
 		i += 5
 	}
 	return -1
+}
+
+// checkParsed is CheckJSON followed by DuplicateKey for a line fastjson
+// has parsed as v, with the same verdict and messages, at the cost of one
+// walk of v and one scan of the line's bytes where the two ran fastjson's
+// validator (a second parse) and then the walk. fastjson's parser is
+// lenient in three ways only: number tokens outside JSON's grammar
+// (checked here on each number of v), raw control characters in strings,
+// and malformed escapes (checked on the bytes: after a successful parse
+// every backslash is inside a string). A line that could break one of the
+// rules takes the full CheckJSON, which also says where.
+func checkParsed(line []byte, v *fastjson.Value, scratch *[]byte) error {
+	numbersOK := true
+	dup := strictWalk(v, scratch, &numbersOK)
+	// The walk stops at a duplicate key, so past one the numbers are
+	// unchecked: the full check decides (such a line is refused anyway).
+	if dup != nil || !numbersOK || !plainBytes(line) {
+		if err := CheckJSON(line); err != nil {
+			return err
+		}
+		if !numbersOK {
+			// Not reached while numberToken follows fastjson's validator;
+			// kept so that a disagreement refuses rather than admits.
+			return &JSONError{Offset: -1, Msg: "not valid JSON (RFC 8259): a number outside JSON's grammar"}
+		}
+	}
+	if dup != nil {
+		return dupKeyError{joinPath(dup)}
+	}
+	return nil
+}
+
+// dupKeyError is the path of a key that occurs twice in one object.
+type dupKeyError struct{ path string }
+
+func (e dupKeyError) Error() string { return "duplicate key " + e.path }
+
+// strictWalk is duplicateKey that also checks every number token of v
+// against JSON's grammar, clearing *numbersOK at the first that breaks it.
+func strictWalk(v *fastjson.Value, scratch *[]byte, numbersOK *bool) []string {
+	switch v.Type() {
+	case fastjson.TypeObject:
+		o, _ := v.Object()
+		var small [16][]byte
+		keys := small[:0]
+		var found []string
+		o.Visit(func(k []byte, x *fastjson.Value) {
+			if found != nil {
+				return
+			}
+			for _, seen := range keys {
+				if bytes.Equal(seen, k) {
+					found = []string{string(k)}
+					return
+				}
+			}
+			keys = append(keys, k)
+			switch x.Type() {
+			case fastjson.TypeObject, fastjson.TypeArray:
+				if p := strictWalk(x, scratch, numbersOK); p != nil {
+					found = append(p, string(k))
+				}
+			case fastjson.TypeNumber:
+				*scratch = x.MarshalTo((*scratch)[:0])
+				if !numberToken(*scratch) {
+					*numbersOK = false
+				}
+			}
+		})
+		return found
+	case fastjson.TypeArray:
+		a, _ := v.Array()
+		for i, x := range a {
+			switch x.Type() {
+			case fastjson.TypeObject, fastjson.TypeArray:
+				if p := strictWalk(x, scratch, numbersOK); p != nil {
+					return append(p, "["+strconv.Itoa(i)+"]")
+				}
+			case fastjson.TypeNumber:
+				*scratch = x.MarshalTo((*scratch)[:0])
+				if !numberToken(*scratch) {
+					*numbersOK = false
+				}
+			}
+		}
+	case fastjson.TypeNumber:
+		*scratch = v.MarshalTo((*scratch)[:0])
+		if !numberToken(*scratch) {
+			*numbersOK = false
+		}
+	}
+	return nil
+}
+
+// numberToken reports whether b is a whole number of JSON's grammar:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func numberToken(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	start := i
+	if n := digits(); n == 0 || (b[start] == '0' && n > 1) {
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+// plainBytes reports whether a parsed line has no byte below 0x20 (none is
+// allowed in a string; outside one, tab and carriage return are, but are
+// left to the full check) and only well-formed escapes: one of \" \\ \/ \b
+// \f \n \r \t, or \u with four hex digits that is no lone UTF-16
+// surrogate.
+func plainBytes(line []byte) bool {
+	if hasControl(line) {
+		return false
+	}
+	for i := bytes.IndexByte(line, '\\'); i >= 0; {
+		if i+1 >= len(line) {
+			return false
+		}
+		switch line[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case 'u':
+			n, ok := hexEscape(line, i)
+			if !ok {
+				return false
+			}
+			switch {
+			case n >= 0xD800 && n <= 0xDBFF:
+				m, ok := hexEscape(line, i+6)
+				if !ok || m < 0xDC00 || m > 0xDFFF {
+					return false
+				}
+				i += 12
+			case n >= 0xDC00 && n <= 0xDFFF:
+				return false
+			default:
+				i += 6
+			}
+		default:
+			return false
+		}
+		j := bytes.IndexByte(line[i:], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+	}
+	return true
+}
+
+// hexEscape is the value of the \uXXXX escape at b[i:], if there is one.
+func hexEscape(b []byte, i int) (uint32, bool) {
+	if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+		return 0, false
+	}
+	var n uint32
+	for _, c := range b[i+2 : i+6] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		n = n<<4 | uint32(c)
+	}
+	return n, true
+}
+
+// hasControl reports whether b holds a byte below 0x20, eight bytes at a
+// time.
+func hasControl(b []byte) bool {
+	const highs, spaces = 0x8080808080808080, 0x2020202020202020
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		// Nonzero exactly when some byte of w is below 0x20: the
+		// subtraction sets a byte's high bit where the byte was below
+		// 0x20, or where a borrow reached it from such a byte below.
+		if (w-spaces)&^w&highs != 0 {
+			return true
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] < 0x20 {
+			return true
+		}
+	}
+	return false
 }
