@@ -28,6 +28,23 @@ type Decoder struct {
 type arena struct {
 	rs []*reader
 	n  int
+	// names holds the identifiers lately decoded (run ids, tasks, judges,
+	// prompts), so that the lines of one run share their strings rather
+	// than each allocating its own.
+	names map[string]string
+}
+
+// name is b as a string, shared with the last lines that had the same.
+func (a *arena) name(b []byte) string {
+	if s, ok := a.names[string(b)]; ok {
+		return s
+	}
+	if len(a.names) >= 4096 || a.names == nil {
+		a.names = make(map[string]string, 64)
+	}
+	s := string(b)
+	a.names[s] = s
+	return s
 }
 
 func (a *arena) get() *reader {
@@ -298,6 +315,33 @@ func (r *reader) str(key string, required bool) string {
 	return string(b)
 }
 
+// ident is str for an identifier that many lines repeat (arena.name).
+func (r *reader) ident(key string, required bool) string {
+	b := r.strBytes(key, required)
+	if len(b) == 0 {
+		return ""
+	}
+	return r.arena.name(b)
+}
+
+// strBytes is str without the copy: the bytes are the parser's, valid
+// until the next line.
+func (r *reader) strBytes(key string, required bool) []byte {
+	v := r.get(key, required)
+	if v == nil {
+		return nil
+	}
+	b, err := v.StringBytes()
+	if err != nil {
+		r.fail(key, "a string", v)
+		return nil
+	}
+	if required && len(b) == 0 {
+		r.failMsg(key, "expected a non-empty string, found \"\"")
+	}
+	return b
+}
+
 func (r *reader) enum(key string, required bool, allowed []string) string {
 	v := r.get(key, required)
 	if v == nil {
@@ -536,16 +580,16 @@ func shorten(s string, n int) string {
 
 func decodeEvent(r *reader) (Record, error) {
 	e := &Event{}
-	e.RunID = r.str("run_id", true)
+	e.RunID = r.ident("run_id", true)
 	e.Seq, _ = r.integer("seq", true)
 	if t := r.time("t", true); t != nil {
 		e.T = *t
 	}
 	e.Actor = r.enum("actor", true, actors)
 	e.Kind = r.enum("kind", true, eventKinds)
-	e.Task = r.str("task", false)
-	r.str("text", false)
-	r.str("tool", false)
+	e.Task = r.ident("task", false)
+	r.strBytes("text", false)
+	r.strBytes("tool", false)
 	if v := r.get("args", false); v != nil && v.Type() != fastjson.TypeObject {
 		r.fail("args", "an object", v)
 	}
@@ -594,12 +638,12 @@ func decodeEvent(r *reader) (Record, error) {
 
 func decodeJudgment(r *reader) (Record, error) {
 	j := &Judgment{}
-	j.RunID = r.str("run_id", true)
-	j.Task = r.str("task", false)
+	j.RunID = r.ident("run_id", true)
+	j.Task = r.ident("task", false)
 	j.Metric = r.enum("metric", true, metrics)
-	j.Judge = r.str("judge", true)
-	j.Prompt = r.str("prompt", false)
-	r.str("reasons", false)
+	j.Judge = r.ident("judge", true)
+	j.Prompt = r.ident("prompt", false)
+	r.strBytes("reasons", false)
 	for i, ev := range r.array("evidence", false) {
 		o, err := ev.Object()
 		f := fmt.Sprintf("evidence[%d]", i)
@@ -609,7 +653,7 @@ func decodeJudgment(r *reader) (Record, error) {
 		}
 		er := r.nested(f, o, evidenceKeys)
 		er.integer("seq", true)
-		er.str("quote", false)
+		er.strBytes("quote", false)
 		er.closed()
 		r.child(er)
 	}
@@ -664,8 +708,8 @@ func decodeJudgment(r *reader) (Record, error) {
 
 func decodeTask(r *reader) (Record, error) {
 	t := &Task{}
-	t.RunID = r.str("run_id", true)
-	t.Task = r.str("task", true)
+	t.RunID = r.ident("run_id", true)
+	t.Task = r.ident("task", true)
 	t.Active, _ = r.boolean("active", true)
 	t.ActivatedAt = r.time("activated_at", false)
 	if n, ok := r.integer("final_seq", false); ok {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/gymlens/gymlens/internal/mutate"
 	"github.com/valyala/fastjson"
@@ -157,5 +158,30 @@ func TestEscapeQuotes(t *testing.T) {
 		if got := string(escapeQuotes([]byte(in), start)); got != want {
 			t.Errorf("%s: %s, want %s", in, got, want)
 		}
+	}
+}
+
+// The lines of one run share the strings of their identifiers, and the
+// table that shares them stays small whatever the number of runs.
+func TestIdentifiersShared(t *testing.T) {
+	var d Decoder
+	rec1, err1 := d.DecodeLine([]byte(benchLines[0]))
+	rec2, err2 := d.DecodeLine([]byte(benchLines[2]))
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	e, j := rec1.(*Event), rec2.(*Judgment)
+	if e.RunID != j.RunID || unsafe.StringData(e.RunID) != unsafe.StringData(j.RunID) {
+		t.Errorf("run ids %q and %q not shared", e.RunID, j.RunID)
+	}
+	for i := range 10000 {
+		line := strings.Replace(benchLines[0], `operator/3"`, fmt.Sprintf(`operator/%d"`, i), 1)
+		rec, err := d.DecodeLine([]byte(line))
+		if err != nil || !strings.HasSuffix(rec.(*Event).RunID, fmt.Sprintf("/%d", i)) {
+			t.Fatalf("%v %v", rec, err)
+		}
+	}
+	if n := len(d.arena.names); n > 4096 {
+		t.Errorf("%d names kept", n)
 	}
 }
