@@ -250,6 +250,7 @@ func TestBadInputsLeaveTheWarehouseUnchanged(t *testing.T) {
 		return fmt.Sprintf(`{"type":"event","run_id":"r2","seq":%d,"t":"2026-03-02T18:00:00Z","actor":"user","kind":"message"%s}`, seq, extra)
 	}
 	runRec := `{"type":"run","run_id":"r2","scenario":"monitor_purchase","persona":"operator","rep":1,"config":{"model":"m","harness":"CD"}}`
+	trj := `{"type":"judgment","run_id":"r2","task":"mp_buy","metric":"trj","judge":"j","scores":{"understandability":4,"competence":3,"reliability":3,"attachment":3,"faith":3}}`
 	cases := []struct {
 		name, file, content, want string
 	}{
@@ -273,6 +274,8 @@ func TestBadInputsLeaveTheWarehouseUnchanged(t *testing.T) {
 		// Hostile input (issue 13): duplicate keys, JSON beyond RFC 8259,
 		// duplicate CSV columns, an alias bomb.
 		{"duplicate key", "bad.jsonl", run(runRec, ev(1, `,"text":"a","text":"b"`)), `bad.jsonl:2:`},
+		{"duplicate empty key", "bad.jsonl", run(runRec, ev(1, `,"":1,"":2`)), `bad.jsonl:2: the empty key "" occurs twice in the record`},
+		{"judgment twice in the input", "bad.jsonl", run(runRec, trj, ev(1, ""), trj), `bad.jsonl:4: field "judge": duplicate judgment in this input: run "r2", task "mp_buy", metric trj, judge "j", prompt "" occurs 2 times`},
 		{"duplicate nested key", "bad.jsonl", run(strings.Replace(runRec, `"harness":"CD"`, `"harness":"CD","harness":"CC"`, 1)), `field "config.harness": the key occurs twice`},
 		{"leading zero", "bad.jsonl", run(runRec, ev(1, `,"usage":{"latency_ms":00.5}`)), `bad.jsonl:2:121: not valid JSON (RFC 8259): invalid character '0'`},
 		{"bare fraction", "bad.jsonl", run(runRec, ev(1, `,"usage":{"latency_ms":.5}`)), `bad.jsonl:2:120: not valid JSON (RFC 8259): invalid character '.'`},

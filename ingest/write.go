@@ -411,8 +411,15 @@ func (p *pass) settleJudgments(first int) error {
 		return fmt.Sprintf("run %q, task %q, metric %s, judge %q, prompt %q", k[0], k[1], k[2], k[3], k[4])
 	}
 	var dups int
+	// The keys seen twice are found among the rows whose keys hash alike:
+	// grouping every row by its five strings spilled DuckDB's memory at
+	// --scale 100 (12.9–14.6 s for 12.3 million judgments, against
+	// 1.2–1.7 s by the hash); a collision only adds rows the second
+	// grouping, by the key itself, sets aside.
 	err := p.queryRows(`SELECT `+judgmentKey+`, count(*), arg_max(file_id, struct_pack(f := file_id, l := src_line)), max(struct_pack(f := file_id, l := src_line)).l
-		FROM judgments WHERE file_id >= ? GROUP BY ALL HAVING count(*) > 1 ORDER BY ALL LIMIT ?`, []any{first, p.opt.MaxErrors}, func(scan func(...any) error) error {
+		FROM judgments WHERE file_id >= ? AND hash(`+judgmentKey+`) IN
+			(SELECT hash(`+judgmentKey+`) FROM judgments WHERE file_id >= ? GROUP BY ALL HAVING count(*) > 1)
+		GROUP BY ALL HAVING count(*) > 1 ORDER BY ALL LIMIT ?`, []any{first, first, p.opt.MaxErrors}, func(scan func(...any) error) error {
 		var k [5]string
 		var n, fid, line int
 		if err := scan(&k[0], &k[1], &k[2], &k[3], &k[4], &n, &fid, &line); err != nil {
