@@ -79,6 +79,24 @@ func TestRepeatsAndSelfAgreement(t *testing.T) {
 	if len(page.TA) != 1 || !page.TA[0].HasBoth || page.TA[0].Both != 0 || page.TA[0].Now != 0.5 {
 		t.Errorf("run page TA: %+v", page.TA)
 	}
+	// And the runs the analyses read (the stored inputs, made from the
+	// tables): the share kept for the flipped run.
+	all, err := w.LoadRuns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range all {
+		if r.RunID == flipped {
+			found = true
+			if len(r.TA) != 1 || !r.TA[0].HasBoth || r.TA[0].Both != 0 || r.TA[0].Now != 0.5 {
+				t.Errorf("TA of %s: %+v", flipped, r.TA)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no run %s", flipped)
+	}
 	items, err := w.JudgeRepeats(ctx, "j")
 	if err != nil {
 		t.Fatal(err)

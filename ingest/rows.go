@@ -179,19 +179,26 @@ func (w *Warehouse) loadTasksAndJudgments(ctx context.Context, runs []RunRow, by
 	// the item, latest = 1): at --scale 100 the window took a batch's
 	// query from 0.22 to 0.75 s for the same rows, its cost set by the
 	// table's size (0.29 s for as many rows at --scale 10).
+	//
+	// Each metric's scores come in five columns (s1–s5, the metric's
+	// components in order; TA's CQ and the repeats' "both" may be NULL),
+	// not one column per component of every metric: at --scale 100 the
+	// rebuild reads 12.3 million judgments, and each value read costs a
+	// conversion through database/sql whether it holds a score or not.
 	var last, key []byte // the previous row's item and this one's: run, task, metric, judge
 	return w.scan(ctx, `SELECT run_id, task, metric, judge,
-		coalesce(correctness, 'NaN'), coalesce(grounding, 'NaN'), coalesce(completeness, 'NaN'), coalesce(artifact_quality, 'NaN'),
-		coalesce(ta_now, 'NaN'), coalesce(ta_later, 'NaN'), ta_cq,
-		coalesce(understandability, 'NaN'), coalesce(competence, 'NaN'), coalesce(reliability, 'NaN'), coalesce(attachment, 'NaN'), coalesce(faith, 'NaN'),
-		CASE WHEN starts_with(metric, 'custom.') THEN json_extract(extra, '$.scores')::VARCHAR END,
-		CASE WHEN metric = 'ta' AND file_id = 0 THEN TRY_CAST(json_extract(extra, '$.both') AS DOUBLE) END
+		CASE metric WHEN 'tc' THEN coalesce(correctness, 'NaN') WHEN 'ta' THEN coalesce(ta_now, 'NaN') WHEN 'trj' THEN coalesce(understandability, 'NaN') END,
+		CASE metric WHEN 'tc' THEN coalesce(grounding, 'NaN') WHEN 'ta' THEN coalesce(ta_later, 'NaN') WHEN 'trj' THEN coalesce(competence, 'NaN') END,
+		CASE metric WHEN 'tc' THEN coalesce(completeness, 'NaN') WHEN 'ta' THEN ta_cq WHEN 'trj' THEN coalesce(reliability, 'NaN') END,
+		CASE metric WHEN 'tc' THEN coalesce(artifact_quality, 'NaN') WHEN 'trj' THEN coalesce(attachment, 'NaN')
+			WHEN 'ta' THEN CASE WHEN file_id = 0 THEN TRY_CAST(json_extract(extra, '$.both') AS DOUBLE) END END,
+		CASE metric WHEN 'trj' THEN coalesce(faith, 'NaN') END,
+		CASE WHEN starts_with(metric, 'custom.') THEN json_extract(extra, '$.scores')::VARCHAR END
 		FROM judgments WHERE run_id BETWEEN ? AND ?
 		ORDER BY run_id, task, metric, judge, prompt DESC`, func(rows *sql.Rows) error {
 		var run, task, metric, judge, custom sql.RawBytes
-		var v [11]float64
-		var cq, both sql.NullFloat64
-		if err := rows.Scan(&run, &task, &metric, &judge, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &cq, &v[6], &v[7], &v[8], &v[9], &v[10], &custom, &both); err != nil {
+		var sv [5]any // float64, or nil
+		if err := rows.Scan(&run, &task, &metric, &judge, &sv[0], &sv[1], &sv[2], &sv[3], &sv[4], &custom); err != nil {
 			return err
 		}
 		key = appendItemKey(key[:0], run, task, metric, judge)
@@ -202,6 +209,11 @@ func (w *Warehouse) loadTasksAndJudgments(ctx context.Context, runs []RunRow, by
 		if custom != nil {
 			return addCustom(runs, byID, taskIdx, in, run, task, metric, judge, custom)
 		}
+		var v [5]float64
+		var set [5]bool
+		for i, x := range sv {
+			v[i], set[i] = x.(float64)
+		}
 		i, ok := byID[string(run)]
 		if !ok {
 			return nil
@@ -210,7 +222,7 @@ func (w *Warehouse) loadTasksAndJudgments(ctx context.Context, runs []RunRow, by
 		name := in.of(judge)
 		switch string(metric) {
 		case "ta":
-			r.TA = append(r.TA, TAJudgment{Judge: name, Now: v[4], Later: v[5], CQ: cq.Float64, HasCQ: cq.Valid, Both: both.Float64, HasBoth: both.Valid})
+			r.TA = append(r.TA, TAJudgment{Judge: name, Now: v[0], Later: v[1], CQ: v[2], HasCQ: set[2], Both: v[3], HasBoth: set[3]})
 		case "tc", "trj":
 			ti, ok := taskIdx[[2]string{r.RunID, in.of(task)}]
 			if !ok {
@@ -220,7 +232,7 @@ func (w *Warehouse) loadTasksAndJudgments(ctx context.Context, runs []RunRow, by
 			if string(metric) == "tc" {
 				t.TC = append(t.TC, TCJudgment{Judge: name, Correctness: v[0], Grounding: v[1], Completeness: v[2], ArtifactQ: v[3]})
 			} else {
-				t.TRJ = append(t.TRJ, TRJJudgment{Judge: name, Scores: [5]float64{v[6], v[7], v[8], v[9], v[10]}})
+				t.TRJ = append(t.TRJ, TRJJudgment{Judge: name, Scores: v})
 			}
 		}
 		return nil
