@@ -352,6 +352,7 @@ func TestManyErrorsAreReportedUpToTheLimit(t *testing.T) {
 }
 
 func TestSkipInvalidLoadsTheRest(t *testing.T) {
+	trjTwice := `{"type":"judgment","run_id":"r3","task":"mp_buy","metric":"trj","judge":"j","scores":{"understandability":4,"competence":3,"reliability":3,"attachment":3,"faith":3}}`
 	w := openTemp(t)
 	dir := smallCorpus(t)
 	rejects := filepath.Join(t.TempDir(), "rejects.jsonl")
@@ -362,16 +363,23 @@ func TestSkipInvalidLoadsTheRest(t *testing.T) {
 		`{"type":"judgment","run_id":"ghost","metric":"ta","judge":"j","scores":{"now":1,"later":1}}`,
 		`{"type":"rating","rater":"a","question":"q","value":"high"}`,
 		`not json`,
+		trjTwice, `{"type":"judgment","run_id":"r3","metric":"ta","judge":"j","scores":{"now":1,"later":0}}`, trjTwice,
 	}, "\n")+"\n")
 	sum, err := w.Ingest(ctx, []string{dir}, IngestOptions{SkipInvalid: true, RejectsPath: rejects})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Rejected != 4 || sum.Records["event"] != 5 || sum.Records["run"] != 2 || sum.Records["judgment"] != 2 {
+	// The judgment given twice goes, both times; the other stays.
+	var trj, ta int
+	if err := w.db.QueryRow(`SELECT count(*) FILTER (metric = 'trj'), count(*) FILTER (metric = 'ta') FROM judgments WHERE run_id = 'r3'`).Scan(&trj, &ta); err != nil || trj != 0 || ta != 1 {
+		t.Errorf("r3's judgments: %d trj, %d ta (%v)", trj, ta, err)
+	}
+	if sum.Rejected != 6 || sum.Records["event"] != 5 || sum.Records["run"] != 2 || sum.Records["judgment"] != 3 {
 		t.Errorf("%+v", sum)
 	}
 	b, _ := os.ReadFile(rejects)
-	if strings.Count(string(b), "\n") != 4 || !strings.Contains(string(b), `more.jsonl:6: not valid JSON`) || !strings.Contains(string(b), `"record":"not json"`) {
+	if strings.Count(string(b), "\n") != 5 || !strings.Contains(string(b), `more.jsonl:6: not valid JSON`) || !strings.Contains(string(b), `"record":"not json"`) ||
+		!strings.Contains(string(b), `more.jsonl:9: field \"judge\": duplicate judgment in this input`) || !strings.Contains(string(b), `"records_dropped":2`) {
 		t.Errorf("rejects file:\n%s", b)
 	}
 }

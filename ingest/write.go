@@ -436,7 +436,9 @@ func (p *pass) settleJudgments(first int) error {
 	}
 	if dups > 0 && p.opt.SkipInvalid {
 		if err := p.exec(`DELETE FROM judgments WHERE file_id >= ? AND (`+judgmentKey+`) IN
-			(SELECT (`+judgmentKey+`) FROM judgments WHERE file_id >= ? GROUP BY ALL HAVING count(*) > 1)`, first, first); err != nil {
+			(SELECT (`+judgmentKey+`) FROM judgments WHERE file_id >= ? AND hash(`+judgmentKey+`) IN
+				(SELECT hash(`+judgmentKey+`) FROM judgments WHERE file_id >= ? GROUP BY ALL HAVING count(*) > 1)
+			GROUP BY ALL HAVING count(*) > 1)`, first, first, first); err != nil {
 			return err
 		}
 	}
