@@ -300,19 +300,7 @@ func (r *reader) get(key string, required bool) *fastjson.Value {
 }
 
 func (r *reader) str(key string, required bool) string {
-	v := r.get(key, required)
-	if v == nil {
-		return ""
-	}
-	b, err := v.StringBytes()
-	if err != nil {
-		r.fail(key, "a string", v)
-		return ""
-	}
-	if required && len(b) == 0 {
-		r.failMsg(key, "expected a non-empty string, found \"\"")
-	}
-	return string(b)
+	return string(r.strBytes(key, required))
 }
 
 // ident is str for an identifier that many lines repeat (arena.name).

@@ -71,44 +71,11 @@ func DuplicateKey(v *fastjson.Value) string {
 	return ""
 }
 
-// duplicateKey returns the path to a duplicate key, innermost first; it
-// allocates nothing unless it finds one.
+// duplicateKey returns the path to a duplicate key, innermost first.
 func duplicateKey(v *fastjson.Value) []string {
-	switch v.Type() {
-	case fastjson.TypeObject:
-		o, _ := v.Object()
-		var small [16][]byte
-		keys := small[:0]
-		var found []string
-		o.Visit(func(k []byte, x *fastjson.Value) {
-			if found != nil {
-				return
-			}
-			for _, seen := range keys {
-				if bytes.Equal(seen, k) {
-					found = []string{string(k)}
-					return
-				}
-			}
-			keys = append(keys, k)
-			if t := x.Type(); t == fastjson.TypeObject || t == fastjson.TypeArray {
-				if p := duplicateKey(x); p != nil {
-					found = append(p, string(k))
-				}
-			}
-		})
-		return found
-	case fastjson.TypeArray:
-		a, _ := v.Array()
-		for i, x := range a {
-			if t := x.Type(); t == fastjson.TypeObject || t == fastjson.TypeArray {
-				if p := duplicateKey(x); p != nil {
-					return append(p, "["+strconv.Itoa(i)+"]")
-				}
-			}
-		}
-	}
-	return nil
+	var scratch []byte
+	numbersOK := true
+	return strictWalk(v, &scratch, &numbersOK)
 }
 
 func joinPath(rev []string) string {
@@ -194,8 +161,11 @@ type dupKeyError struct{ path string }
 
 func (e dupKeyError) Error() string { return "duplicate key " + e.path }
 
-// strictWalk is duplicateKey that also checks every number token of v
-// against JSON's grammar, clearing *numbersOK at the first that breaks it.
+// strictWalk returns the path to a duplicate key in v, innermost first
+// (nil when none; once *scratch holds a number's room it allocates nothing
+// unless it finds one), and checks
+// every number token of v against JSON's grammar, clearing *numbersOK at
+// the first that breaks it.
 func strictWalk(v *fastjson.Value, scratch *[]byte, numbersOK *bool) []string {
 	switch v.Type() {
 	case fastjson.TypeObject:
