@@ -3,6 +3,7 @@ package stat
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -308,14 +309,28 @@ func replicates(clusters int, group []int32, groups, k int, stat IndexedStatisti
 		go func() {
 			defer wg.Done()
 			src := rand.NewPCG(0, 0)
-			rng := rand.New(src)
+			n := uint64(clusters)
 			if group != nil {
 				w := make([]float64, groups)
+				// Four rows of counts, filled in turn, so that draws of the
+				// same group do not wait on each other's increment (with a
+				// few groups, most draws would); summed into w after.
+				cnt := make([]int32, 4*groups)
 				for b := lo; b < hi; b++ {
 					src.Seed(opt.Seed, uint64(b))
-					clear(w)
-					for range clusters {
-						w[group[rng.IntN(clusters)]]++
+					clear(cnt)
+					i := 0
+					for ; i+4 <= clusters; i += 4 {
+						cnt[group[drawN(src, n)]]++
+						cnt[groups+int(group[drawN(src, n)])]++
+						cnt[2*groups+int(group[drawN(src, n)])]++
+						cnt[3*groups+int(group[drawN(src, n)])]++
+					}
+					for ; i < clusters; i++ {
+						cnt[group[drawN(src, n)]]++
+					}
+					for g := range w {
+						w[g] = float64(cnt[g] + cnt[groups+g] + cnt[2*groups+g] + cnt[3*groups+g])
 					}
 					stat(b, w, out[b*k:(b+1)*k])
 				}
@@ -326,7 +341,7 @@ func replicates(clusters int, group []int32, groups, k int, stat IndexedStatisti
 				src.Seed(opt.Seed, uint64(b))
 				clear(w)
 				for range clusters {
-					w[rng.IntN(clusters)]++
+					w[drawN(src, n)]++
 				}
 				stat(b, w, out[b*k:(b+1)*k])
 			}
@@ -334,6 +349,24 @@ func replicates(clusters int, group []int32, groups, k int, stat IndexedStatisti
 	}
 	wg.Wait()
 	return out
+}
+
+// drawN is rand.New(src).IntN(n) for 0 < n < 2⁶³: the same number, from
+// the same draws of src (Lemire's multiply and reject, as math/rand/v2
+// computes it, whose 32-bit path keeps the 64-bit path's sequence), without
+// a call through the Source interface for every draw of every resample.
+func drawN(src *rand.PCG, n uint64) uint64 {
+	if n&(n-1) == 0 {
+		return src.Uint64() & (n - 1)
+	}
+	hi, lo := bits.Mul64(src.Uint64(), n)
+	if lo < n {
+		thresh := -n % n
+		for lo < thresh {
+			hi, lo = bits.Mul64(src.Uint64(), n)
+		}
+	}
+	return hi
 }
 
 // Jackknife returns the k statistics with each cluster left out in turn.

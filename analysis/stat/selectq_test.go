@@ -105,3 +105,19 @@ func BenchmarkPercentileOf10000(b *testing.B) {
 		}
 	})
 }
+
+// drawN gives math/rand/v2's IntN from the same source, draw for draw:
+// bounds small and large, powers of two, and bounds where rejection is
+// common (just above a power of two, near 2⁶³).
+func TestDrawNIsIntN(t *testing.T) {
+	bounds := []uint64{1, 2, 3, 7, 10, 64, 100, 2340, 58961, 1<<32 + 1, 1 << 40, 3 << 61, 1<<63 - 1, 1<<62 + 1}
+	for _, n := range bounds {
+		a, b := rand.NewPCG(5, n), rand.NewPCG(5, n)
+		r := rand.New(a)
+		for i := range 20000 {
+			if got, want := drawN(b, n), uint64(r.IntN(int(n))); got != want {
+				t.Fatalf("n %d, draw %d: %d, IntN %d", n, i, got, want)
+			}
+		}
+	}
+}
