@@ -163,9 +163,8 @@ func (e dupKeyError) Error() string { return "duplicate key " + e.path }
 
 // strictWalk returns the path to a duplicate key in v, innermost first
 // (nil when none; once *scratch holds a number's room it allocates nothing
-// unless it finds one), and checks
-// every number token of v against JSON's grammar, clearing *numbersOK at
-// the first that breaks it.
+// unless it finds one), and checks every number token of v against JSON's
+// grammar, clearing *numbersOK at the first that breaks it.
 func strictWalk(v *fastjson.Value, scratch *[]byte, numbersOK *bool) []string {
 	switch v.Type() {
 	case fastjson.TypeObject:
@@ -190,10 +189,7 @@ func strictWalk(v *fastjson.Value, scratch *[]byte, numbersOK *bool) []string {
 					found = append(p, string(k))
 				}
 			case fastjson.TypeNumber:
-				*scratch = x.MarshalTo((*scratch)[:0])
-				if !numberToken(*scratch) {
-					*numbersOK = false
-				}
+				checkNumber(x, scratch, numbersOK)
 			}
 		})
 		return found
@@ -206,19 +202,22 @@ func strictWalk(v *fastjson.Value, scratch *[]byte, numbersOK *bool) []string {
 					return append(p, "["+strconv.Itoa(i)+"]")
 				}
 			case fastjson.TypeNumber:
-				*scratch = x.MarshalTo((*scratch)[:0])
-				if !numberToken(*scratch) {
-					*numbersOK = false
-				}
+				checkNumber(x, scratch, numbersOK)
 			}
 		}
 	case fastjson.TypeNumber:
-		*scratch = v.MarshalTo((*scratch)[:0])
-		if !numberToken(*scratch) {
-			*numbersOK = false
-		}
+		checkNumber(v, scratch, numbersOK)
 	}
 	return nil
+}
+
+// checkNumber clears *numbersOK if the number v's token is outside JSON's
+// grammar.
+func checkNumber(v *fastjson.Value, scratch *[]byte, numbersOK *bool) {
+	*scratch = v.MarshalTo((*scratch)[:0])
+	if !numberToken(*scratch) {
+		*numbersOK = false
+	}
 }
 
 // numberToken reports whether b is a whole number of JSON's grammar:
