@@ -916,3 +916,38 @@ func TestRoomForState(t *testing.T) {
 		t.Errorf("the state let go: limit %d MB, want %d", got>>20, goMemoryLimit>>20)
 	}
 }
+
+// A pass paces the collector its own way (roomForState) and gives the
+// caller's pace back when it ends, whether it loaded, refused its input,
+// or only validated; the rebuild of the run inputs after a load already
+// runs at the caller's pace.
+func TestIngestGivesTheCollectorBack(t *testing.T) {
+	const percent, limit = 77, 900 << 20
+	defer debug.SetGCPercent(debug.SetGCPercent(percent))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
+	check := func(step string) {
+		t.Helper()
+		p := debug.SetGCPercent(percent)
+		if l := debug.SetMemoryLimit(-1); p != percent || l != limit {
+			t.Errorf("%s: GOGC %d and a limit of %d MB, want %d and %d MB", step, p, l>>20, percent, limit>>20)
+		}
+	}
+	w := openTemp(t)
+	good := smallCorpus(t)
+	if _, err := w.Ingest(ctx, []string{good}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !w.RunInputsFresh(ctx) {
+		t.Fatal("the ingest did not rebuild the run inputs")
+	}
+	check("after a load")
+	bad := write(t, filepath.Join(t.TempDir(), "bad.jsonl"), `{"type":"run","run_id":"r2"}`+"\n")
+	if _, err := w.Ingest(ctx, []string{bad}, IngestOptions{}); err == nil {
+		t.Fatal("a run without its scenario was taken")
+	}
+	check("after a refused input")
+	if _, err := Validate(ctx, nil, []string{good}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check("after a validation")
+}

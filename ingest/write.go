@@ -75,9 +75,17 @@ func (p *pass) exec(q string, args ...any) error {
 		return fmt.Errorf("loading the warehouse: %w", err)
 	}
 	if trace {
-		fmt.Fprintf(os.Stderr, "trace: %6.3fs %.70s\n", time.Since(t0).Seconds(), strings.Join(strings.Fields(q), " "))
+		traced(strings.Join(strings.Fields(q), " "), t0)
 	}
 	return nil
+}
+
+// traced prints, when tracing (GYMLENS_TRACE=1), the time since t0 of
+// the step named what.
+func traced(what string, t0 time.Time) {
+	if trace {
+		fmt.Fprintf(os.Stderr, "trace: %6.3fs %.70s\n", time.Since(t0).Seconds(), what)
+	}
 }
 
 // trace prints the time of each loading statement (GYMLENS_TRACE=1).
@@ -538,7 +546,7 @@ func (p *pass) queryRows(q string, args []any, fn func(scan func(...any) error) 
 		}
 	}
 	if trace {
-		fmt.Fprintf(os.Stderr, "trace: %6.3fs %.70s\n", time.Since(t0).Seconds(), strings.Join(strings.Fields(q), " "))
+		traced(strings.Join(strings.Fields(q), " "), t0)
 	}
 	return rows.Err()
 }
