@@ -309,9 +309,9 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 		// The rebuild is not part of the pass: the checks' per-run state
 		// is garbage, and the collector goes back to its pace from before
 		// the pass (the pass's collects less often): the ingest's peak
-		// RSS at --scale 10 went from 395–422 MB to 327–371 MB, at
-		// --scale 100 from 734 to 646 MB, its time unchanged within the
-		// noise (docs/benchmarks.md).
+		// RSS at --scale 10 went from 395–422 MB to 327–406 MB, at
+		// --scale 100 from 734–735 to 646–674 MB, its time unchanged
+		// within the noise (docs/benchmarks.md).
 		p.chk = nil
 		restoreGC()
 		t0 = time.Now()
