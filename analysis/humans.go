@@ -146,26 +146,31 @@ func Judges(runs []rows.RunRow) []string { return JudgesOf(RunSlice(runs)) }
 func JudgesOf(runs RunSet) []string {
 	seen := map[string]bool{}
 	for i := range runs.Len() {
-		r := runs.Run(i)
-		for _, j := range r.TA {
-			seen[j.Judge] = true
-		}
-		for _, j := range r.Custom {
-			seen[j.Judge] = true
-		}
-		for _, t := range r.Tasks {
-			for _, j := range t.TC {
-				seen[j.Judge] = true
-			}
-			for _, j := range t.Custom {
-				seen[j.Judge] = true
-			}
-			for _, j := range t.TRJ {
-				seen[j.Judge] = true
-			}
-		}
+		AddJudges(seen, runs.Run(i))
 	}
 	return slices.Sorted(maps.Keys(seen))
+}
+
+// AddJudges marks in seen every judge with a judgment of r: what a reader
+// that visits the runs one at a time collects for Judges.
+func AddJudges(seen map[string]bool, r *rows.RunRow) {
+	for _, j := range r.TA {
+		seen[j.Judge] = true
+	}
+	for _, j := range r.Custom {
+		seen[j.Judge] = true
+	}
+	for _, t := range r.Tasks {
+		for _, j := range t.TC {
+			seen[j.Judge] = true
+		}
+		for _, j := range t.Custom {
+			seen[j.Judge] = true
+		}
+		for _, j := range t.TRJ {
+			seen[j.Judge] = true
+		}
+	}
 }
 
 // CheckJudge is nil when judge is "" (the judges' average) or has a

@@ -268,12 +268,17 @@ func appendAll(conn *sql.Conn, table string, n int, row func(i int) []driver.Val
 	})
 }
 
-// loadInputs fills runs[lo..hi] (ids from..to) from run_inputs; ok is
-// false when some run has none (then nothing is filled).
-func (w *Warehouse) loadInputs(ctx context.Context, runs []RunRow, byID map[string]int, lo, hi int, in interner) (ok bool, err error) {
+// loadInputs fills runs[lo..hi] from run_inputs, read by the rowids in
+// span (its first and last) or, when span is nil, by run id; ok is false
+// when some run has none (then nothing is filled).
+func (w *Warehouse) loadInputs(ctx context.Context, runs []RunRow, byID map[string]int, lo, hi int, in interner, a *inputsArena, span []int64) (ok bool, err error) {
 	n := 0
 	var strs []string
-	err = w.scan(ctx, `SELECT run_id, inputs FROM run_inputs WHERE run_id BETWEEN ? AND ?`, func(rows *sql.Rows) error {
+	q, args := `SELECT run_id, inputs FROM run_inputs WHERE run_id BETWEEN ? AND ?`, []any{runs[lo].RunID, runs[hi].RunID}
+	if span != nil {
+		q, args = `SELECT run_id, inputs FROM run_inputs WHERE rowid BETWEEN ? AND ?`, []any{span[0], span[1]}
+	}
+	err = w.scan(ctx, q, func(rows *sql.Rows) error {
 		var id, b sql.RawBytes
 		if err := rows.Scan(&id, &b); err != nil {
 			return err
@@ -283,12 +288,12 @@ func (w *Warehouse) loadInputs(ctx context.Context, runs []RunRow, byID map[stri
 			return nil
 		}
 		var derr error
-		if strs, derr = decodeInputs(b, &runs[i], in, strs[:0]); derr != nil {
+		if strs, derr = decodeInputs(b, &runs[i], in, strs[:0], a); derr != nil {
 			return fmt.Errorf("run %s: stored inputs: %w", runs[i].RunID, derr)
 		}
 		n++
 		return nil
-	}, runs[lo].RunID, runs[hi].RunID)
+	}, args...)
 	if err != nil || n == hi-lo+1 {
 		return err == nil, err
 	}
@@ -413,12 +418,49 @@ func (e *inputsEncoder) custom(js []CustomJudgment) {
 
 var errInputs = errors.New("truncated or malformed")
 
+// inputsArena gives decodeInputs the slices of a batch of runs from a few
+// large allocations, and, once the caller holds none of a batch's tasks
+// (LoadRunsWith with dropTasks), the same memory again for the next
+// batch: reading 234,000 runs for their metric values then leaves
+// little for the collector (docs/benchmarks.md). Only for that: a run
+// kept would keep its whole array.
+type inputsArena struct {
+	tasks []TaskRow
+	tcs   []TCJudgment
+	trjs  []TRJJudgment
+	tas   []TAJudgment
+}
+
+// reuse hands out the arena's memory again: nothing may still refer to
+// what it gave before.
+func (a *inputsArena) reuse() {
+	a.tasks, a.tcs, a.trjs, a.tas = a.tasks[:0], a.tcs[:0], a.trjs[:0], a.tas[:0]
+}
+
+// carve is n zeroed elements of buf, which it extends (a new array, twice
+// as large, when it is full: the old one stays with the slices cut from
+// it), capped so that an append to them never reaches the next.
+func carve[T any](buf *[]T, n int) []T {
+	b := *buf
+	if n > cap(b)-len(b) {
+		b = make([]T, 0, max(2*cap(b), n))
+	}
+	s := b[len(b) : len(b)+n : len(b)+n]
+	clear(s)
+	*buf = b[:len(b)+n]
+	return s
+}
+
 // decodeInputs reads what encodeInputs wrote into r's Tasks, TA and
-// Custom, interning its strings; strs is scratch space, returned.
-func decodeInputs(b []byte, r *RunRow, in interner, strs []string) ([]string, error) {
+// Custom, interning its strings, their slices cut from a (nil: each its
+// own allocation); strs is scratch space, returned.
+func decodeInputs(b []byte, r *RunRow, in interner, strs []string, a *inputsArena) ([]string, error) {
+	if a == nil {
+		a = &inputsArena{} // each slice its own array
+	}
 	d := inputsDecoder{b: b, in: in, strs: strs}
 	if n := d.count(); n > 0 {
-		r.Tasks = make([]TaskRow, n)
+		r.Tasks = carve(&a.tasks, n)
 	} else {
 		r.Tasks = nil
 	}
@@ -428,10 +470,10 @@ func decodeInputs(b []byte, r *RunRow, in interner, strs []string) ([]string, er
 	var tcs []TCJudgment
 	var trjs []TRJJudgment
 	if n := d.count(); n > 0 {
-		tcs = make([]TCJudgment, n)
+		tcs = carve(&a.tcs, n)
 	}
 	if n := d.count(); n > 0 {
-		trjs = make([]TRJJudgment, n)
+		trjs = carve(&a.trjs, n)
 	}
 	for k := range r.Tasks {
 		t := &r.Tasks[k]
@@ -447,7 +489,7 @@ func decodeInputs(b []byte, r *RunRow, in interner, strs []string) ([]string, er
 		t.Expected, t.Chosen = d.str(), d.str()
 		if n := d.count(); n > 0 {
 			if n > len(tcs) {
-				d.err, d.b = errInputs, nil
+				d.fail()
 				break
 			}
 			t.TC, tcs = tcs[:n:n], tcs[n:]
@@ -457,7 +499,7 @@ func decodeInputs(b []byte, r *RunRow, in interner, strs []string) ([]string, er
 		}
 		if n := d.count(); n > 0 {
 			if n > len(trjs) {
-				d.err, d.b = errInputs, nil
+				d.fail()
 				break
 			}
 			t.TRJ, trjs = trjs[:n:n], trjs[n:]
@@ -472,7 +514,7 @@ func decodeInputs(b []byte, r *RunRow, in interner, strs []string) ([]string, er
 	}
 	r.TA = nil
 	if n := d.count(); n > 0 {
-		r.TA = make([]TAJudgment, n)
+		r.TA = carve(&a.tas, n)
 		for i := range r.TA {
 			j := &r.TA[i]
 			j.Judge = d.str()
@@ -482,35 +524,71 @@ func decodeInputs(b []byte, r *RunRow, in interner, strs []string) ([]string, er
 		}
 	}
 	r.Custom = d.custom()
-	if d.err == nil && (len(d.b) != 0 || len(tcs) != 0 || len(trjs) != 0) {
+	if d.err == nil && (d.left() != 0 || len(tcs) != 0 || len(trjs) != 0) {
 		d.err = errInputs
 	}
 	return d.strs, d.err
 }
 
 type inputsDecoder struct {
-	b    []byte
+	b    []byte // the input, read from b[i]
+	i    int
 	in   interner
 	strs []string
 	err  error
 }
 
 func (d *inputsDecoder) uint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.err, d.b = errInputs, nil
+	b, i := d.b, d.i
+	if i < len(b) && b[i] < 0x80 {
+		d.i = i + 1
+		return uint64(b[i])
+	}
+	if i+10 <= len(b) {
+		// Eight bytes at once, without a branch per byte: the lengths mix
+		// (one byte for small numbers, ten for a float with all its
+		// mantissa), so a loop's branches were mispredicted.
+		x := binary.LittleEndian.Uint64(b[i:])
+		v := x&0x7f | x>>1&(0x7f<<7) | x>>2&(0x7f<<14) | x>>3&(0x7f<<21) |
+			x>>4&(0x7f<<28) | x>>5&(0x7f<<35) | x>>6&(0x7f<<42) | x>>7&(0x7f<<49)
+		if stops := ^x & 0x8080808080808080; stops != 0 {
+			n := bits.TrailingZeros64(stops)/8 + 1
+			d.i = i + n
+			return v & (1<<(7*n) - 1)
+		}
+		v |= uint64(b[i+8]&0x7f) << 56
+		if b[i+8] < 0x80 {
+			d.i = i + 9
+			return v
+		}
+		if b[i+9] <= 1 { // the tenth byte holds the 64th bit alone
+			d.i = i + 10
+			return v | uint64(b[i+9])<<63
+		}
+		d.fail()
 		return 0
 	}
-	d.b = d.b[n:]
+	v, n := binary.Uvarint(b[i:])
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.i = i + n
 	return v
 }
+
+// left is how many bytes are still to read.
+func (d *inputsDecoder) left() uint64 { return uint64(len(d.b) - d.i) }
+
+// fail marks the input malformed and stops the reading.
+func (d *inputsDecoder) fail() { d.err, d.i = errInputs, len(d.b) }
 
 // count is a list's length, bounded by the bytes left (each element
 // takes at least one).
 func (d *inputsDecoder) count() int {
 	n := d.uint()
-	if n > uint64(len(d.b)) {
-		d.err, d.b = errInputs, nil
+	if n > d.left() {
+		d.fail()
 		return 0
 	}
 	return int(n)
@@ -524,18 +602,18 @@ func (d *inputsDecoder) str() string {
 	k := d.uint()
 	if k > 0 {
 		if k > uint64(len(d.strs)) {
-			d.err, d.b = errInputs, nil
+			d.fail()
 			return ""
 		}
 		return d.strs[k-1]
 	}
 	n := d.uint()
-	if n > uint64(len(d.b)) {
-		d.err, d.b = errInputs, nil
+	if n > d.left() {
+		d.fail()
 		return ""
 	}
-	s := d.in.of(d.b[:n])
-	d.b = d.b[n:]
+	s := d.in.of(d.b[d.i : d.i+int(n)])
+	d.i += int(n)
 	d.strs = append(d.strs, s)
 	return s
 }
@@ -552,8 +630,8 @@ func (d *inputsDecoder) custom() []CustomJudgment {
 		if m == 0 {
 			continue
 		}
-		if m-1 > uint64(len(d.b)) {
-			d.err, d.b = errInputs, nil
+		if m-1 > d.left() {
+			d.fail()
 			return out
 		}
 		out[i].Scores = make(map[string]float64, m-1)

@@ -1,8 +1,11 @@
 package ingest
 
 import (
+	"bytes"
 	"database/sql"
+	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -305,7 +308,71 @@ func loadRunsGivesTheTables(t *testing.T, w *Warehouse, step string) []RunRow {
 	if len(tables) == 0 || !sameRuns(stored, tables) {
 		t.Fatalf("%s: LoadRuns gives other runs than the tables (%d runs)", step, len(tables))
 	}
+	// A few runs at a time, each visited and then let go (the metric
+	// values' reading): the batches share their memory, and a batch's
+	// stored inputs are read by their rows' span, however the rows lie.
+	visited := make([]string, len(tables))
+	dropped, err := w.loadRuns(ctx, func(i int, r *RunRow) { visited[i] = string(encodeInputs(nil, r)) }, true, w.inputsFresh(ctx), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range tables {
+		if visited[i] != string(encodeInputs(nil, &tables[i])) {
+			t.Fatalf("%s: run %s visited with other tasks than the tables give", step, tables[i].RunID)
+		}
+	}
+	if !sameRuns(dropped, stripped(tables)) {
+		t.Fatalf("%s: LoadRunsWith(dropTasks) gives other runs than the tables", step)
+	}
+	if w.inputsFresh(ctx) {
+		// Fresh, every batch is read from its rows' span, not the tables.
+		rowid := map[string]int64{}
+		if err := w.scan(ctx, `SELECT run_id, rowid FROM run_inputs`, func(rs *sql.Rows) error {
+			var id string
+			var r int64
+			err := rs.Scan(&id, &r)
+			rowid[id] = r
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		runs := stripped(tables)
+		byID := map[string]int{}
+		spans := make([]int64, len(runs))
+		for i, r := range runs {
+			byID[r.RunID], spans[i] = i, -1
+			if v, found := rowid[r.RunID]; found {
+				spans[i] = v
+			}
+		}
+		for lo := 0; lo < len(runs); lo += 7 {
+			hi := min(lo+7, len(runs)) - 1
+			span := rowSpan(spans[lo : hi+1])
+			if span == nil { // a run without stored inputs (the judge's)
+				for i := lo; i <= hi; i++ {
+					runs[i] = tables[i]
+				}
+				continue
+			}
+			if ok, err := w.loadInputs(ctx, runs, byID, lo, hi, interner{}, nil, span); !ok || err != nil {
+				t.Fatalf("%s: runs %d to %d not read from their rows' span (%v)", step, lo, hi, err)
+			}
+		}
+		if !sameRuns(runs, tables) {
+			t.Fatalf("%s: the rows' spans give other runs than the tables", step)
+		}
+	}
 	return tables
+}
+
+// stripped is runs without their tasks and TA, as LoadRunsWith leaves
+// them with dropTasks.
+func stripped(runs []RunRow) []RunRow {
+	out := slices.Clone(runs)
+	for i := range out {
+		out[i].Tasks, out[i].TA = nil, nil
+	}
+	return out
 }
 
 // sameRuns compares runs as DeepEqual would, but with NaNs (missing
@@ -332,6 +399,47 @@ func sameTasks(a, b *RunRow) bool {
 	return string(encodeInputs(nil, a)) == string(encodeInputs(nil, b))
 }
 
+// The stored inputs' numbers decode as binary.Uvarint reads them, at
+// every length and wherever they lie (with ten bytes after them or
+// fewer), and what it refuses is refused.
+func TestInputsNumbersAsUvarint(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var cases [][]byte
+	for k := range 64 {
+		for _, v := range []uint64{1<<k - 1, 1 << k, 1<<k + 1} {
+			cases = append(cases, binary.AppendUvarint(nil, v))
+		}
+	}
+	cases = append(cases, binary.AppendUvarint(nil, math.MaxUint64), []byte{0x80, 0x00}, []byte{0xff, 0xff, 0x7f})
+	for range 20000 { // any bytes, the continuation bit set often
+		b := make([]byte, 1+rng.IntN(12))
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+			if rng.IntN(4) > 0 {
+				b[i] |= 0x80
+			}
+		}
+		cases = append(cases, b)
+	}
+	for _, c := range cases {
+		for _, tail := range [][]byte{nil, {5}, bytes.Repeat([]byte{0x81}, 12)} {
+			b := append(slices.Clip(c), tail...)
+			want, n := binary.Uvarint(b)
+			d := inputsDecoder{b: b}
+			got := d.uint()
+			if n <= 0 {
+				if d.err == nil {
+					t.Fatalf("% x: read %d, where Uvarint refuses it", b, got)
+				}
+				continue
+			}
+			if d.err != nil || got != want || d.i != n {
+				t.Fatalf("% x: %d after %d bytes (%v), want %d after %d", b, got, d.i, d.err, want, n)
+			}
+		}
+	}
+}
+
 // What encodeInputs writes decodes to the same run, floats to the bit;
 // every shorter prefix of it is refused, never a panic.
 func TestRunInputsRoundTrip(t *testing.T) {
@@ -349,7 +457,7 @@ func TestRunInputsRoundTrip(t *testing.T) {
 	}
 	b := encodeInputs(nil, &r)
 	var got RunRow
-	if _, err := decodeInputs(b, &got, interner{}, nil); err != nil {
+	if _, err := decodeInputs(b, &got, interner{}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	bits := func(v float64) uint64 { return math.Float64bits(v) }
@@ -367,12 +475,37 @@ func TestRunInputsRoundTrip(t *testing.T) {
 	}
 	for n := range len(b) {
 		var x RunRow
-		if _, err := decodeInputs(b[:n], &x, interner{}, nil); err == nil {
+		if _, err := decodeInputs(b[:n], &x, interner{}, nil, nil); err == nil {
 			t.Fatalf("a prefix of %d of %d bytes decoded", n, len(b))
 		}
 	}
-	if _, err := decodeInputs(append(b, 0), &got, interner{}, nil); err == nil {
+	if _, err := decodeInputs(append(b, 0), &got, interner{}, nil, nil); err == nil {
 		t.Error("a trailing byte was not refused")
+	}
+	// Decoded into an arena's reused memory, a run without judgments
+	// keeps none of the last run's; two runs decoded before a reuse do
+	// not share their tasks.
+	var a inputsArena
+	bare := RunRow{Tasks: []TaskRow{{Task: "a", Weight: 1}, {Task: "b"}, {Task: "c", Chosen: "noop"}}}
+	for k := range 6 {
+		var x, y RunRow
+		if _, err := decodeInputs(b, &x, interner{}, nil, &a); err != nil {
+			t.Fatal(err)
+		}
+		if k%2 == 1 {
+			a.reuse() // y in x's memory
+		}
+		if _, err := decodeInputs(encodeInputs(nil, &bare), &y, interner{}, nil, &a); err != nil {
+			t.Fatal(err)
+		}
+		if k%2 == 0 {
+			_ = append(x.Tasks, TaskRow{Task: "appended"}) // never into y's
+			_ = append(x.TA, TAJudgment{Judge: "appended"})
+		}
+		if !reflect.DeepEqual(y, bare) || k%2 == 0 && string(encodeInputs(nil, &x)) != string(b) {
+			t.Fatalf("decoded in an arena:\n%+v\n%+v", x, y)
+		}
+		a.reuse()
 	}
 }
 

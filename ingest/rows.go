@@ -41,8 +41,15 @@ func (w *Warehouse) loadRunsFromTables(ctx context.Context, visit func(i int, r 
 
 // loadRuns reads the runs' tasks and judgments batch runs at a time.
 func (w *Warehouse) loadRuns(ctx context.Context, visit func(i int, r *RunRow), dropTasks, useInputs bool, batch int) ([]RunRow, error) {
-	var runs []RunRow
-	byID := map[string]int{}
+	// As many runs as the table holds, allocated once: growing the slice
+	// run by run copied it a score of times (a hint, not a bound: the
+	// query's rows are appended whatever their number).
+	var n int
+	if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM runs`).Scan(&n); err != nil {
+		return nil, err
+	}
+	runs := make([]RunRow, 0, n)
+	byID := make(map[string]int, n)
 	in := interner{}
 	err := w.scan(ctx, `SELECT r.run_id, r.config_id, r.model, coalesce(r.family, ''), coalesce(r.size_b, 0), r.harness, r.effort,
 		r.scenario, coalesce(r.domain, ''), r.persona, coalesce(r.persona_group, ''), r.rep,
@@ -70,13 +77,53 @@ func (w *Warehouse) loadRuns(ctx context.Context, visit func(i int, r *RunRow), 
 	for i := range runs {
 		byID[runs[i].RunID] = i
 	}
+	// Where each run's stored inputs are in run_inputs (rowid; -1: none):
+	// a batch's are read by that span, which DuckDB finds from the row
+	// groups' bounds, where a span of run ids made it compare every id
+	// of the table (ids share their first 8 bytes, all its string bounds
+	// keep), once per batch: 117 times at --scale 100. (Not joined to the
+	// runs' query: under the report's 128 MB pool, that join ran out of
+	// memory at --scale 100.) A lake's tables are views, without rowids:
+	// it reads by run id.
+	var rowids []int64
+	if useInputs && !w.Lake {
+		rowids = make([]int64, len(runs))
+		for i := range rowids {
+			rowids[i] = -1
+		}
+		if err := w.scan(ctx, `SELECT run_id, rowid FROM run_inputs`, func(rows *sql.Rows) error {
+			var id sql.RawBytes
+			var rowid int64
+			if err := rows.Scan(&id, &rowid); err != nil {
+				return err
+			}
+			if i, found := byID[string(id)]; found {
+				rowids[i] = rowid
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	// With dropTasks, each batch's tasks are gone before the next is read:
+	// the next has the same memory again. Otherwise every run has its own.
+	var arena *inputsArena
+	if dropTasks {
+		arena = &inputsArena{}
+	}
 	for lo := 0; lo < len(runs); lo += batch {
 		hi := min(lo+batch, len(runs)) - 1
 		ok := false
 		if useInputs {
+			var span []int64
+			if rowids != nil {
+				span = rowSpan(rowids[lo : hi+1])
+			}
 			var err error
-			if ok, err = w.loadInputs(ctx, runs, byID, lo, hi, in); err != nil {
-				return nil, err
+			if rowids == nil || span != nil {
+				if ok, err = w.loadInputs(ctx, runs, byID, lo, hi, in, arena, span); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if !ok {
@@ -92,6 +139,9 @@ func (w *Warehouse) loadRuns(ctx context.Context, visit func(i int, r *RunRow), 
 				runs[i].Tasks, runs[i].TA = nil, nil
 			}
 		}
+		if arena != nil {
+			arena.reuse() // the batch's tasks are gone
+		}
 	}
 	return runs, nil
 }
@@ -102,7 +152,7 @@ func (w *Warehouse) loadRuns(ctx context.Context, visit func(i int, r *RunRow), 
 func (w *Warehouse) LoadRunTasks(ctx context.Context, r *RunRow) error {
 	runs := []RunRow{{RunID: r.RunID}}
 	if w.inputsFresh(ctx) {
-		ok, err := w.loadInputs(ctx, runs, map[string]int{r.RunID: 0}, 0, 0, interner{})
+		ok, err := w.loadInputs(ctx, runs, map[string]int{r.RunID: 0}, 0, 0, interner{}, nil, nil)
 		if err != nil {
 			return err
 		}
@@ -116,6 +166,19 @@ func (w *Warehouse) LoadRunTasks(ctx context.Context, r *RunRow) error {
 	}
 	r.Tasks, r.TA = runs[0].Tasks, runs[0].TA
 	return nil
+}
+
+// rowSpan is the first and last of rowids, nil when one is -1 (a run
+// without stored inputs).
+func rowSpan(rowids []int64) []int64 {
+	lo, hi := rowids[0], rowids[0]
+	for _, r := range rowids {
+		if r < 0 {
+			return nil
+		}
+		lo, hi = min(lo, r), max(hi, r)
+	}
+	return []int64{lo, hi}
 }
 
 // loadBatch is how many runs' tasks and judgments LoadRuns reads at once.

@@ -341,9 +341,7 @@ func (s *Dataset) Values() (*Values, error) {
 		if s.opt.Progress != nil && i%256 == 255 {
 			s.opt.Progress(Progress{Stage: "reading runs", Done: int64(i + 1), Total: -1})
 		}
-		for _, j := range analysis.Judges([]rows.RunRow{*r}) {
-			judges[j] = true
-		}
+		analysis.AddJudges(judges, r)
 		vals, m := analysis.RunValues(r, judge)
 		v.Values, v.Missing = append(v.Values, vals), append(v.Missing, m)
 		switch s.opt.Keep {
