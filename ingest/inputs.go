@@ -175,6 +175,33 @@ func (w *Warehouse) RefreshRunInputs(ctx context.Context) error {
 		return fail(err)
 	}
 	slices.SortFunc(ids, func(a, b runID) int { return strings.Compare(a.id, b.id) })
+	// Where each run's task outcomes and judgments lie (rowids): a
+	// window's queries are bounded by its runs' span as well as by their
+	// ids, which alone made DuckDB compare every id of the tables once per
+	// window (its string bounds keep 8 bytes, which the ids share): 8.1 s
+	// of counting at --scale 100 (docs/benchmarks.md).
+	at := make(map[string]int, len(ids))
+	for i, r := range ids {
+		at[r.id] = i
+	}
+	spans := make([]rowSpans, len(ids))
+	for t, table := range []string{"task_outcomes", "judgments"} {
+		err = w.scan(ctx, `SELECT run_id, min(rowid), max(rowid) FROM `+table+` GROUP BY run_id`, func(rows *sql.Rows) error {
+			var id sql.RawBytes
+			var lo, hi int64
+			if err := rows.Scan(&id, &lo, &hi); err != nil {
+				return err
+			}
+			if i, ok := at[string(id)]; ok {
+				spans[i][t] = [2]int64{lo, hi + 1}
+			}
+			return nil
+		})
+		if err != nil {
+			return fail(err)
+		}
+	}
+	at = nil
 	// DuckDB's default limit lowered to the ingest's while the tables are
 	// read: at --scale 100 the rebuild after score peaked at 1,149 MB with
 	// 512MB, 720 MB with 160MB (and 899 MB with batches of 8,000 runs,
@@ -206,16 +233,18 @@ func (w *Warehouse) RefreshRunInputs(ctx context.Context) error {
 	for lo := 0; lo < len(ids); lo += refreshBatch {
 		var runs []RunRow
 		byID := map[string]int{}
-		for _, r := range ids[lo:min(lo+refreshBatch, len(ids))] {
+		var span rowSpans
+		for k, r := range ids[lo:min(lo+refreshBatch, len(ids))] {
 			if r.missing {
 				byID[r.id] = len(runs)
 				runs = append(runs, RunRow{RunID: r.id})
+				span.add(spans[lo+k])
 			}
 		}
 		if len(runs) == 0 {
 			continue
 		}
-		if err := w.loadTasksAndJudgments(ctx, runs, byID, runs[0].RunID, runs[len(runs)-1].RunID, in); err != nil {
+		if err := w.loadTasksAndJudgments(ctx, runs, byID, runs[0].RunID, runs[len(runs)-1].RunID, in, &span); err != nil {
 			return fail(err)
 		}
 		for i := range runs {
@@ -234,6 +263,23 @@ func (w *Warehouse) RefreshRunInputs(ctx context.Context) error {
 		return fail(err)
 	}
 	return nil
+}
+
+// rowSpans are the rowids of some runs' task outcomes and judgments:
+// for each table, the first and one past the last ([0, 0): none).
+type rowSpans [2][2]int64
+
+// add widens s to take in o.
+func (s *rowSpans) add(o rowSpans) {
+	for t := range s {
+		switch {
+		case o[t][0] == o[t][1]:
+		case s[t][0] == s[t][1]:
+			s[t] = o[t]
+		default:
+			s[t] = [2]int64{min(s[t][0], o[t][0]), max(s[t][1], o[t][1])}
+		}
+	}
 }
 
 // lowerMemory lowers DuckDB's limit to the ingest's (unless the user set

@@ -656,6 +656,7 @@ func TestRebuildInWindows(t *testing.T) {
 	if err := rebuild(1 << 20); err != nil {
 		t.Fatal(err)
 	}
+	loadRunsGivesTheTables(t, w, "one window") // read within the rows' spans, as without
 	wantIDs, want := stored()
 	if len(want) != len(runIDs(t, w)) || !slices.IsSorted(wantIDs) {
 		t.Fatalf("%d inputs stored for %d runs, in order %v", len(want), len(runIDs(t, w)), slices.IsSorted(wantIDs))
@@ -672,6 +673,20 @@ func TestRebuildInWindows(t *testing.T) {
 			t.Fatal("not fresh after the rebuild")
 		}
 	}
+	// A run's judgment written after every other row (as the judge
+	// writes): its window's span reaches the end of the table.
+	late := wantIDs[len(wantIDs)/2]
+	if _, err := w.db.ExecContext(ctx, `INSERT INTO judgments SELECT * REPLACE ('judge-late' AS judge, 0 AS file_id, NULL AS src_line)
+		FROM judgments WHERE run_id = ? AND metric = 'tc' LIMIT 1`, late); err != nil {
+		t.Fatal(err)
+	}
+	if err := rebuild(7); err != nil {
+		t.Fatal(err)
+	}
+	if _, got := stored(); !strings.Contains(got[late], "judge-late") || got[wantIDs[0]] != want[wantIDs[0]] {
+		t.Fatal("the late judgment is not read, or another run changed")
+	}
+	loadRunsGivesTheTables(t, w, "a late judgment")
 	// A rubric judgment whose scores do not decode, in a late window.
 	bad := wantIDs[len(wantIDs)-20]
 	if _, err := w.db.ExecContext(ctx, `INSERT INTO judgments SELECT * REPLACE ('custom.bad' AS metric, '{"scores": "bad"}' AS extra)

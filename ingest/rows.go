@@ -127,7 +127,7 @@ func (w *Warehouse) loadRuns(ctx context.Context, visit func(i int, r *RunRow), 
 			}
 		}
 		if !ok {
-			if err := w.loadTasksAndJudgments(ctx, runs, byID, runs[lo].RunID, runs[hi].RunID, in); err != nil {
+			if err := w.loadTasksAndJudgments(ctx, runs, byID, runs[lo].RunID, runs[hi].RunID, in, nil); err != nil {
 				return nil, err
 			}
 		}
@@ -161,7 +161,7 @@ func (w *Warehouse) LoadRunTasks(ctx context.Context, r *RunRow) error {
 			return nil
 		}
 	}
-	if err := w.loadTasksAndJudgments(ctx, runs, map[string]int{r.RunID: 0}, r.RunID, r.RunID, interner{}); err != nil {
+	if err := w.loadTasksAndJudgments(ctx, runs, map[string]int{r.RunID: 0}, r.RunID, r.RunID, interner{}, nil); err != nil {
 		return err
 	}
 	r.Tasks, r.TA = runs[0].Tasks, runs[0].TA
@@ -201,8 +201,17 @@ func (in interner) of(b []byte) string {
 }
 
 // loadTasksAndJudgments fills the active tasks and the judgments of the
-// runs with ids in [from, to].
-func (w *Warehouse) loadTasksAndJudgments(ctx context.Context, runs []RunRow, byID map[string]int, from, to string, in interner) error {
+// runs with ids in [from, to]; spans, when given, holds where in the
+// tables all their rows lie.
+func (w *Warehouse) loadTasksAndJudgments(ctx context.Context, runs []RunRow, byID map[string]int, from, to string, in interner, spans *rowSpans) error {
+	bound := func(t int, col string) (string, []any) {
+		if spans == nil {
+			return "", []any{from, to}
+		}
+		return ` AND ` + col + ` >= ? AND ` + col + ` < ?`, []any{from, to, spans[t][0], spans[t][1]}
+	}
+	taskBound, taskArgs := bound(0, "o.rowid")
+	judgmentBound, judgmentArgs := bound(1, "rowid")
 	taskIdx := map[[2]string]int{}
 	// Depths and rule scores: as rescoring settled them (task_scores),
 	// else as logged.
@@ -214,7 +223,7 @@ func (w *Warehouse) loadTasksAndJudgments(ctx context.Context, runs []RunRow, by
 		FROM task_outcomes o JOIN runs r USING (run_id)
 		LEFT JOIN task_specs ts ON ts.scenario = r.scenario AND ts.task = o.task
 		LEFT JOIN task_scores sc ON sc.run_id = o.run_id AND sc.task = o.task
-		WHERE o.active AND o.run_id BETWEEN ? AND ? ORDER BY o.run_id, coalesce(ts.ordinal, 0), o.task`, func(rows *sql.Rows) error {
+		WHERE o.active AND o.run_id BETWEEN ? AND ?`+taskBound+` ORDER BY o.run_id, coalesce(ts.ordinal, 0), o.task`, func(rows *sql.Rows) error {
 		var run, task, expected, chosen sql.RawBytes
 		var t TaskRow
 		var rules [3]sql.NullFloat64
@@ -232,7 +241,7 @@ func (w *Warehouse) loadTasksAndJudgments(ctx context.Context, runs []RunRow, by
 		taskIdx[[2]string{runs[i].RunID, t.Task}] = len(runs[i].Tasks)
 		runs[i].Tasks = append(runs[i].Tasks, t)
 		return nil
-	}, from, to)
+	}, taskArgs...)
 	if err != nil {
 		return err
 	}
@@ -257,7 +266,7 @@ func (w *Warehouse) loadTasksAndJudgments(ctx context.Context, runs []RunRow, by
 			WHEN 'ta' THEN CASE WHEN file_id = 0 THEN TRY_CAST(json_extract(extra, '$.both') AS DOUBLE) END END,
 		CASE metric WHEN 'trj' THEN coalesce(faith, 'NaN') END,
 		CASE WHEN starts_with(metric, 'custom.') THEN json_extract(extra, '$.scores')::VARCHAR END
-		FROM judgments WHERE run_id BETWEEN ? AND ?
+		FROM judgments WHERE run_id BETWEEN ? AND ?`+judgmentBound+`
 		ORDER BY run_id, task, metric, judge, prompt DESC`, func(rows *sql.Rows) error {
 		var run, task, metric, judge, custom sql.RawBytes
 		var sv [5]any // float64, or nil
@@ -299,7 +308,7 @@ func (w *Warehouse) loadTasksAndJudgments(ctx context.Context, runs []RunRow, by
 			}
 		}
 		return nil
-	}, from, to)
+	}, judgmentArgs...)
 }
 
 // appendItemKey appends a judgment's item to b as one byte string, its
