@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"math"
+	"sort"
+	"strings"
 )
 
 // JudgeHeads returns the runs after run id after ("": from the first),
@@ -84,10 +86,26 @@ func (w *Warehouse) JudgeHeads(ctx context.Context, after string, n int) ([]*Jud
 // in that order; a run without events is given too. The events are
 // dropped again after fn returns.
 func (w *Warehouse) ScanJudgeEvents(ctx context.Context, runs []*JudgeRun, fn func(*JudgeRun) error) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	// Where the runs' events lie (run_spans): a batch's are read from its
+	// files' lines, whose row groups DuckDB finds by their integer bounds.
+	// A range of run ids bounded nothing: the ids share their first 8
+	// bytes, all a string column's bounds keep, so each batch compared
+	// every event's run id, a cost that grew with the warehouse. A lake's
+	// events are sorted by run id: it reads by the range.
+	var lines map[string][]fileLines
+	if !w.Lake {
+		var err error
+		if lines, err = w.eventLines(ctx, runs[0].RunID, runs[len(runs)-1].RunID); err != nil {
+			return err
+		}
+	}
 	// A batch of runs at a time: the driver holds a query's whole result
 	// in memory, and every event of a large warehouse is gigabytes.
 	for lo := 0; lo < len(runs); lo += eventBatch {
-		if err := w.scanJudgeEvents(ctx, runs[lo:min(lo+eventBatch, len(runs))], fn); err != nil {
+		if err := w.scanJudgeEvents(ctx, runs[lo:min(lo+eventBatch, len(runs))], lines, fn); err != nil {
 			return err
 		}
 	}
@@ -97,20 +115,85 @@ func (w *Warehouse) ScanJudgeEvents(ctx context.Context, runs []*JudgeRun, fn fu
 // eventBatch is how many runs' events ScanJudgeEvents reads at once.
 const eventBatch = 400
 
-func (w *Warehouse) scanJudgeEvents(ctx context.Context, runs []*JudgeRun, fn func(*JudgeRun) error) error {
+// fileLines are the first and last lines of a file that some runs' rows
+// lie between (bounded false: some row has no line; the file is read
+// whole).
+type fileLines struct {
+	file    int64
+	lo, hi  int64
+	bounded bool
+}
+
+// eventLines are the files and lines of the events of the runs from run
+// id from to to, by run (run_spans).
+func (w *Warehouse) eventLines(ctx context.Context, from, to string) (map[string][]fileLines, error) {
+	out := map[string][]fileLines{}
+	err := w.scan(ctx, `SELECT run_id, file_id, lo, hi FROM run_spans WHERE run_id BETWEEN ? AND ?`, func(rows *sql.Rows) error {
+		var id string
+		var f fileLines
+		var lo, hi sql.NullInt64
+		if err := rows.Scan(&id, &f.file, &lo, &hi); err != nil {
+			return err
+		}
+		f.lo, f.hi, f.bounded = lo.Int64, hi.Int64, lo.Valid && hi.Valid
+		out[id] = append(out[id], f)
+		return nil
+	}, from, to)
+	return out, err
+}
+
+// linesOf merges the files and lines of ids into one range a file, in
+// file order.
+func linesOf(lines map[string][]fileLines, ids []string) []fileLines {
+	byFile := map[int64]int{}
+	var out []fileLines
+	for _, id := range ids {
+		for _, f := range lines[id] {
+			i, ok := byFile[f.file]
+			if !ok {
+				byFile[f.file] = len(out)
+				out = append(out, f)
+				continue
+			}
+			m := &out[i]
+			m.lo, m.hi, m.bounded = min(m.lo, f.lo), max(m.hi, f.hi), m.bounded && f.bounded
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].file < out[b].file })
+	return out
+}
+
+func (w *Warehouse) scanJudgeEvents(ctx context.Context, runs []*JudgeRun, lines map[string][]fileLines, fn func(*JudgeRun) error) error {
 	if len(runs) == 0 {
 		return nil
 	}
-	q := `SELECT run_id, seq, t, actor, kind, coalesce(task, ''), coalesce(text, ''), coalesce(tool, ''),
-		coalesce(args::VARCHAR, ''), coalesce(CASE WHEN json_type(result) = 'VARCHAR' THEN result->>'$' ELSE result::VARCHAR END, ''), visible
-		FROM events WHERE run_id BETWEEN ? AND ? AND run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id, seq`
 	ids := make([]string, len(runs))
 	for i, r := range runs {
 		ids[i] = r.RunID
 	}
-	// The range lets DuckDB skip the row groups of other runs (a large
-	// warehouse's events are scanned a slice at a time).
-	args := []any{runs[0].RunID, runs[len(runs)-1].RunID, ids}
+	from, args := `(SELECT * FROM events WHERE run_id BETWEEN ? AND ?)`, []any{runs[0].RunID, runs[len(runs)-1].RunID}
+	if lines != nil {
+		// One scan a file, bounded by its lines; none: no run has events.
+		var parts []string
+		args = args[:0]
+		for _, f := range linesOf(lines, ids) {
+			if f.bounded {
+				parts = append(parts, `SELECT * FROM events WHERE file_id = ? AND src_line BETWEEN ? AND ?`)
+				args = append(args, f.file, f.lo, f.hi)
+			} else {
+				parts = append(parts, `SELECT * FROM events WHERE file_id = ?`)
+				args = append(args, f.file)
+			}
+		}
+		if len(parts) == 0 {
+			parts = append(parts, `SELECT * FROM events WHERE false`)
+		}
+		from = `(` + strings.Join(parts, " UNION ALL ") + `)`
+	}
+	q := `SELECT run_id, seq, t, actor, kind, coalesce(task, ''), coalesce(text, ''), coalesce(tool, ''),
+		coalesce(args::VARCHAR, ''), coalesce(CASE WHEN json_type(result) = 'VARCHAR' THEN result->>'$' ELSE result::VARCHAR END, ''), visible
+		FROM ` + from + ` WHERE run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id, seq`
+	args = append(args, ids)
 	next := 0 // the next run to give to fn
 	var cur *JudgeRun
 	give := func(r *JudgeRun) error {

@@ -218,6 +218,30 @@ func TestRunEventsFromTheirSpans(t *testing.T) {
 				t.Errorf("%s (page %v): events %v, want %v", run, page, got, want)
 			}
 		}
+		// The judge reads them from the runs' files and lines too.
+		heads, err := w.JudgeHeads(ctx, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		given := 0
+		if err := w.ScanJudgeEvents(ctx, heads, func(r *JudgeRun) error {
+			given++
+			for _, e := range r.Events {
+				if r.RunID == run {
+					got = append(got, e.Seq)
+				}
+				if !strings.HasPrefix(e.Text, r.RunID+" says") {
+					t.Errorf("the judge's %s shows %q", r.RunID, e.Text)
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) || given != len(heads) {
+			t.Errorf("%s (judge): events %v of %d runs given, want %v of %d", run, got, given, want, len(heads))
+		}
 	}
 	check("r1", []int64{1, 2, 3, 4, 5, 6, 7, 8})
 	check("r2", []int64{1, 2, 3, 4, 5, 6})
@@ -241,6 +265,11 @@ func TestRunEventsFromTheirSpans(t *testing.T) {
 		t.Fatalf("packing again: %+v, %v", st, err)
 	}
 	check("r2", []int64{1})
+	// Spans without lines (a row without one) read their files whole.
+	if _, err := w.db.Exec(`UPDATE run_spans SET lo = NULL, hi = NULL WHERE run_id = 'r1' AND file_id = (SELECT min(file_id) FROM run_spans)`); err != nil {
+		t.Fatal(err)
+	}
+	check("r1", []int64{1, 2, 3, 4, 5, 6, 7, 8})
 	listed("r2", "", "")
 	listed("r1", "mp_price mp_buy", "mp_buy/j1 mp_price/j1 mp_price/j2")
 	w.db.QueryRow(`SELECT count(*) FROM row_spans WHERE run_id = 'r2'`).Scan(&spans)
