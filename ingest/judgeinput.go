@@ -163,6 +163,27 @@ func linesOf(lines map[string][]fileLines, ids []string) []fileLines {
 	return out
 }
 
+// eventsIn is a subquery (and its arguments) of the events in files'
+// lines: one scan a file, bounded by its lines, which DuckDB finds by
+// their row groups' bounds; none when files is empty.
+func eventsIn(files []fileLines) (string, []any) {
+	var parts []string
+	var args []any
+	for _, f := range files {
+		if f.bounded {
+			parts = append(parts, `SELECT * FROM events WHERE file_id = ? AND src_line BETWEEN ? AND ?`)
+			args = append(args, f.file, f.lo, f.hi)
+		} else {
+			parts = append(parts, `SELECT * FROM events WHERE file_id = ?`)
+			args = append(args, f.file)
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, `SELECT * FROM events WHERE false`)
+	}
+	return `(` + strings.Join(parts, " UNION ALL ") + `)`, args
+}
+
 func (w *Warehouse) scanJudgeEvents(ctx context.Context, runs []*JudgeRun, lines map[string][]fileLines, fn func(*JudgeRun) error) error {
 	if len(runs) == 0 {
 		return nil
@@ -173,22 +194,7 @@ func (w *Warehouse) scanJudgeEvents(ctx context.Context, runs []*JudgeRun, lines
 	}
 	from, args := `(SELECT * FROM events WHERE run_id BETWEEN ? AND ?)`, []any{runs[0].RunID, runs[len(runs)-1].RunID}
 	if lines != nil {
-		// One scan a file, bounded by its lines; none: no run has events.
-		var parts []string
-		args = args[:0]
-		for _, f := range linesOf(lines, ids) {
-			if f.bounded {
-				parts = append(parts, `SELECT * FROM events WHERE file_id = ? AND src_line BETWEEN ? AND ?`)
-				args = append(args, f.file, f.lo, f.hi)
-			} else {
-				parts = append(parts, `SELECT * FROM events WHERE file_id = ?`)
-				args = append(args, f.file)
-			}
-		}
-		if len(parts) == 0 {
-			parts = append(parts, `SELECT * FROM events WHERE false`)
-		}
-		from = `(` + strings.Join(parts, " UNION ALL ") + `)`
+		from, args = eventsIn(linesOf(lines, ids))
 	}
 	q := `SELECT run_id, seq, t, actor, kind, coalesce(task, ''), coalesce(text, ''), coalesce(tool, ''),
 		coalesce(args::VARCHAR, ''), coalesce(CASE WHEN json_type(result) = 'VARCHAR' THEN result->>'$' ELSE result::VARCHAR END, ''), visible

@@ -133,7 +133,7 @@ func TestRunEventsFromTheirSpans(t *testing.T) {
 	write(t, filepath.Join(dir, "scenario.yaml"), scenarioFile)
 	run2 := strings.ReplaceAll(strings.SplitN(runFile, "\n", 2)[0], `"r1"`, `"r2"`)
 	ev := func(run string, seq int) string {
-		return fmt.Sprintf(`{"type":"event","run_id":"%s","seq":%d,"t":"2026-03-02T18:%02d:00Z","actor":"user","kind":"message","text":"%s says %d"}`, run, seq, seq, run, seq)
+		return fmt.Sprintf(`{"type":"event","run_id":"%s","seq":%d,"t":"2026-03-02T18:%02d:00Z","actor":"user","kind":"message","text":"%s says %d","task":"mp_price"}`, run, seq, seq, run, seq)
 	}
 	// a.jsonl: r1's run, r1 and r2's events interleaved; b.jsonl: r2's
 	// run first, then more of r1's events.
@@ -243,8 +243,27 @@ func TestRunEventsFromTheirSpans(t *testing.T) {
 			t.Errorf("%s (judge): events %v of %d runs given, want %v of %d", run, got, given, want, len(heads))
 		}
 	}
+	// Rescoring reads each task's events, from both files.
+	scored := func(want map[string][]int64) {
+		t.Helper()
+		got := map[string][]int64{}
+		if err := w.ScanScoreTasks(ctx, func(x *ScoreTask) error {
+			k := x.RunID + "/" + x.Task
+			got[k] = []int64{}
+			for _, e := range x.Events {
+				got[k] = append(got[k], e.Seq)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("scored tasks' events %v, want %v", got, want)
+		}
+	}
 	check("r1", []int64{1, 2, 3, 4, 5, 6, 7, 8})
 	check("r2", []int64{1, 2, 3, 4, 5, 6})
+	scored(map[string][]int64{"r1/mp_price": {1, 2, 3, 4, 5, 6, 7, 8}, "r1/mp_buy": {}, "r2/mp_price": {1, 2, 3, 4, 5, 6}})
 	var spans int
 	w.db.QueryRow(`SELECT count(*) FROM run_spans`).Scan(&spans)
 	if spans != 3 {
@@ -270,6 +289,7 @@ func TestRunEventsFromTheirSpans(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("r1", []int64{1, 2, 3, 4, 5, 6, 7, 8})
+	scored(map[string][]int64{"r1/mp_price": {1, 2, 3, 4, 5, 6, 7, 8}, "r1/mp_buy": {}})
 	listed("r2", "", "")
 	listed("r1", "mp_price mp_buy", "mp_buy/j1 mp_price/j1 mp_price/j2")
 	w.db.QueryRow(`SELECT count(*) FROM row_spans WHERE run_id = 'r2'`).Scan(&spans)
