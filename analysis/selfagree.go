@@ -232,7 +232,8 @@ func selfScore(name string, r *repeated, opt BootstrapOptions) SelfScore {
 			out[0] = f / n
 		}, opt)[0]
 	} else {
-		s.ICC = stat.ClusterBootstrap(len(r.values), 1, func(w, out []float64) { out[0] = ICC1(r.values, w) }, opt)[0]
+		d := newICCGroups(r.values)
+		s.ICC = stat.ClusterBootstrap(len(r.values), 1, func(w, out []float64) { out[0] = d.icc(w) }, opt)[0]
 	}
 	return s
 }
@@ -249,6 +250,33 @@ func selfScore(name string, r *repeated, opt BootstrapOptions) SelfScore {
 // Donner 1986). NaN with fewer than two groups or no within variance and
 // no between variance.
 func ICC1(groups [][]float64, w []float64) float64 {
+	return newICCGroups(groups).icc(w)
+}
+
+// iccGroups are ICC1's groups laid out for weighting many times (a
+// bootstrap's resamples): every value in one array, in the groups' order,
+// and each group's mean computed once. icc does ICC1's arithmetic in
+// ICC1's order, so that it gives the same bits; walking one array instead
+// of a slice a group, and no mean a resample, made the bootstrap of
+// 234,000 items' ICC (--scale 100) faster (docs/benchmarks.md).
+type iccGroups struct {
+	vals  []float64
+	start []int // group i's values are vals[start[i]:start[i+1]]
+	mean  []float64
+}
+
+func newICCGroups(groups [][]float64) *iccGroups {
+	d := &iccGroups{start: make([]int, 0, len(groups)+1), mean: make([]float64, len(groups))}
+	for i, vs := range groups {
+		d.start = append(d.start, len(d.vals))
+		d.vals = append(d.vals, vs...)
+		d.mean[i] = mean(vs)
+	}
+	d.start = append(d.start, len(d.vals))
+	return d
+}
+
+func (d *iccGroups) icc(w []float64) float64 {
 	weight := func(i int) float64 {
 		if w == nil {
 			return 1
@@ -256,11 +284,12 @@ func ICC1(groups [][]float64, w []float64) float64 {
 		return w[i]
 	}
 	var g, N, sum, sumSq float64
-	for i, vs := range groups {
+	for i := range d.mean {
 		wi := weight(i)
 		if wi == 0 {
 			continue
 		}
+		vs := d.vals[d.start[i]:d.start[i+1]]
 		g += wi
 		n := float64(len(vs))
 		N += float64(wi * n)
@@ -274,12 +303,12 @@ func ICC1(groups [][]float64, w []float64) float64 {
 	}
 	grand := sum / N
 	var ssb, ssw float64
-	for i, vs := range groups {
+	for i, m := range d.mean {
 		wi := weight(i)
 		if wi == 0 {
 			continue
 		}
-		m := mean(vs)
+		vs := d.vals[d.start[i]:d.start[i+1]]
 		ssb += float64(wi * float64(len(vs)) * (m - grand) * (m - grand))
 		for _, v := range vs {
 			ssw += float64(wi * (v - m) * (v - m))

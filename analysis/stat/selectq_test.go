@@ -1,6 +1,7 @@
 package stat
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -109,6 +110,45 @@ func BenchmarkPercentileOf10000(b *testing.B) {
 // drawN gives math/rand/v2's IntN from the same source, draw for draw:
 // bounds small and large, powers of two, and bounds where rejection is
 // common (just above a power of two, near 2⁶³).
+// Counting the draws a byte a cluster gives the counts a float64 a
+// cluster gives, past 255 too (one cluster of 1,000 draws; two; draws
+// of 70,000 and of 300 clusters), and the bootstrap's replicates are
+// the same whichever way it counts (countBytesFrom 0 or never).
+func TestCountDrawsAsFloats(t *testing.T) {
+	for _, c := range []struct{ n, draws int }{{1, 1000}, {2, 1000}, {3, 700}, {70000, 70000}, {300, 300}} {
+		a, b := rand.NewPCG(7, uint64(c.n)), rand.NewPCG(7, uint64(c.n))
+		want := make([]float64, c.draws)
+		for range c.draws {
+			want[drawN(a, uint64(c.n))]++
+		}
+		cnt := make([]uint8, c.draws)
+		over := countDraws(b, uint64(c.n), cnt, nil)
+		got := make([]float64, c.draws)
+		weights(got, cnt, over)
+		if !slices.Equal(got, want) {
+			t.Errorf("%d draws of %d clusters: the counts differ (%d past 255)", c.draws, c.n, len(over))
+		}
+		if c.draws >= 256*c.n && len(over) == 0 {
+			t.Errorf("%d draws of %d clusters: no count past 255", c.draws, c.n)
+		}
+	}
+	defer func(n int) { countBytesFrom = n }(countBytesFrom)
+	var reps [2][]float64
+	for i, from := range []int{1 << 62, 0} {
+		countBytesFrom = from
+		_, reps[i] = ClusterBootstrapReplicates(3000, 2, func(w, out []float64) {
+			out[0], out[1] = 0, 0
+			for c, x := range w {
+				out[0] += x * float64(c%7)
+				out[1] += x * x
+			}
+		}, BootstrapOptions{Resamples: 64, Seed: 11})
+	}
+	if !slices.Equal(reps[0], reps[1]) {
+		t.Error("the replicates differ with the draws counted a byte a cluster")
+	}
+}
+
 func TestDrawNIsIntN(t *testing.T) {
 	bounds := []uint64{1, 2, 3, 7, 10, 64, 100, 2340, 58961, 1<<32 + 1, 1 << 40, 3 << 61, 1<<63 - 1, 1<<62 + 1}
 	for _, n := range bounds {
@@ -119,5 +159,28 @@ func TestDrawNIsIntN(t *testing.T) {
 				t.Fatalf("n %d, draw %d: %d, IntN %d", n, i, got, want)
 			}
 		}
+	}
+}
+
+// The resamples of an item bootstrap (each item its own cluster) at the
+// sizes of the sample corpus and of --scale 10 and 100: drawing and
+// counting dominate, the statistic (a weighted mean) being one pass.
+func BenchmarkItemBootstrap(b *testing.B) {
+	for _, n := range []int{2340, 23400, 234000} {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = float64(i % 3)
+		}
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				ClusterBootstrap(n, 1, func(w, out []float64) {
+					var s, t float64
+					for i, wi := range w {
+						s, t = s+wi*x[i], t+wi
+					}
+					out[0] = s / t
+				}, BootstrapOptions{Resamples: 200, Seed: 1, Workers: 1})
+			}
+		})
 	}
 }
