@@ -941,7 +941,9 @@ func applyAnswer(call *rows.JudgeCall, it *Item, rb *Rubric, content string) boo
 }
 
 // saver writes answers to the warehouse in batches, from one goroutine:
-// every 512 answers or every second, and whatever is left when closed.
+// every 512 answers or every second, and whatever is left when closed;
+// but after a save that took d, the next waits until 4d have passed
+// (savePaced).
 type saver struct {
 	in   chan rows.JudgeCall
 	done chan error
@@ -950,7 +952,25 @@ type saver struct {
 const (
 	saveBatch = 512
 	saveEvery = time.Second
+	// saveRest is how many times its own length the saver rests after a
+	// save. A save replaces the calls and judgments of its items, found
+	// by a join over the whole of judge_calls and judgments: its cost
+	// grows with the warehouse, so batches of a fixed size cost the
+	// square of the runs judged. Resting in proportion keeps saving to at
+	// most a fifth of the run's time and its cost linear (the batches
+	// grow with the tables instead); the journal holds what waits.
+	saveRest = 4
 )
+
+// savePaced tells whether a batch of n answers is to be saved now: n
+// reached size or the ticker fired (due), and the rest after the last
+// save, which took took and ended since ago, is over.
+func savePaced(n, size int, due bool, took, since time.Duration) bool {
+	if n == 0 || (n < size && !due) {
+		return false
+	}
+	return since >= saveRest*took
+}
 
 // JournalPath is where a judge run keeps, line by line, the answers it has
 // received and not yet written to the warehouse at path: written as each
@@ -976,10 +996,14 @@ func newSaverOf(w Store, size int) (*saver, error) {
 		var batch []rows.JudgeCall
 		var firstErr error
 		var line []byte
+		var took time.Duration // how long the last save took
+		var ended time.Time    // and when it ended
 		flush := func() {
 			if len(batch) == 0 {
 				return
 			}
+			start := time.Now()
+			defer func() { took, ended = time.Since(start), time.Now() }()
 			if err := w.SaveJudgeCalls(context.Background(), batch); err != nil {
 				if firstErr == nil {
 					firstErr = err
@@ -1014,11 +1038,13 @@ func newSaverOf(w Store, size int) (*saver, error) {
 					firstErr = fmt.Errorf("writing the journal of answers: %w", err)
 				}
 				batch = append(batch, c)
-				if len(batch) >= size {
+				if savePaced(len(batch), size, false, took, time.Since(ended)) {
 					flush()
 				}
 			case <-t.C:
-				flush()
+				if savePaced(len(batch), size, true, took, time.Since(ended)) {
+					flush()
+				}
 			}
 		}
 	}()
