@@ -134,7 +134,8 @@ func (w *Warehouse) JudgeCosts(ctx context.Context) ([]string, [][]any, error) {
 // replaces the one of the same judge, model, parameters and prompt version
 // about the same item (run, task, metric) and input (asked again with
 // --force); answers to an earlier input of the item stay, as cache. Valid
-// answers replace the judgments with their key.
+// answers replace the judgments with their key. A batch whose calls are
+// all New is taken at its word: none is looked for among the stored.
 func (w *Warehouse) SaveJudgeCalls(ctx context.Context, calls []JudgeCall) error {
 	if w.ReadOnly {
 		return ErrReadOnly
@@ -213,17 +214,21 @@ func (w *Warehouse) SaveJudgeCalls(ctx context.Context, calls []JudgeCall) error
 	if w.hasPacks(ctx) {
 		stale = []string{staleUnlessFresh, dropInputsOf(`SELECT run_id FROM _jj`)}
 	}
-	tx := []string{
-		"BEGIN TRANSACTION",
-		stale[0],
-		`DELETE FROM judge_calls USING _jc s WHERE judge_calls.model = s.model AND judge_calls.params = s.params AND judge_calls.prompt = s.prompt
+	tx := []string{"BEGIN TRANSACTION", stale[0]}
+	// A batch of new calls (their inputs unanswered when planned) has
+	// nothing to replace: the join, over every stored call, is left out.
+	// Kept, it made saving grow with the square of the calls a run makes
+	// (docs/benchmarks.md).
+	if slices.ContainsFunc(calls, func(c JudgeCall) bool { return !c.New }) {
+		tx = append(tx, `DELETE FROM judge_calls USING _jc s WHERE judge_calls.model = s.model AND judge_calls.params = s.params AND judge_calls.prompt = s.prompt
 			AND judge_calls.judge = s.judge AND judge_calls.run_id = s.run_id AND judge_calls.task = s.task AND judge_calls.metric = s.metric
-			AND judge_calls.input_hash = s.input_hash`,
+			AND judge_calls.input_hash = s.input_hash`)
+	}
+	tx = append(tx,
 		`INSERT INTO judge_calls SELECT * FROM _jc`,
 		`DELETE FROM judgments USING _jj s WHERE judgments.run_id = s.run_id AND judgments.task = s.task AND judgments.metric = s.metric
 			AND judgments.judge = s.judge AND judgments.prompt = s.prompt`,
-		`INSERT INTO judgments SELECT * FROM _jj`,
-	}
+		`INSERT INTO judgments SELECT * FROM _jj`)
 	tx = append(append(tx, stale[1:]...), "COMMIT")
 	for _, q := range tx {
 		if _, err := conn.ExecContext(ctx, q); err != nil {

@@ -778,6 +778,9 @@ func ask(ctx context.Context, w Store, c *Client, checked *bool, ep Endpoint, rb
 					continue
 				}
 				stamp(call)
+				// Unless forced, the cache was asked about this input
+				// and had no answer (run): nothing stored to replace.
+				call.New = !opt.Force
 				sv.save(*call)
 				for _, f := range followers[j.lean] {
 					sv.save(copyOf(*call, f, stamp))

@@ -290,6 +290,11 @@ type JudgeCall struct {
 	// Repeats is how many valid answers the scores are the mean of (0 or
 	// 1: one answer).
 	Repeats int `json:",omitempty"`
+	// New says that when the judge planned the call, no call of its
+	// model, parameters and prompt had answered its input: saving it
+	// replaces no stored call. Not journalled: a call replayed from a
+	// journal is saved as any other.
+	New bool `json:"-"`
 }
 
 // JudgeVersion is a judge and prompt version with the judgments stored.
