@@ -960,8 +960,8 @@ const (
 	// by a join over the whole of judge_calls and judgments: its cost
 	// grows with the warehouse, so batches of a fixed size cost the
 	// square of the runs judged. Resting in proportion keeps saving to at
-	// most a fifth of the run's time and its cost linear (the batches
-	// grow with the tables instead); the journal holds what waits.
+	// most a fifth of the run's time: where saves are slow, the batches
+	// grow with the tables instead. The journal holds what waits.
 	saveRest = 4
 )
 
