@@ -9,26 +9,14 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/gymlens/gymlens/internal/sample"
 )
 
+// sampleWarehouse is a copy of the shared sample warehouse (seed 5, two
+// configurations), open read-only.
 func sampleWarehouse(t *testing.T) *Warehouse {
 	t.Helper()
-	dir := t.TempDir()
-	if _, err := sample.Write(dir, sample.Options{Seed: 5, Configs: 2}); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "w.duckdb")
-	w, err := Open(ctx, path, OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Ingest(ctx, []string{dir}, IngestOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	w, err = Open(ctx, path, OpenOptions{ReadOnly: true})
+	path, _ := sampleCopy(t, sampleKind{seed: 5, configs: 2})
+	w, err := Open(ctx, path, OpenOptions{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

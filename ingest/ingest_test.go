@@ -412,7 +412,8 @@ func TestMigrations(t *testing.T) {
 }
 
 // TestMain lets the test binary act as a second gymlens process that
-// holds a warehouse open.
+// holds a warehouse open; otherwise it makes (and at the end removes) the
+// folder of the shared sample warehouses (sampleCopy).
 func TestMain(m *testing.M) {
 	if path := os.Getenv("GYMLENS_TEST_HOLD"); path != "" {
 		w, err := Open(ctx, path, OpenOptions{})
@@ -425,7 +426,14 @@ func TestMain(m *testing.M) {
 		w.Close()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	var err error
+	if shared.dir, err = os.MkdirTemp("", "gymlens-ingest-test-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(shared.dir)
+	os.Exit(code)
 }
 
 func TestWarehouseInUse(t *testing.T) {
@@ -871,7 +879,9 @@ func TestReadingMemoryLimits(t *testing.T) {
 // Every warehouse opens with DuckDB's memory limit and its allocator's
 // background thread, which hands back what finished queries freed (without
 // it the export at --scale 100 grew to 1.19 GB; docs/benchmarks.md), on
-// every connection of the pool.
+// every connection of the pool. They are set once: a limit lowered later
+// (lowerMemory) holds on a connection opened after, which neither puts
+// the default back nor makes DuckDB hand its freed memory back again.
 func TestOpenSettings(t *testing.T) {
 	w := openTemp(t)
 	conns := make([]*sql.Conn, 3)
@@ -891,6 +901,21 @@ func TestOpenSettings(t *testing.T) {
 		if bg != "true" || !strings.Contains(mem, "488") { // 512 MB, shown in MiB
 			t.Errorf("connection %d: allocator_background_threads %s, memory_limit %s", i, bg, mem)
 		}
+	}
+	if _, err := conns[0].ExecContext(ctx, `SET memory_limit = '100MB'`); err != nil {
+		t.Fatal(err)
+	}
+	c, err := w.db.Conn(ctx) // a fourth: the others are held
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var mem string
+	if err := c.QueryRowContext(ctx, `SELECT current_setting('memory_limit')`).Scan(&mem); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(mem, "95") { // 100 MB, shown in MiB
+		t.Errorf("a connection opened after the limit was lowered: memory_limit %s, want 100 MB", mem)
 	}
 }
 

@@ -2,13 +2,11 @@ package ingest_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gymlens/gymlens/ingest"
 	"github.com/gymlens/gymlens/internal/openaitest"
-	"github.com/gymlens/gymlens/internal/sample"
 	"github.com/gymlens/gymlens/judge"
 )
 
@@ -32,20 +30,17 @@ func endpoint(f *openaitest.Server, name string) judge.Endpoint {
 	return ep
 }
 
+// warehouse is a copy of the shared sample warehouse of seed 6, one
+// configuration, its scenarios and runs without judgments, open for
+// writing.
 func warehouse(t *testing.T) *ingest.Warehouse {
 	t.Helper()
-	dir := t.TempDir()
-	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 6, Configs: 1}); err != nil {
-		t.Fatal(err)
-	}
-	w, err := ingest.Open(context.Background(), filepath.Join(dir, "w.duckdb"), ingest.OpenOptions{})
+	path, _ := ingest.SampleCopy(t, 6, 1, true)
+	w, err := ingest.Open(context.Background(), path, ingest.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	if _, err := w.Ingest(context.Background(), []string{filepath.Join(dir, "c", "scenarios"), filepath.Join(dir, "c", "runs")}, ingest.IngestOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	return w
 }
 

@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -44,14 +43,7 @@ func openLake(ctx context.Context, path string, opt OpenOptions) (*Warehouse, er
 	if opt.Threads > 0 {
 		settings = append(settings, fmt.Sprintf("SET threads = %d", opt.Threads))
 	}
-	connector, err := duckdb.NewConnector("", func(execer driver.ExecerContext) error {
-		for _, q := range settings {
-			if _, err := execer.ExecContext(ctx, q, nil); err != nil && !strings.Contains(err.Error(), "configuration has been locked") {
-				return err
-			}
-		}
-		return nil
-	})
+	connector, err := duckdb.NewConnector("", firstConnection(ctx, settings))
 	if err != nil {
 		return nil, openError(path, err)
 	}

@@ -2,32 +2,24 @@ package ingest
 
 import (
 	"database/sql"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/gymlens/gymlens/ingest/rows"
-	"github.com/gymlens/gymlens/internal/sample"
 )
 
-// samplePath ingests a small sample corpus into a warehouse of its own
-// (opened at schema version, 0 the latest) and returns the warehouse,
-// open for writing, and the corpus' folder.
+// samplePath gives a copy of the shared sample warehouse (seed 5, two
+// configurations) written at schema version (0 the latest), open for
+// writing, and the folder of its corpus, which the test must not change.
 func samplePath(t *testing.T, version int) (*Warehouse, string) {
 	t.Helper()
-	dir := t.TempDir()
-	if _, err := sample.Write(dir, sample.Options{Seed: 5, Configs: 2}); err != nil {
-		t.Fatal(err)
-	}
-	w, err := Open(ctx, filepath.Join(t.TempDir(), "w.duckdb"), OpenOptions{SchemaVersion: version})
+	path, dir := sampleCopy(t, sampleKind{seed: 5, configs: 2, version: version})
+	w, err := Open(ctx, path, OpenOptions{SchemaVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	if _, err := w.Ingest(ctx, []string{dir}, IngestOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	return w, dir
 }
 
