@@ -219,10 +219,10 @@ func Open(ctx context.Context, path string, opt OpenOptions) (*Warehouse, error)
 // page reads its events in two halves): run once, the settings took a
 // test that reads every run's page from 17.0–17.4 to 13.2–13.5 CPU-s, its
 // page faults from 366,000–392,000 to 256,000–270,000
-// (docs/benchmarks.md). A setting changed
-// later (lowerMemory) also stays as it was set, where a new connection
-// used to put the default back. Once a query has locked the
-// configuration (QueryFunc), the settings hold as they were.
+// (docs/benchmarks.md). A setting changed later (lowerMemory) also stays
+// as it was set, where a new connection used to put the default back.
+// Once a query has locked the configuration (QueryFunc), the settings
+// hold as they were.
 func firstConnection(ctx context.Context, settings []string) func(driver.ExecerContext) error {
 	var mu sync.Mutex
 	done := false
