@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gymlens/gymlens/ingest"
@@ -212,4 +213,76 @@ func straddling(t *testing.T, w *ingest.Warehouse) int {
 		t.Fatalf("no identical inputs in different runs (%v): the test needs some", err)
 	}
 	return k
+}
+
+// eventReads is a warehouse that counts the runs whose events the judge
+// reads.
+type eventReads struct {
+	*ingest.Warehouse
+	runs atomic.Int64
+}
+
+func (e *eventReads) ScanJudgeEvents(ctx context.Context, runs []*ingest.JudgeRun, fn func(*ingest.JudgeRun) error) error {
+	e.runs.Add(int64(len(runs)))
+	return e.Warehouse.ScanJudgeEvents(ctx, runs, fn)
+}
+
+// The items a run keeps from planning (RunOptions.KeepBytes) change only
+// how often the runs' events are read: with every item kept, each run's
+// once; with none, again for each ask; with some, in between. The
+// requests, answers, copies, settled repeats and a batch export's bytes
+// (in order) are the same.
+func TestKeptItemsChangeOnlyTheReads(t *testing.T) {
+	ctx := context.Background()
+	keeps := []int64{-1, 2 << 20, 0} // none, some, every item (the default budget)
+	var reports [][]judge.JudgeReport
+	var states [][]string
+	var exports [][]byte
+	var reads, sent []int
+	nRuns := 0
+	for _, keep := range keeps {
+		w := &eventReads{Warehouse: warehouse(t)}
+		nRuns = count(t, w.Warehouse, `SELECT count(*) FROM runs`)
+		f := server(t)
+		f.FlipEvery = 3
+		opt := judge.RunOptions{Metrics: []string{judge.TA, judge.TRJ}, Judges: []judge.Endpoint{endpoint(f, "j")}, Repeats: 2,
+			KeepBytes: keep, Client: judge.ClientOptions{Concurrency: 4, Seed: 1}}
+		reps, err := judge.Run(ctx, w, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range reps {
+			reps[i].Notes = nil // they name the server
+		}
+		sent = append(sent, f.Count())
+		// A batch export under other seeds, nothing of it cached.
+		var buf bytes.Buffer
+		exp := opt
+		exp.Repeats, exp.Client.Seed, exp.Batch = 1, 9, &judge.Batch{Export: &buf}
+		if _, err := judge.Run(ctx, w, exp); err != nil {
+			t.Fatal(err)
+		}
+		reads = append(reads, int(w.runs.Load()))
+		reports, states, exports = append(reports, reps), append(states, judgeState(t, w.Warehouse)), append(exports, buf.Bytes())
+	}
+	if reports[0][0].Cached+reports[0][2].Cached == 0 || reports[0][0].Sent == 0 {
+		t.Fatalf("reports %+v: the test needs answers sent and identical inputs", reports[0])
+	}
+	for i := 1; i < len(keeps); i++ {
+		if !reflect.DeepEqual(reports[0], reports[i]) {
+			t.Errorf("KeepBytes %d: the reports differ\nnone: %+v\nthis: %+v", keeps[i], reports[0], reports[i])
+		}
+		if !reflect.DeepEqual(states[0], states[i]) || sent[i] != sent[0] {
+			t.Errorf("KeepBytes %d: %d requests against %d, or other answers and judgments", keeps[i], sent[i], sent[0])
+		}
+		if len(exports[0]) == 0 || !bytes.Equal(exports[0], exports[i]) {
+			t.Errorf("KeepBytes %d: the batch export differs (%d and %d bytes)", keeps[i], len(exports[i]), len(exports[0]))
+		}
+	}
+	// The events read by the live run and the export: with every item
+	// kept, each run's once a judge run (planning); with none, also for
+	// each ask (two metrics, two repeats) and for each metric's export.
+	if all, none := reads[2], reads[0]; all != 2*nRuns || !(none > reads[1] && reads[1] > all) {
+		t.Errorf("runs whose events were read: %d with none kept, %d with some, %d with all (%d runs)", none, reads[1], all, nRuns)
+	}
 }

@@ -374,22 +374,37 @@ func importBatch(ctx context.Context, w Store, ep Endpoint, rb *Rubric, repeat i
 	return err
 }
 
-// eachRendered renders the lean items again and calls fn with each, full
-// and lean, in todo's order (which is run order). The runs' events are
-// read in one pass (ScanJudgeEvents reads a few hundred runs a query), and
-// each run's items are rendered and given to fn while its events are
-// read: memory holds one run's prompts, and a slice's events are read
-// once per plan, not once per few dozen runs (each query's cost grows
-// with the warehouse: docs/benchmarks.md).
+// eachRendered calls fn with each item of todo, full and lean, in todo's
+// order (which is run order): an item that kept its text as it is, a
+// lean one rendered again. The runs of the lean items have their events
+// read in one pass (ScanJudgeEvents reads a few hundred runs a query),
+// and each run's items are rendered and given to fn while its events
+// are read: memory holds one run's prompts, and a slice's events are
+// read at most once per plan, not once per few dozen runs (each query's
+// cost grows with the warehouse: docs/benchmarks.md).
 func eachRendered(ctx context.Context, w Store, rb *Rubric, todo []*Item, runByID map[string]*rows.JudgeRun, fn func(full, lean *Item) error) error {
 	var runs []*rows.JudgeRun
-	for i, it := range todo {
-		if i == 0 || it.RunID != todo[i-1].RunID {
+	for _, it := range todo {
+		if !it.isRendered() && (len(runs) == 0 || runs[len(runs)-1].RunID != it.RunID) {
 			runs = append(runs, runByID[it.RunID])
 		}
 	}
 	next := 0 // the next item of todo to give
+	// kept gives the items that kept their text, from next on, up to the
+	// first of run id (or any other that must be rendered).
+	kept := func(id string) error {
+		for next < len(todo) && todo[next].RunID != id && todo[next].isRendered() {
+			if err := fn(todo[next], todo[next]); err != nil {
+				return err
+			}
+			next++
+		}
+		return nil
+	}
 	err := w.ScanJudgeEvents(ctx, runs, func(r *rows.JudgeRun) error {
+		if err := kept(r.RunID); err != nil {
+			return err
+		}
 		hi := next
 		for hi < len(todo) && todo[hi].RunID == r.RunID {
 			hi++
@@ -403,11 +418,14 @@ func eachRendered(ctx context.Context, w Store, rb *Rubric, todo []*Item, runByI
 			byTask[it.Task] = &it
 		}
 		for _, lean := range todo[next:hi] {
-			full := byTask[lean.Task]
-			if full == nil || full.Hash != lean.Hash {
-				return fmt.Errorf("the %s item of run %s task %q rendered differently the second time (a gymlens bug: please report it)", rb.Metric, lean.RunID, lean.Task)
+			full := lean
+			if !lean.isRendered() {
+				full = byTask[lean.Task]
+				if full == nil || full.Hash != lean.Hash {
+					return fmt.Errorf("the %s item of run %s task %q rendered differently the second time (a gymlens bug: please report it)", rb.Metric, lean.RunID, lean.Task)
+				}
+				full.SourceKey = lean.SourceKey
 			}
-			full.SourceKey = lean.SourceKey
 			if err := fn(full, lean); err != nil {
 				return err
 			}
@@ -415,6 +433,9 @@ func eachRendered(ctx context.Context, w Store, rb *Rubric, todo []*Item, runByI
 		next = hi
 		return ctx.Err()
 	})
+	if err == nil {
+		err = kept("")
+	}
 	if err == nil && next < len(todo) {
 		err = fmt.Errorf("internal error: %d %s items not rendered again", len(todo)-next, rb.Metric)
 	}

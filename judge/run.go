@@ -57,6 +57,11 @@ type RunOptions struct {
 	// SliceRuns is how many runs are planned and asked at a time (0:
 	// 2,000): memory holds one slice's items.
 	SliceRuns int
+	// KeepBytes is how many bytes of a slice's rendered items are kept
+	// from planning for its asks (0: 32 MB; negative: none, every item
+	// rendered again for each ask). What is asked and saved is the same
+	// whatever it is; only how often the runs' events are read changes.
+	KeepBytes int64
 }
 
 // repeats is how many times each item is asked.
@@ -449,9 +454,20 @@ func run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 				toRender = append(toRender, r)
 			}
 		}
-		// Items are planned from their hashes alone (lean: no prompt text
-		// in memory); what is asked is rendered again, a few runs at a time.
-		items, err := buildItems(ctx, w, rubs, toRender, true)
+		// Items are planned from their hashes. A run's items keep their
+		// text while the slice's budget lasts (never in a dry run, which
+		// asks nothing): the asks send them as they are, and every repeat
+		// after the first too. The others are lean (no prompt text in
+		// memory) and rendered again for each ask, a few runs at a time.
+		keep := opt.KeepBytes
+		if keep == 0 {
+			keep = keptItemBytes
+		}
+		if opt.DryRun || keep < 0 {
+			keep = 0
+		}
+		budget := newKeepBudget(keep)
+		items, err := buildItems(ctx, w, rubs, toRender, budget)
 		if err != nil {
 			return stopped(first, err)
 		}
@@ -1094,23 +1110,28 @@ const renderVersion = "items/1"
 
 // rendered renders the lean items again, in full, in their order: their
 // runs' records are read and the prompts made as when they were planned
-// (the hash must match: rendering is deterministic).
+// (the hash must match: rendering is deterministic). An item that kept
+// its text is given as it is.
 func rendered(ctx context.Context, w Store, rb *Rubric, lean []*Item, runByID map[string]*rows.JudgeRun) ([]*Item, error) {
 	metric := rb.Metric
 	var runs []*rows.JudgeRun
 	seen := map[string]bool{}
 	for _, it := range lean {
-		if !seen[it.RunID] {
+		if !it.isRendered() && !seen[it.RunID] {
 			seen[it.RunID] = true
 			runs = append(runs, runByID[it.RunID])
 		}
 	}
-	items, err := buildItems(ctx, w, []*Rubric{rb}, runs, false)
+	items, err := buildItems(ctx, w, []*Rubric{rb}, runs, nil)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*Item, len(lean))
 	for i, l := range lean {
+		if l.isRendered() {
+			out[i] = l
+			continue
+		}
 		full := items[itemKey{metric, l.RunID, l.Task}]
 		if full == nil || full.Hash != l.Hash {
 			return nil, fmt.Errorf("the %s item of run %s task %q rendered differently the second time (a gymlens bug: please report it)", metric, l.RunID, l.Task)
@@ -1183,9 +1204,59 @@ func promptDigest(metric string) string {
 	return d
 }
 
+// keptItemBytes is how much of a slice's rendered items (keepBudget,
+// itemBytes) a judge run keeps from planning for the asks. The TA items
+// of a 2,000-run slice of the sample take 19 MB; its TC items 112 MB and
+// its TR-J items 219 MB, and those of the runs past the budget are
+// rendered again for each ask (docs/benchmarks.md).
+const keptItemBytes = 32 << 20
+
+// keepBudget is what is left of the bytes of rendered items buildItems
+// may keep; a nil budget keeps every item.
+type keepBudget struct{ left atomic.Int64 }
+
+func newKeepBudget(n int64) *keepBudget {
+	b := &keepBudget{}
+	b.left.Store(n)
+	return b
+}
+
+// take says whether n more bytes fit, and if so counts them.
+func (b *keepBudget) take(n int64) bool {
+	if b == nil {
+		return true
+	}
+	for {
+		left := b.left.Load()
+		if n > left {
+			return false
+		}
+		if b.left.CompareAndSwap(left, left-n) {
+			return true
+		}
+	}
+}
+
+// itemBytes is about what a rendered item holds in memory: its text, its
+// data and the records it may cite.
+func itemBytes(it *Item) int64 {
+	n := int64(len(it.System) + len(it.User) + len(it.data) + len(it.Hash) + 256)
+	for i := range it.Records {
+		r := &it.Records[i]
+		n += int64(len(r.Time)+len(r.Actor)+len(r.Kind)+len(r.Task)+len(r.Text)+len(r.Tool)+len(r.Args)+len(r.Result)) + 9*16
+	}
+	return n
+}
+
+// isRendered says whether an item holds its prompt (a lean one does not;
+// a rendered prompt always has a user message).
+func (it *Item) isRendered() bool { return it.User != "" }
+
 // buildItems renders the items of every metric for the given runs, on
-// every core, keyed by metric, run and task.
-func buildItems(ctx context.Context, w Store, rubs []*Rubric, runs []*rows.JudgeRun, lean bool) (map[itemKey]*Item, error) {
+// every core, keyed by metric, run and task. A run's items keep their
+// text if the budget has room for all of them; the others are lean: no
+// text, data or records, only what plans an ask.
+func buildItems(ctx context.Context, w Store, rubs []*Rubric, runs []*rows.JudgeRun, budget *keepBudget) (map[itemKey]*Item, error) {
 	out := map[itemKey]*Item{}
 	if len(runs) == 0 {
 		return out, nil
@@ -1202,9 +1273,13 @@ func buildItems(ctx context.Context, w Store, rubs []*Rubric, runs []*rows.Judge
 				for _, rb := range rubs {
 					its = append(its, rb.Items(r)...)
 				}
+				var size int64
 				for i := range its {
 					its[i].Tokens = estTokens(&its[i])
-					if lean {
+					size += itemBytes(&its[i])
+				}
+				if !budget.take(size) {
+					for i := range its {
 						its[i] = Item{Metric: its[i].Metric, RunID: its[i].RunID, Task: its[i].Task, Hash: its[i].Hash, Tokens: its[i].Tokens}
 					}
 				}
