@@ -296,6 +296,15 @@ func run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 	if slice <= 0 {
 		slice = sliceRuns
 	}
+	// What each slice may keep of its rendered items (none in a dry run,
+	// which asks nothing).
+	keep := opt.KeepBytes
+	if keep == 0 {
+		keep = keptItemBytes
+	}
+	if opt.DryRun || keep < 0 {
+		keep = 0
+	}
 	planned := map[string]int{} // items of each metric in the slices so far (for Limit)
 	// next reads the next slice of runs (those of opt.Runs), nil after
 	// the last.
@@ -455,19 +464,11 @@ func run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 			}
 		}
 		// Items are planned from their hashes. A run's items keep their
-		// text while the slice's budget lasts (never in a dry run, which
-		// asks nothing): the asks send them as they are, and every repeat
-		// after the first too. The others are lean (no prompt text in
-		// memory) and rendered again for each ask, a few runs at a time.
-		keep := opt.KeepBytes
-		if keep == 0 {
-			keep = keptItemBytes
-		}
-		if opt.DryRun || keep < 0 {
-			keep = 0
-		}
-		budget := newKeepBudget(keep)
-		items, err := buildItems(ctx, w, rubs, toRender, budget)
+		// text while the slice's budget lasts: the asks send them as they
+		// are, and every repeat after the first too. The others are lean
+		// (no prompt text in memory) and rendered again for each ask, a
+		// few runs at a time.
+		items, err := buildItems(ctx, w, rubs, toRender, newKeepBudget(keep))
 		if err != nil {
 			return stopped(first, err)
 		}
