@@ -296,13 +296,16 @@ func TestMetrics(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.duckdb")
-	if code, _, stderr := gymlens(t, "sample", "--out", filepath.Join(dir, "full"), "--seed", "3"); code != 0 {
-		t.Fatal(stderr)
+	// A smaller corpus: the scenarios and the three Qwen 3.5 2B run logs
+	// (the grid's first three configurations), without judgments.
+	if _, err := sample.Write(filepath.Join(dir, "full"), sample.Options{Seed: 3, Configs: 3}); err != nil {
+		t.Fatal(err)
 	}
-	// A smaller corpus: the scenarios and the three Qwen 3.5 2B run logs,
-	// without judgments.
-	files, _ := filepath.Glob(filepath.Join(dir, "full", "runs", "qwen-3.5-2b_*.jsonl"))
+	files, _ := filepath.Glob(filepath.Join(dir, "full", "runs", "*.jsonl"))
 	more, _ := filepath.Glob(filepath.Join(dir, "full", "scenarios", "*.yaml"))
+	if len(files) != 3 || !strings.HasPrefix(filepath.Base(files[0]), "qwen-3.5-2b_") {
+		t.Fatalf("the grid's first configurations are not Qwen 3.5 2B's: %v", files)
+	}
 	os.MkdirAll(filepath.Join(dir, "c"), 0o755)
 	for _, f := range append(files, more...) {
 		b, _ := os.ReadFile(f)
