@@ -298,12 +298,12 @@ func TestMetrics(t *testing.T) {
 	db := filepath.Join(dir, "w.duckdb")
 	// A smaller corpus: the scenarios and the three Qwen 3.5 2B run logs
 	// (the grid's first three configurations), without judgments.
-	if _, err := sample.Write(filepath.Join(dir, "full"), sample.Options{Seed: 3, Configs: 3}); err != nil {
+	if _, err := sample.Write(filepath.Join(dir, "three"), sample.Options{Seed: 3, Configs: 3}); err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "full", "runs", "*.jsonl"))
-	more, _ := filepath.Glob(filepath.Join(dir, "full", "scenarios", "*.yaml"))
-	if len(files) != 3 || !strings.HasPrefix(filepath.Base(files[0]), "qwen-3.5-2b_") {
+	files, _ := filepath.Glob(filepath.Join(dir, "three", "runs", "*.jsonl"))
+	more, _ := filepath.Glob(filepath.Join(dir, "three", "scenarios", "*.yaml"))
+	if qwen, _ := filepath.Glob(filepath.Join(dir, "three", "runs", "qwen-3.5-2b_*.jsonl")); len(files) != 3 || len(qwen) != 3 {
 		t.Fatalf("the grid's first configurations are not Qwen 3.5 2B's: %v", files)
 	}
 	os.MkdirAll(filepath.Join(dir, "c"), 0o755)
