@@ -315,9 +315,11 @@ func appendAll(conn *sql.Conn, table string, n int, row func(i int) []driver.Val
 }
 
 // loadInputs fills runs[lo..hi] from run_inputs, read by the rowids in
-// span (its first and last) or, when span is nil, by run id; ok is false
-// when some run has none (then nothing is filled).
-func (w *Warehouse) loadInputs(ctx context.Context, runs []RunRow, byID map[string]int, lo, hi int, in interner, a *inputsArena, span []int64) (ok bool, err error) {
+// span (its first and last) or, when span is nil, by run id, and calls
+// ready (when not nil) with each run's index once it is filled; ok is
+// false when some run has none, or more than one (then nothing is left
+// filled).
+func (w *Warehouse) loadInputs(ctx context.Context, runs []RunRow, byID map[string]int, lo, hi int, in interner, a *inputsArena, span []int64, ready func(i int)) (ok bool, err error) {
 	n := 0
 	var strs []string
 	q, args := `SELECT run_id, inputs FROM run_inputs WHERE run_id BETWEEN ? AND ?`, []any{runs[lo].RunID, runs[hi].RunID}
@@ -338,6 +340,9 @@ func (w *Warehouse) loadInputs(ctx context.Context, runs []RunRow, byID map[stri
 			return fmt.Errorf("run %s: stored inputs: %w", runs[i].RunID, derr)
 		}
 		n++
+		if ready != nil {
+			ready(i)
+		}
 		return nil
 	}, args...)
 	if err != nil || n == hi-lo+1 {

@@ -308,22 +308,13 @@ func loadRunsGivesTheTables(t *testing.T, w *Warehouse, step string) []RunRow {
 	if len(tables) == 0 || !sameRuns(stored, tables) {
 		t.Fatalf("%s: LoadRuns gives other runs than the tables (%d runs)", step, len(tables))
 	}
-	// A few runs at a time, each visited and then let go (the metric
-	// values' reading): the batches share their memory, and a batch's
-	// stored inputs are read by their rows' span, however the rows lie.
-	visited := make([]string, len(tables))
-	dropped, err := w.loadRuns(ctx, func(i int, r *RunRow) { visited[i] = string(encodeInputs(nil, r)) }, true, w.inputsFresh(ctx), 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range tables {
-		if visited[i] != string(encodeInputs(nil, &tables[i])) {
-			t.Fatalf("%s: run %s visited with other tasks than the tables give", step, tables[i].RunID)
-		}
-	}
-	if !sameRuns(dropped, stripped(tables)) {
-		t.Fatalf("%s: LoadRunsWith(dropTasks) gives other runs than the tables", step)
-	}
+	// A few runs at a time, and all at once, each run visited and then
+	// let go (the metric values' reading): runs are visited in order, each
+	// once, as their stored inputs arrive, and the memory of their tasks
+	// is handed out again; a batch's stored inputs are read by their rows'
+	// span, however the rows lie.
+	visitedLikeTheTables(t, w, step, tables, 7)
+	visitedLikeTheTables(t, w, step, tables, len(tables))
 	if w.inputsFresh(ctx) {
 		// Fresh, every batch is read from its rows' span, not the tables.
 		rowid := map[string]int64{}
@@ -354,7 +345,7 @@ func loadRunsGivesTheTables(t *testing.T, w *Warehouse, step string) []RunRow {
 				}
 				continue
 			}
-			if ok, err := w.loadInputs(ctx, runs, byID, lo, hi, interner{}, nil, span); !ok || err != nil {
+			if ok, err := w.loadInputs(ctx, runs, byID, lo, hi, interner{}, nil, span, nil); !ok || err != nil {
 				t.Fatalf("%s: runs %d to %d not read from their rows' span (%v)", step, lo, hi, err)
 			}
 		}
@@ -363,6 +354,38 @@ func loadRunsGivesTheTables(t *testing.T, w *Warehouse, step string) []RunRow {
 		}
 	}
 	return tables
+}
+
+// visitedLikeTheTables checks that LoadRunsWith with dropTasks, batch
+// runs at a time, visits every run once, in order, with the tasks the
+// tables give, and leaves the runs the tables give without their tasks.
+func visitedLikeTheTables(t *testing.T, w *Warehouse, step string, tables []RunRow, batch int) {
+	t.Helper()
+	var order []int
+	visited := make([]string, len(tables))
+	dropped, err := w.loadRuns(ctx, func(i int, r *RunRow) {
+		order = append(order, i)
+		visited[i] = string(encodeInputs(nil, r))
+	}, true, w.inputsFresh(ctx), batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, i := range order {
+		if i != k {
+			t.Fatalf("%s, %d runs a batch: visit %d is of run %d", step, batch, k, i)
+		}
+	}
+	if len(order) != len(tables) {
+		t.Fatalf("%s, %d runs a batch: %d visits of %d runs", step, batch, len(order), len(tables))
+	}
+	for i := range tables {
+		if visited[i] != string(encodeInputs(nil, &tables[i])) {
+			t.Fatalf("%s, %d runs a batch: run %s visited with other tasks than the tables give", step, batch, tables[i].RunID)
+		}
+	}
+	if !sameRuns(dropped, stripped(tables)) {
+		t.Fatalf("%s, %d runs a batch: LoadRunsWith(dropTasks) gives other runs than the tables", step, batch)
+	}
 }
 
 // stripped is runs without their tasks and TA, as LoadRunsWith leaves
@@ -700,4 +723,30 @@ func TestRebuildInWindows(t *testing.T) {
 	if w.RunInputsFresh(ctx) {
 		t.Fatal("fresh after a failed rebuild")
 	}
+}
+
+// A batch whose span holds a second row for one of its runs is read
+// again from the tables, and the runs visited before the second row came
+// are not visited again: every run once, in order, with the tables' tasks.
+func TestVisitsSurviveABatchReadAgain(t *testing.T) {
+	path, _ := sampleCopy(t, sampleKind{seed: 5, configs: 2})
+	w, err := Open(ctx, path, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	tables, err := w.loadRunsFromTables(ctx, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last row again, at the end: its run's rowid is now the new one,
+	// so its batch's span holds both.
+	if _, err := w.DB().Exec(`INSERT INTO run_inputs SELECT * FROM run_inputs WHERE rowid = (SELECT max(rowid) FROM run_inputs)`); err != nil {
+		t.Fatal(err)
+	}
+	if !w.inputsFresh(ctx) {
+		t.Fatal("the run inputs are stale")
+	}
+	visitedLikeTheTables(t, w, "a second row", tables, 7)
+	visitedLikeTheTables(t, w, "a second row", tables, len(tables))
 }

@@ -51,10 +51,12 @@ func (w *Warehouse) loadRuns(ctx context.Context, visit func(i int, r *RunRow), 
 	runs := make([]RunRow, 0, n)
 	byID := make(map[string]int, n)
 	in := interner{}
+	// run_view's columns from its tables, scenarios joined once for the
+	// domain and the TA window, in no order: they are sorted below.
 	err := w.scan(ctx, `SELECT r.run_id, r.config_id, r.model, coalesce(r.family, ''), coalesce(r.size_b, 0), r.harness, r.effort,
-		r.scenario, coalesce(r.domain, ''), r.persona, coalesce(r.persona_group, ''), r.rep,
+		r.scenario, coalesce(s.domain, ''), r.persona, coalesce(p.persona_group, ''), r.rep,
 		s.ta_window_start IS NOT NULL
-		FROM run_view r LEFT JOIN scenarios s USING (scenario) ORDER BY r.run_id`, func(rows *sql.Rows) error {
+		FROM runs r LEFT JOIN scenarios s USING (scenario) LEFT JOIN personas p ON p.scenario = r.scenario AND p.persona = r.persona`, func(rows *sql.Rows) error {
 		var r RunRow
 		var b [9]sql.RawBytes // names that repeat from run to run: interned
 		if err := rows.Scan(&r.RunID, &b[0], &b[1], &b[2], &r.SizeB, &b[3], &b[4], &b[5],
@@ -105,39 +107,75 @@ func (w *Warehouse) loadRuns(ctx context.Context, visit func(i int, r *RunRow), 
 			return nil, err
 		}
 	}
-	// With dropTasks, each batch's tasks are gone before the next is read:
-	// the next has the same memory again. Otherwise every run has its own.
+	// With dropTasks, a run's tasks are gone once it is visited, and the
+	// memory they took is handed out again as soon as every run decoded so
+	// far has been visited: runs are visited as their stored inputs arrive
+	// when they arrive in order, which they usually do, so the arena holds
+	// a run or two rather than a batch (a batch's tasks, 2,000 runs, took
+	// 9 MB of fresh memory, and each fresh page costs a fault;
+	// docs/benchmarks.md). Otherwise every run has its own.
 	var arena *inputsArena
+	var decoded []bool
 	if dropTasks {
 		arena = &inputsArena{}
+		decoded = make([]bool, min(batch, len(runs)))
+	}
+	visitRun := func(i int) {
+		if visit != nil {
+			visit(i, &runs[i])
+		}
+		if dropTasks {
+			runs[i].Tasks, runs[i].TA = nil, nil
+		}
 	}
 	for lo := 0; lo < len(runs); lo += batch {
 		hi := min(lo+batch, len(runs)) - 1
+		next := lo // the first run of the batch not yet visited
 		ok := false
 		if useInputs {
 			var span []int64
 			if rowids != nil {
 				span = rowSpan(rowids[lo : hi+1])
 			}
+			var ready func(i int)
+			if arena != nil {
+				clear(decoded)
+				pending := 0 // decoded, not yet visited
+				ready = func(i int) {
+					if decoded[i-lo] {
+						return // a second row for the run: loadInputs fails the batch
+					}
+					decoded[i-lo] = true
+					pending++
+					for next <= hi && decoded[next-lo] {
+						visitRun(next)
+						next++
+						pending--
+					}
+					if pending == 0 {
+						arena.reuse()
+					}
+				}
+			}
 			var err error
 			if rowids == nil || span != nil {
-				if ok, err = w.loadInputs(ctx, runs, byID, lo, hi, in, arena, span); err != nil {
+				if ok, err = w.loadInputs(ctx, runs, byID, lo, hi, in, arena, span, ready); err != nil {
 					return nil, err
 				}
 			}
 		}
 		if !ok {
+			// The runs visited already had what the tables hold (the stored
+			// inputs were fresh); the batch is read again for the rest.
 			if err := w.loadTasksAndJudgments(ctx, runs, byID, runs[lo].RunID, runs[hi].RunID, in, nil); err != nil {
 				return nil, err
 			}
-		}
-		for i := lo; i <= hi; i++ {
-			if visit != nil {
-				visit(i, &runs[i])
-			}
-			if dropTasks {
+			for i := lo; i < next; i++ {
 				runs[i].Tasks, runs[i].TA = nil, nil
 			}
+		}
+		for i := next; i <= hi; i++ {
+			visitRun(i)
 		}
 		if arena != nil {
 			arena.reuse() // the batch's tasks are gone
@@ -152,7 +190,7 @@ func (w *Warehouse) loadRuns(ctx context.Context, visit func(i int, r *RunRow), 
 func (w *Warehouse) LoadRunTasks(ctx context.Context, r *RunRow) error {
 	runs := []RunRow{{RunID: r.RunID}}
 	if w.inputsFresh(ctx) {
-		ok, err := w.loadInputs(ctx, runs, map[string]int{r.RunID: 0}, 0, 0, interner{}, nil, nil)
+		ok, err := w.loadInputs(ctx, runs, map[string]int{r.RunID: 0}, 0, 0, interner{}, nil, nil, nil)
 		if err != nil {
 			return err
 		}
