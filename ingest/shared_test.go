@@ -54,12 +54,8 @@ func sampleCopy(t testing.TB, k sampleKind) (db, corpus string) {
 	if b.err != nil {
 		t.Fatal(b.err)
 	}
-	data, err := os.ReadFile(b.db)
-	if err != nil {
-		t.Fatal(err)
-	}
 	db = filepath.Join(t.TempDir(), "w.duckdb")
-	if err := os.WriteFile(db, data, 0o644); err != nil {
+	if err := sample.CopyFile(db, b.db); err != nil {
 		t.Fatal(err)
 	}
 	return db, b.corpus

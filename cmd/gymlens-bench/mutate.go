@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -72,7 +71,7 @@ func benchMutate(args []string) error {
 		bad := filepath.Join(dir, filepath.Base(src))
 		os.WriteFile(bad, mutate.Bytes(r, orig), 0o644)
 		db := filepath.Join(dir, "w.duckdb")
-		if err := copyFile(base, db); err != nil {
+		if err := sample.CopyFile(db, base); err != nil {
 			return err
 		}
 		out := func() (o mutate.Outcome) {
@@ -134,21 +133,4 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

@@ -109,11 +109,7 @@ func sharedSample(t *testing.T, seed uint64, configs int) (dir, db, corpus strin
 	}
 	dir = t.TempDir()
 	db = filepath.Join(dir, "w.duckdb")
-	data, err := os.ReadFile(b.db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(db, data, 0o644); err != nil {
+	if err := sample.CopyFile(db, b.db); err != nil {
 		t.Fatal(err)
 	}
 	return dir, db, b.corpus

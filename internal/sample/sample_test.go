@@ -2,6 +2,7 @@ package sample
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/csv"
 	"encoding/json"
@@ -263,5 +264,27 @@ func TestSampleTaskRecords(t *testing.T) {
 	rate := func(p string) float64 { return float64(matched[p]) / float64(total[p]) }
 	if !(rate("operator") < rate("planner") && rate("operator") < rate("reviewer")) {
 		t.Errorf("depth match rates: reviewer %.2f planner %.2f operator %.2f", rate("reviewer"), rate("planner"), rate("operator"))
+	}
+}
+
+// CopyFile gives the same bytes in a new file, and never writes over one.
+func TestCopyFile(t *testing.T) {
+	dir := t.TempDir()
+	from, to := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	want := bytes.Repeat([]byte("gymlens\x00"), 300_000) // past one copy's chunk
+	if err := os.WriteFile(from, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CopyFile(to, from); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(to); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("the copy differs (%d bytes of %d, %v)", len(got), len(want), err)
+	}
+	if err := CopyFile(to, from); err == nil {
+		t.Error("a second copy over the first was not refused")
+	}
+	if err := CopyFile(filepath.Join(dir, "c"), filepath.Join(dir, "none")); err == nil {
+		t.Error("a copy of a missing file was not refused")
 	}
 }
