@@ -372,6 +372,14 @@ func newSpearman(x, y []float64, cluster []int, C int) *spearman {
 func (s *spearman) g(x []float64, order []int) (g []float64, row []int32) {
 	C := s.C
 	row = make([]int32, len(x))
+	// One row of C values per distinct value of x: allocated once.
+	distinct := 0
+	for a := 0; a < len(order); a++ {
+		if a == 0 || x[order[a]] != x[order[a-1]] {
+			distinct++
+		}
+	}
+	g = make([]float64, 0, distinct*C)
 	below := make([]float64, C)
 	eq := make([]float64, C)
 	for a := 0; a < len(order); {
