@@ -469,12 +469,13 @@ func (e *inputsEncoder) custom(js []CustomJudgment) {
 
 var errInputs = errors.New("truncated or malformed")
 
-// inputsArena gives decodeInputs the slices of a batch of runs from a few
-// large allocations, and, once the caller holds none of a batch's tasks
-// (LoadRunsWith with dropTasks), the same memory again for the next
-// batch: reading 234,000 runs for their metric values then leaves
-// little for the collector (docs/benchmarks.md). Only for that: a run
-// kept would keep its whole array.
+// inputsArena gives decodeInputs the slices of runs from a few large
+// allocations, and, once the caller holds none of the runs' tasks
+// (LoadRunsWith with dropTasks, after each visit that leaves none
+// waiting), the same memory again for the next runs: reading 234,000
+// runs for their metric values then leaves little for the collector,
+// and touches little fresh memory (docs/benchmarks.md). Only for that: a
+// run kept would keep its whole array.
 type inputsArena struct {
 	tasks []TaskRow
 	tcs   []TCJudgment

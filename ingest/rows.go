@@ -23,10 +23,10 @@ func (w *Warehouse) LoadRuns(ctx context.Context) ([]RunRow, error) {
 	return w.LoadRunsWith(ctx, nil, false)
 }
 
-// LoadRunsWith is LoadRuns that calls visit with each run (and its index)
-// once its tasks and judgments are read, and, with dropTasks, then lets
-// them go: a caller that needs only what it computes from them (the
-// metric values) holds one batch of tasks at a time.
+// LoadRunsWith is LoadRuns that calls visit with each run (and its index),
+// in order, once its tasks and judgments are read, and, with dropTasks,
+// then lets them go: a caller that needs only what it computes from them
+// (the metric values) holds a few runs' tasks at a time, at most a batch.
 //
 // It reads the stored run inputs (inputs.go) while they are fresh, else
 // the tables.
