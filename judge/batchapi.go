@@ -81,9 +81,9 @@ func batchClient(ep Endpoint, co ClientOptions) openai.Client {
 	if ep.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(ep.BaseURL))
 	}
-	if co.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(co.HTTPClient))
-	}
+	// Batch files are read a line at a time within their own bound: no
+	// cap on the body here, only on where requests go.
+	opts = append(opts, option.WithHTTPClient(guarded(co.HTTPClient, 0)))
 	return openai.NewClient(opts...)
 }
 

@@ -248,9 +248,7 @@ func NewClient(ep Endpoint, opt ClientOptions) *Client {
 		if u != "" {
 			opts = append(opts, option.WithBaseURL(u))
 		}
-		if opt.HTTPClient != nil {
-			opts = append(opts, option.WithHTTPClient(opt.HTTPClient))
-		}
+		opts = append(opts, option.WithHTTPClient(guarded(opt.HTTPClient, MaxAnswerBytes)))
 		c.members = append(c.members, &member{url: u, oa: openai.NewClient(opts...)})
 	}
 	if opt.RPM > 0 {
@@ -584,6 +582,9 @@ func (c *Client) once(ctx context.Context, params openai.ChatCompletionNewParams
 		if apiErr.StatusCode == http.StatusBadRequest {
 			return nil, -1, badRequest{fmt.Errorf("%s: %w", c.where(m), err)}
 		}
+		return nil, -1, fmt.Errorf("%s: %w", c.where(m), err)
+	case errors.Is(err, errRedirect), errors.Is(err, errAnswerTooLarge):
+		o = failed
 		return nil, -1, fmt.Errorf("%s: %w", c.where(m), err)
 	case errors.Is(err, context.DeadlineExceeded):
 		o = failed
