@@ -110,7 +110,7 @@ func annotated(t *testing.T, token string, readOnly bool) (*Server, *notes) {
 	n.CreateQueue(context.Background(), rows.Queue{Name: "q1", Kind: rows.QueueRatings, K: 2, Questions: []string{"trj.competence", "tc"}}, items)
 	opt := analysis.DefaultBootstrap
 	opt.Resamples = 200
-	s, err := New(context.Background(), n, Options{Name: "test.duckdb", Token: token, Bootstrap: opt, ReadOnly: readOnly})
+	s, err := New(context.Background(), n, Options{Name: "test.duckdb", Token: token, Bootstrap: opt, ReadOnly: readOnly, AllowedHosts: []string{"example.com"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,12 +271,12 @@ func TestCrossOrigin(t *testing.T) {
 // With a token: POSTs need it; an annotator's own link opens that queue
 // alone, as that annotator, and neither the runs nor the status.
 func TestAnnotatorLinks(t *testing.T) {
-	s, n := annotated(t, "s3cret", false)
+	s, n := annotated(t, testToken, false)
 	item := n.items["q1"][1].Item
 	if rec := post(t, s, "/api/annotate/q1/answers", "application/json", `{"item": `+jsonString(item)+`, "annotator": "x", "answers": {"tc": 1}}`); rec.Code != 401 {
 		t.Errorf("POST without the token: %d", rec.Code)
 	}
-	link := AnnotatorLink("s3cret", "q1", "alice")
+	link := AnnotatorLink(testToken, "q1", "alice")
 	u, _ := url.Parse(link)
 	bad := u.Query()
 	bad.Set("key", strings.Repeat("0", 32))
@@ -308,11 +308,11 @@ func TestAnnotatorLinks(t *testing.T) {
 		t.Errorf("stored: %+v", got)
 	}
 	// The token's holder sees the status and makes links there.
-	page := get(t, s, "/annotate/q1/status?link=bob", "Authorization", "Bearer s3cret").Body.String()
-	if !strings.Contains(page, "key="+AnnotatorKey("s3cret", "q1", "bob")) {
+	page := get(t, s, "/annotate/q1/status?link=bob", "Authorization", "Bearer "+testToken).Body.String()
+	if !strings.Contains(page, "key="+AnnotatorKey(testToken, "q1", "bob")) {
 		t.Errorf("the status page makes no link for bob:\n%s", page)
 	}
-	if AnnotatorKey("s3cret", "q1", "bob") == AnnotatorKey("s3cret", "q2", "bob") || AnnotatorKey("s3cret", "q1", "bob") == AnnotatorKey("other", "q1", "bob") {
+	if AnnotatorKey(testToken, "q1", "bob") == AnnotatorKey(testToken, "q2", "bob") || AnnotatorKey(testToken, "q1", "bob") == AnnotatorKey("other", "q1", "bob") {
 		t.Error("keys do not depend on the queue and token")
 	}
 }

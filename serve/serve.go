@@ -6,9 +6,11 @@
 //
 // Everything from the warehouse is data: pages are html/template (every
 // value escaped), served with a Content-Security-Policy that allows no
-// script and no inline style, and only GET requests are answered. It binds
-// loopback unless given a token (CheckAddr); with a token, every request
-// must carry it.
+// script and no inline style; GET and HEAD are answered, and POST where
+// annotations are stored, from the viewer's own pages only. A request
+// whose Host is not the viewer's (DNS rebinding) is refused first
+// (hosts.go). It binds loopback unless given a token (CheckAddr); with a
+// token, every request must carry it. Connections are held to Limits.
 package serve
 
 import (
@@ -17,12 +19,12 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"runtime"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -57,6 +59,15 @@ type Options struct {
 	// Progress, when not nil, is told what New does while it prepares the
 	// warehouse (packing the runs' events, reading the runs).
 	Progress func(reports.Progress)
+	// Addr is where Listen listens (DefaultAddr when empty); its host is
+	// a name requests may give besides loopback (unless 0.0.0.0 or [::]).
+	Addr string
+	// AllowedHosts are the other names requests may give in Host: NAME
+	// (any port) or NAME:PORT (CheckHosts).
+	AllowedHosts []string
+	// Limits bound the connections Listen serves (zero fields: the
+	// defaults) and the time each answer may take to be written.
+	Limits Limits
 }
 
 // RunPacker is a Store that can keep what a run page shows of each run as
@@ -87,32 +98,6 @@ func CheckAddr(addr, token string) error {
 	return fmt.Errorf("--addr %s is not a loopback address: give --token (or $GYMLENS_TOKEN) so that only those who have it read the warehouse", addr)
 }
 
-// Listen serves h on addr until ctx ends (then it shuts down within
-// 3 s), after telling ready the address to open (with the token, when
-// there is one).
-func Listen(ctx context.Context, addr, token string, h http.Handler, ready func(url string)) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("--addr %s: %w", addr, err)
-	}
-	url := "http://" + ln.Addr().String() + "/"
-	if token != "" {
-		url += "?token=" + token
-	}
-	ready(url)
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-	}()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
-}
-
 //go:embed assets
 var assets embed.FS
 
@@ -123,6 +108,9 @@ type Server struct {
 	opt   Options
 	mux   *http.ServeMux
 	cop   *http.CrossOriginProtection
+
+	hosts  []hostRule // the names requests may give besides loopback
+	limits Limits     // with the defaults filled in
 
 	mu sync.Mutex // guards ds and ix
 	ds *reports.Dataset
@@ -150,7 +138,22 @@ func New(ctx context.Context, store Store, opt Options) (*Server, error) {
 	if err := opt.Bootstrap.Check("level"); err != nil {
 		return nil, err
 	}
-	s := &Server{store: store, opt: opt, mux: http.NewServeMux(), cop: http.NewCrossOriginProtection()}
+	if err := CheckToken(opt.Token); err != nil {
+		return nil, err
+	}
+	if opt.Addr != "" {
+		if err := CheckAddr(opt.Addr, opt.Token); err != nil {
+			return nil, err
+		}
+	}
+	hosts, err := hostRules(opt.AllowedHosts, opt.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := opt.Limits.check(); err != nil {
+		return nil, err
+	}
+	s := &Server{store: store, opt: opt, mux: http.NewServeMux(), cop: http.NewCrossOriginProtection(), hosts: hosts, limits: opt.Limits.withDefaults()}
 	// A reader per two cores: the tables but events are scanned once a
 	// batch, and a burst split between more readers scans them more often
 	// (a reader per core took 426 ms, not 331, for 100 cold pages at
@@ -160,7 +163,7 @@ func New(ctx context.Context, store Store, opt Options) (*Server, error) {
 	s.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "a request from another site is refused: open the viewer's own page", http.StatusForbidden)
 	}))
-	s.mux.Handle("GET /assets/", http.FileServerFS(assets))
+	s.mux.Handle("GET /assets/", http.FileServerFS(filesOnly{assets}))
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	s.mux.HandleFunc("GET /{$}", s.overview)
 	s.mux.HandleFunc("GET /runs", s.runs)
@@ -204,7 +207,8 @@ func New(ctx context.Context, store Store, opt Options) (*Server, error) {
 // inline style, no frame, no form posting elsewhere.
 const csp = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
-// ServeHTTP answers a request: security headers on every answer; GET,
+// ServeHTTP answers a request: security headers and a write deadline on
+// every answer; a Host that is not the viewer's refused (hosts.go); GET,
 // HEAD and (annotation answers, new queues) POST only; a POST from another
 // site refused; the token checked, or an annotator's own link (which opens
 // its queue alone).
@@ -214,6 +218,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
+	w = writeDeadline(w, s.writeTimeout(r.URL.Path))
+	if !s.hostAllowed(r) {
+		refuseHost(w, r)
+		return
+	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 	case http.MethodPost:
@@ -247,7 +256,7 @@ const tokenCookie = "gymlens_token"
 // without it, so that the token does not stay in the address bar).
 func (s *Server) authorised(w http.ResponseWriter, r *http.Request) bool {
 	same := func(t string) bool { return subtle.ConstantTimeCompare([]byte(t), []byte(s.opt.Token)) == 1 }
-	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") && same(strings.TrimPrefix(a, "Bearer ")) {
+	if t, ok := bearer(r.Header.Get("Authorization")); ok && same(t) {
 		return true
 	}
 	if c, err := r.Cookie(tokenCookie); err == nil && same(c.Value) {
@@ -264,6 +273,22 @@ func (s *Server) authorised(w http.ResponseWriter, r *http.Request) bool {
 	}
 	http.Error(w, "this viewer needs its token: open the link gymlens serve printed", http.StatusUnauthorized)
 	return false
+}
+
+// filesOnly is a file system whose directories are not there: /assets/
+// serves its files and lists nothing.
+type filesOnly struct{ fs.FS }
+
+func (f filesOnly) Open(name string) (fs.File, error) {
+	file, err := f.FS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := file.Stat(); err != nil || st.IsDir() {
+		file.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return file, nil
 }
 
 // dataset is the viewer's dataset (runs read once).

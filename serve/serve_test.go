@@ -131,7 +131,7 @@ func newServer(t *testing.T, token string) (*Server, *fake) {
 	f := &fake{}
 	opt := analysis.DefaultBootstrap
 	opt.Resamples = 100
-	s, err := New(context.Background(), f, Options{Name: "test.duckdb", Token: token, Bootstrap: opt})
+	s, err := New(context.Background(), f, Options{Name: "test.duckdb", Token: token, Bootstrap: opt, AllowedHosts: []string{"example.com"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,14 +305,14 @@ func TestBadRequests(t *testing.T) {
 // With a token every request needs it: a link with ?token= sets a cookie
 // and drops the token from the address; a Bearer header works too.
 func TestToken(t *testing.T) {
-	s, _ := newServer(t, "s3cret")
+	s, _ := newServer(t, testToken)
 	if rec := get(t, s, "/runs"); rec.Code != 401 {
 		t.Errorf("no token: %d", rec.Code)
 	}
 	if rec := get(t, s, "/runs?token=wrong"); rec.Code != 401 {
 		t.Errorf("wrong token: %d", rec.Code)
 	}
-	rec := get(t, s, "/runs?token=s3cret&sort=TC")
+	rec := get(t, s, "/runs?token="+testToken+"&sort=TC")
 	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/runs?sort=TC" {
 		t.Fatalf("token link: %d %q", rec.Code, rec.Header().Get("Location"))
 	}
@@ -323,7 +323,7 @@ func TestToken(t *testing.T) {
 	if rec := get(t, s, "/runs?sort=TC", "Cookie", c[0].Name+"="+c[0].Value); rec.Code != 200 {
 		t.Errorf("with the cookie: %d", rec.Code)
 	}
-	if rec := get(t, s, "/api/runs", "Authorization", "Bearer s3cret"); rec.Code != 200 {
+	if rec := get(t, s, "/api/runs", "Authorization", "Bearer "+testToken); rec.Code != 200 {
 		t.Errorf("with the header: %d", rec.Code)
 	}
 }

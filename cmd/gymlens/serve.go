@@ -20,15 +20,26 @@ func serveCommand(e *env) *cli.Command {
 			"annotation queues, each answer stored in the warehouse at once; the same as JSON under /api/ (docs/serve.md).\n" +
 			"The server owns the warehouse while it runs (other gymlens commands wait for it to stop) unless --read-only;\nit first packs each run's events, tasks and judgments into a few values when they are new (docs/serve.md), which cold run pages read faster.\n" +
 			"It binds loopback unless --token is given; with a token every request must carry it (the printed link sets\n" +
-			"it), or an annotator's own link, which opens that annotator's queue alone.",
+			"it), or an annotator's own link, which opens that annotator's queue alone. A token has 16 characters or more;\n" +
+			"--token auto makes one of 128 random bits and prints the link with it. Whatever the token, a request must name\n" +
+			"the viewer in its Host header (a guard against DNS rebinding): a loopback address, localhost or NAME.localhost\n" +
+			"with the port listened on, --addr's host, or a name of --allowed-hosts; others are refused (403).",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: serve.DefaultAddr, Usage: "listen on `HOST:PORT`"},
-			&cli.StringFlag{Name: "token", Usage: "require `TOKEN` of every request (needed to listen beyond loopback)", Sources: cli.EnvVars("GYMLENS_TOKEN")},
+			&cli.StringFlag{Name: "token", Usage: "require `TOKEN` (16 characters or more; auto: make one and print the link) of every request (needed to listen beyond loopback)", Sources: cli.EnvVars("GYMLENS_TOKEN")},
+			&cli.StringSliceFlag{Name: "allowed-hosts", Usage: "answer requests that name `HOST[:PORT]` (any port when none) besides loopback and --addr's host, e.g. behind a proxy (repeat)"},
 			&cli.BoolFlag{Name: "read-only", Usage: "open the warehouse read-only: other gymlens commands may read it meanwhile; no annotation"},
 		}, bootstrapFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			addr, token := cmd.String("addr"), cmd.String("token")
+			addr, hosts := cmd.String("addr"), cmd.StringSlice("allowed-hosts")
+			token, err := serve.ResolveToken(cmd.String("token"))
+			if err != nil {
+				return usageError{err}
+			}
 			if err := serve.CheckAddr(addr, token); err != nil {
+				return usageError{err}
+			}
+			if err := serve.CheckHosts(hosts); err != nil {
 				return usageError{err}
 			}
 			opt, err := argsOf(cmd).Bootstrap()
@@ -44,7 +55,7 @@ func serveCommand(e *env) *cli.Command {
 			}
 			defer w.Close()
 			progress, done := readProgress(e, cmd.Bool("quiet")) // packing the runs, the first read
-			so := serve.Options{Name: w.Path, Token: token, Bootstrap: opt, ReadOnly: readOnly, Progress: progress}
+			so := serve.Options{Name: w.Path, Token: token, Addr: addr, AllowedHosts: hosts, Bootstrap: opt, ReadOnly: readOnly, Progress: progress}
 			if !readOnly {
 				so.Histories = histories(w)
 			}
@@ -52,7 +63,7 @@ func serveCommand(e *env) *cli.Command {
 			if done(); err != nil {
 				return err
 			}
-			return serve.Listen(ctx, addr, token, h, func(url string) { fmt.Fprintf(e.stdout, "gymlens serve: %s (Ctrl-C stops)\n", url) })
+			return h.Listen(ctx, func(url string) { fmt.Fprintf(e.stdout, "gymlens serve: %s (Ctrl-C stops)\n", url) })
 		},
 	}
 }

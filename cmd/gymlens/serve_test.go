@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -292,5 +293,104 @@ func TestServePayloadInBrowser(t *testing.T) {
 	}
 	for _, p := range consoleProblems() {
 		t.Error(p)
+	}
+}
+
+// A token shorter than 16 characters and an --allowed-hosts entry that
+// is not a host are mistakes in the call (exit 2, naming the rule), told
+// before the warehouse is opened.
+func TestServeFlagsRefused(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "none.duckdb")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--token", "x"}, []string{"--token has 1 characters", "at least 16", "--token auto"}},
+		{[]string{"--token", "123456789012345", "--addr", "0.0.0.0:0"}, []string{"at least 16"}},
+		{[]string{"--allowed-hosts", "http://viewer.example.org"}, []string{`--allowed-hosts "http://viewer.example.org"`}},
+		{[]string{"--allowed-hosts", "ok.example", "--allowed-hosts", "*.example.org"}, []string{`--allowed-hosts "*.example.org"`}},
+	} {
+		code, stdout, stderr := gymlens(t, append([]string{"--db", db, "serve"}, c.args...)...)
+		if code != 2 || stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q", c.args, code, stdout)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%v: stderr lacks %q:\n%s", c.args, w, stderr)
+			}
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a refused serve made the warehouse")
+	}
+}
+
+// --token auto makes a token of 128 bits, printed once, in the link on
+// stdout and nowhere else; the viewer takes it (Bearer in any case) and
+// refuses requests without it, and a Host that is not its own even with
+// it.
+func TestServeTokenAuto(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ingests a sample warehouse and serves it")
+	}
+	db := unratedWarehouse(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	var stderr strings.Builder
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"gymlens", "--db", db, "-q", "serve", "--addr", "127.0.0.1:0", "--token", "auto", "--read-only", "--resamples", "200"}, pw, &stderr)
+		pw.Close()
+	}()
+	out := bufio.NewReader(pr)
+	line, err := out.ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	m := regexp.MustCompile(`^gymlens serve: (http://127\.0\.0\.1:(\d+)/)\?token=([A-Z2-7]{26}) \(Ctrl-C stops\)\n$`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("the link: %q", line)
+	}
+	base, port, token := m[1], m[2], m[3]
+	ask := func(host, auth string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+"api/runs?limit=1", nil)
+		if host != "" {
+			req.Host = host
+		}
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for _, c := range []struct {
+		host, auth string
+		code       int
+	}{
+		{"", "", 401},
+		{"", "Bearer " + token[:25], 401},
+		{"", "bearer " + token, 200},
+		{"localhost:" + port, "Bearer " + token, 200},
+		{"evil.example:" + port, "Bearer " + token, 403},
+		{"localhost.evil.example:" + port, "Bearer " + token, 403},
+	} {
+		if got := ask(c.host, c.auth); got != c.code {
+			t.Errorf("Host %q, Authorization %q: %d, not %d", c.host, c.auth, got, c.code)
+		}
+	}
+	cancel()
+	rest, _ := io.ReadAll(out)
+	if c := <-code; c != 0 {
+		t.Errorf("exit %d: %s", c, stderr.String())
+	}
+	if strings.Contains(string(rest), token) || strings.Contains(stderr.String(), token) {
+		t.Errorf("the token written again: stdout %q, stderr %q", rest, stderr.String())
 	}
 }

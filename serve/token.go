@@ -1,0 +1,53 @@
+package serve
+
+import (
+	"crypto/rand"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// MinTokenLength is the fewest characters a token may have: a token
+// guards the whole warehouse, and a short one is guessed.
+const MinTokenLength = 16
+
+// AutoToken is the --token value that asks for a token made at start
+// (NewToken).
+const AutoToken = "auto"
+
+// CheckToken refuses a token shorter than MinTokenLength ("" is no
+// token).
+func CheckToken(token string) error {
+	if n := utf8.RuneCountInString(token); token != "" && n < MinTokenLength {
+		return fmt.Errorf("--token has %d characters: a token needs at least %d (or --token %s makes one)", n, MinTokenLength, AutoToken)
+	}
+	return nil
+}
+
+// NewToken is a token of 128 random bits (crypto/rand), 26 characters of
+// base32 that a URL carries as they are.
+func NewToken() string { return rand.Text() }
+
+// ResolveToken is the token --token gives: NewToken's for AutoToken, else
+// token itself once CheckToken took it.
+func ResolveToken(token string) (string, error) {
+	if token == AutoToken {
+		return NewToken(), nil
+	}
+	if err := CheckToken(token); err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// bearer is the credentials of an Authorization header of the Bearer
+// scheme, whose name is case-insensitive and followed by one space or
+// more (RFC 9110, section 11.4; RFC 6750).
+func bearer(h string) (string, bool) {
+	scheme, cred, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	cred = strings.TrimLeft(cred, " ")
+	return cred, cred != ""
+}
