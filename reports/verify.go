@@ -14,6 +14,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -582,14 +583,15 @@ type VerifyOptions struct {
 	Rebuild func(ctx context.Context, db, out string, args []string) error
 }
 
-// Verified is what Verify found: the manifest read, the problems (none:
-// the folder is what its inputs give) and, when another gymlens or Go
-// made the report, a note saying so.
+// Verified is what Verify found: the number of files checked (the
+// manifest's and the manifest) and of inputs, the problems (none: the
+// folder is what its inputs give) and, when another gymlens or Go made
+// the report, a note saying so.
 type Verified struct {
-	Dir      string
-	Manifest *Manifest
-	Problems []Problem
-	Note     string
+	Dir           string
+	Files, Inputs int
+	Problems      []Problem
+	Note          string
 }
 
 // Write writes the note (to errs), then each problem, or the line saying
@@ -604,7 +606,7 @@ func (v *Verified) Write(out, errs io.Writer) error {
 	if len(v.Problems) > 0 {
 		return fmt.Errorf("verify %s: %d problems (listed above)", v.Dir, len(v.Problems))
 	}
-	fmt.Fprintf(out, "verify %s: all %d files match a rebuild from the %d inputs\n", v.Dir, len(v.Manifest.Files)+1, len(v.Manifest.Inputs))
+	fmt.Fprintf(out, "verify %s: all %d files match a rebuild from the %d inputs\n", v.Dir, v.Files, v.Inputs)
 	return nil
 }
 
@@ -627,7 +629,7 @@ func Verify(ctx context.Context, o VerifyOptions) (*Verified, error) {
 		}
 		defer os.RemoveAll(o.Scratch)
 	}
-	v := &Verified{Dir: o.Dir, Manifest: m, Problems: CheckFolder(o.Dir, m)}
+	v := &Verified{Dir: o.Dir, Files: len(m.Files) + 1, Inputs: len(m.Inputs), Problems: CheckFolder(o.Dir, m)}
 	if m.Version != o.Version || m.Build.Go != runtime.Version() {
 		v.Note = fmt.Sprintf("gymlens %s (%s) made the report, gymlens %s (%s) checks it: the files naming the version differ", m.Version, m.Build.Go, o.Version, runtime.Version())
 	}
@@ -682,11 +684,18 @@ func Verify(ctx context.Context, o VerifyOptions) (*Verified, error) {
 		v.Problems = append(v.Problems, CheckInputs(m, have)...)
 	}
 	v.Problems = append(v.Problems, CheckJudgeSteps(m, st.Judge)...)
+	// The rebuild and the comparison need the files and the arguments
+	// alone. The rest is let go, and the memory given back, first: a
+	// manifest of MaxManifestBytes can take 30 times that decoded, and
+	// the rebuild runs in this process.
+	files, args := m.Files, m.Steps.Report.Args
+	m = nil
+	debug.FreeOSMemory()
 	out := filepath.Join(o.Scratch, "report")
-	if err := o.Rebuild(ctx, db, out, m.Steps.Report.Args); err != nil {
-		return nil, fmt.Errorf("verify: rebuilding the report with %v: %w", m.Steps.Report.Args, err)
+	if err := o.Rebuild(ctx, db, out, args); err != nil {
+		return nil, fmt.Errorf("verify: rebuilding the report with %v: %w", args, err)
 	}
-	v.Problems = append(v.Problems, CompareFolders(o.Dir, out, m)...)
+	v.Problems = append(v.Problems, CompareFolders(o.Dir, out, &Manifest{Files: files})...)
 	return v, nil
 }
 
