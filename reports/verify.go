@@ -41,6 +41,13 @@ func (p Problem) String() string { return p.File + ": " + p.What }
 // holds some 40,000 inputs (a PARE corpus has one trace file per run).
 const MaxManifestBytes = 16 << 20
 
+// MaxManifestValues is the most JSON values (objects, arrays, keys,
+// strings, numbers, literals) a manifest.json may hold: a manifest gymlens
+// writes has one in some 24 bytes (its 44,000 inputs in 16 MiB have
+// 670,000), while empty objects, 3 bytes each, decode to some 20 times
+// their size.
+const MaxManifestValues = 1 << 20
+
 // The first maxNamed entries a folder must not hold are named; the rest
 // are counted.
 const maxNamed = 20
@@ -149,6 +156,20 @@ func ReadManifest(dir string) (*Manifest, error) {
 		return nil, tooLarge
 	}
 	b := buf.Bytes()
+	// Counted token by token first, a block of the text at a time.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for n := 0; ; {
+		tok, err := dec.Token()
+		if err != nil {
+			break // the end, or malformed JSON, which Unmarshal locates
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			continue // the end of one counted at its start
+		}
+		if n++; n > MaxManifestValues {
+			return nil, fmt.Errorf("%s: more than %d JSON values (from line %d on), more than a manifest may hold: not one gymlens report writes", name, MaxManifestValues, lineAt(b, dec.InputOffset()))
+		}
+	}
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		var se *json.SyntaxError

@@ -212,3 +212,22 @@ func TestVerifyLetsTheManifestGoBeforeTheRebuild(t *testing.T) {
 		t.Errorf("%v", v.Problems)
 	}
 }
+
+// A manifest of more than MaxManifestValues JSON values is refused,
+// naming the limit, before it is decoded: small as it is, a million
+// empty objects would decode to far more than their bytes.
+func TestVerifyRefusesAManifestOfTooManyValues(t *testing.T) {
+	dir, _ := tinyReport(t)
+	p := filepath.Join(dir, "manifest.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(b, []byte(`"tables": [`), []byte(`"tables": [`+strings.Repeat("0,", MaxManifestValues)), 1)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadManifest(dir); err == nil || !strings.Contains(err.Error(), "manifest.json: more than 1048576 JSON values") {
+		t.Errorf("%v", err)
+	}
+}
