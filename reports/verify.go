@@ -36,16 +36,16 @@ func (p Problem) String() string { return p.File + ": " + p.What }
 
 // MaxManifestBytes is the largest manifest.json verify reads; a larger
 // one is refused by its size before anything of it is read. A manifest
-// lists every input and output file in some 400 bytes each: the sample's
-// report (90 inputs, 107 outputs) has 64 KB at any --scale, and 16 MiB
-// holds some 40,000 inputs (a PARE corpus has one trace file per run).
+// takes some 380 bytes per input: the sample's (90 inputs, 107 outputs)
+// has 66 KB at any --scale, and 16 MiB holds some 44,000 inputs (a PARE
+// corpus has one trace file per run).
 const MaxManifestBytes = 16 << 20
 
 // MaxManifestValues is the most JSON values (objects, arrays, keys,
-// strings, numbers, literals) a manifest.json may hold: a manifest gymlens
-// writes has one in some 24 bytes (its 44,000 inputs in 16 MiB have
-// 670,000), while empty objects, 3 bytes each, decode to some 20 times
-// their size.
+// strings, numbers, literals) a manifest.json may hold, counted before it
+// is decoded: a manifest gymlens writes has one in some 24 bytes (44,000
+// inputs in 16 MiB have 670,000), while a million empty objects fit in
+// 3 MB and decode to several hundred MB.
 const MaxManifestValues = 1 << 20
 
 // The first maxNamed entries a folder must not hold are named; the rest
