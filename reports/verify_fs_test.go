@@ -3,6 +3,8 @@ package reports
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -214,8 +216,8 @@ func TestVerifyLetsTheManifestGoBeforeTheRebuild(t *testing.T) {
 }
 
 // A manifest of more than MaxManifestValues JSON values is refused,
-// naming the limit, before it is decoded: small as it is, a million
-// empty objects would decode to far more than their bytes.
+// naming the limit, before it is decoded (empty objects in as many bytes
+// would decode to some 30 times their size).
 func TestVerifyRefusesAManifestOfTooManyValues(t *testing.T) {
 	dir, _ := tinyReport(t)
 	p := filepath.Join(dir, "manifest.json")
@@ -223,11 +225,65 @@ func TestVerifyRefusesAManifestOfTooManyValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b = bytes.Replace(b, []byte(`"tables": [`), []byte(`"tables": [`+strings.Repeat("0,", MaxManifestValues)), 1)
+	b = bytes.Replace(b, []byte(`"skipped": []`), []byte(`"skipped": [`+strings.Repeat(`"",`, MaxManifestValues)+`""]`), 1)
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ReadManifest(dir); err == nil || !strings.Contains(err.Error(), "manifest.json: more than 1048576 JSON values") {
 		t.Errorf("%v", err)
 	}
+}
+
+// Of many links, the first 20 are named (in the walk's order) and the
+// rest counted.
+func TestVerifyNamesTwentyLinksAndCountsTheRest(t *testing.T) {
+	dir, r := tinyReport(t)
+	target := plantSecret(t)
+	for i := range 25 {
+		if err := os.Symlink(target, filepath.Join(dir, fmt.Sprintf("l%02d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := verifyTiny(t, dir, r)
+	if err == nil || !strings.Contains(err.Error(), "l19: a symbolic link") || strings.Contains(err.Error(), "l20") || !strings.HasSuffix(err.Error(), "\n  and 5 more") {
+		t.Errorf("%v", err)
+	}
+}
+
+// valuesPast counts what decoding into any finds: every object, array,
+// key, string, number and literal, escapes and all.
+func TestValuesPastCountsEveryValue(t *testing.T) {
+	dir, _ := tinyReport(t)
+	m, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range []string{string(m), `{"a":1,"b\"]":[true, null,"x\\\"y,{" ,-1.5e3],"c":{ } , "d":[[]]}`, `"x"`, `[]`} {
+		var v any
+		if err := json.Unmarshal([]byte(doc), &v); err != nil {
+			t.Fatal(err)
+		}
+		n := countValues(v)
+		if got := valuesPast([]byte(doc), n); got != -1 {
+			t.Errorf("%.40s…: %d values, more found at %d", doc, n, got)
+		}
+		if got := valuesPast([]byte(doc), n-1); got < 0 {
+			t.Errorf("%.40s…: %d values, fewer found", doc, n)
+		}
+	}
+}
+
+func countValues(v any) int {
+	n := 1
+	switch v := v.(type) {
+	case map[string]any:
+		for _, x := range v {
+			n += 1 + countValues(x)
+		}
+	case []any:
+		for _, x := range v {
+			n += countValues(x)
+		}
+	}
+	return n
 }
