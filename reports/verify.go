@@ -209,9 +209,9 @@ func ReadManifest(dir string) (*Manifest, error) {
 
 // valuesPast returns the offset in the JSON text b of the value (object,
 // array, key, string, number or literal) that makes more than max, or -1.
-// It only counts where each starts, in one pass (json.Decoder.Token,
-// which decodes each, takes 100 times longer); malformed JSON is left to
-// the decoder, which says where.
+// It only counts where each starts, in one pass (json.Decoder.Token
+// decodes each: seconds for a million); malformed JSON is left to the
+// decoder, which says where.
 func valuesPast(b []byte, max int) int {
 	n := 0
 	inString, escaped, inScalar := false, false, false
