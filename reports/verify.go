@@ -14,8 +14,10 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/gymlens/gymlens/analysis"
@@ -32,17 +34,133 @@ type Problem struct {
 
 func (p Problem) String() string { return p.File + ": " + p.What }
 
-// ReadManifest reads DIR/manifest.json. An error names the file and, for
-// malformed JSON, the line.
+// MaxManifestBytes is the largest manifest.json verify reads; a larger
+// one is refused by its size before anything of it is read. A manifest
+// takes some 380 bytes per input: the sample's (90 inputs, 107 outputs)
+// has 66 KB at any --scale, and 16 MiB holds some 44,000 inputs (a PARE
+// corpus has one trace file per run).
+const MaxManifestBytes = 16 << 20
+
+// MaxManifestValues is the most JSON values (objects, arrays, keys,
+// strings, numbers, literals) a manifest.json may hold, counted before it
+// is decoded: a manifest gymlens writes has one in some 24 bytes (44,000
+// inputs in 16 MiB have 670,000), while a million empty objects fit in
+// 3 MB and decode to several hundred MB.
+const MaxManifestValues = 1 << 20
+
+// The first maxNamed entries a folder must not hold are named; the rest
+// are counted.
+const maxNamed = 20
+
+// CheckTree refuses a report folder that holds anything but folders and
+// regular files: a symbolic link (to a file or a folder, inside or out)
+// is never followed, and a named pipe, socket or device never opened
+// (opening a pipe waits for a writer). The error names each by its path
+// relative to dir. dir itself may be a link: the user named it.
+func CheckTree(dir string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("%w (is %s a report folder written by gymlens report?)", err, dir)
+	}
+	defer root.Close()
+	var named []string
+	n := 0
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() || d.Type().IsRegular():
+			return nil
+		}
+		if n++; n <= maxNamed {
+			named = append(named, "  "+p+": "+notAFile(d.Type()))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	if n == 0 {
+		return nil
+	}
+	if n > maxNamed {
+		named = append(named, fmt.Sprintf("  and %d more", n-maxNamed))
+	}
+	return fmt.Errorf("%s: a report folder holds folders and regular files only; refused, nothing read:\n%s", dir, strings.Join(named, "\n"))
+}
+
+// notAFile says what a non-regular file of type t is.
+func notAFile(t fs.FileMode) string {
+	switch {
+	case t&fs.ModeSymlink != 0:
+		return "a symbolic link (never followed in a report folder)"
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
+}
+
+// openRegular opens name, a slash path under root, for reading when it
+// is a regular file and not a link: os.Root keeps every step inside the
+// folder, and the file opened must be the one Lstat saw (a link or a pipe
+// swapped in between is refused; O_NONBLOCK keeps a pipe's open from
+// waiting).
+func openRegular(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
+	st, err := root.Lstat(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, nil, errors.New(notAFile(st.Mode().Type()))
+	}
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if got, err := f.Stat(); err != nil || !os.SameFile(st, got) {
+		f.Close()
+		return nil, nil, errors.New("replaced while verify opened it")
+	}
+	return f, st, nil
+}
+
+// ReadManifest reads DIR/manifest.json, a regular file (not a link) of at
+// most MaxManifestBytes. An error names the file and, for malformed JSON,
+// the line.
 func ReadManifest(dir string) (*Manifest, error) {
 	name := filepath.Join(dir, "manifest.json")
-	b, err := os.ReadFile(name)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w (is %s a report folder written by gymlens report?)", err, dir)
+	}
+	defer root.Close()
+	f, st, err := openRegular(root, "manifest.json")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (is %s a report folder written by gymlens report?)", name, err, dir)
 	}
+	defer f.Close()
+	tooLarge := fmt.Errorf("%s: %d bytes, larger than the %d MiB a manifest may be: not one gymlens report writes", name, st.Size(), MaxManifestBytes>>20)
+	if st.Size() > MaxManifestBytes {
+		return nil, tooLarge
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(st.Size()) + bytes.MinRead)
+	if _, err := buf.ReadFrom(io.LimitReader(f, MaxManifestBytes+1)); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if buf.Len() > MaxManifestBytes {
+		return nil, tooLarge
+	}
+	b := buf.Bytes()
+	if i := valuesPast(b, MaxManifestValues); i >= 0 {
+		return nil, fmt.Errorf("%s: more than %d JSON values (from line %d on), more than a manifest may hold: not one gymlens report writes", name, MaxManifestValues, lineAt(b, int64(i)))
+	}
 	var m Manifest
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&m); err != nil {
+	if err := json.Unmarshal(b, &m); err != nil {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
 		switch {
@@ -89,47 +207,105 @@ func ReadManifest(dir string) (*Manifest, error) {
 	return &m, nil
 }
 
+// valuesPast returns the offset in the JSON text b of the value (object,
+// array, key, string, number or literal) that makes more than max, or -1.
+// It only counts where each starts, in one pass (json.Decoder.Token
+// decodes each: seconds for a million); malformed JSON is left to the
+// decoder, which says where.
+func valuesPast(b []byte, max int) int {
+	n := 0
+	inString, escaped, inScalar := false, false, false
+	for i, c := range b {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"', '{', '[':
+			n++
+			inString, inScalar = c == '"', false
+		case ',', ':', ']', '}', ' ', '\t', '\n', '\r':
+			inScalar = false
+		default:
+			if !inScalar {
+				n++
+				inScalar = true
+			}
+		}
+		if n > max {
+			return i
+		}
+	}
+	return -1
+}
+
 func lineAt(b []byte, off int64) int {
 	off = min(max(off, 0), int64(len(b)))
 	return 1 + bytes.Count(b[:off], []byte("\n"))
 }
 
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
-
 // CheckFolder checks that every file the manifest lists is in dir with
-// its size and SHA-256, and that dir holds no other file.
+// its size and SHA-256 (hashed as it is read), and that dir holds no
+// other file. A listed file that is a link or not a regular file is
+// named and not read.
 func CheckFolder(dir string, m *Manifest) []Problem {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return []Problem{{".", err.Error()}}
+	}
+	defer root.Close()
 	var out []Problem
 	listed := map[string]bool{"manifest.json": true}
 	for _, f := range m.Files {
 		listed[f.Path] = true
-		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			out = append(out, Problem{f.Path, "listed in the manifest, not in the folder (removed?)"})
-		case err != nil:
-			out = append(out, Problem{f.Path, err.Error()})
-		case sha256Hex(b) != f.SHA256:
-			out = append(out, Problem{f.Path, fmt.Sprintf("changed since the report was written: SHA-256 %s, the manifest says %s", short(sha256Hex(b)), short(f.SHA256))})
+		if p := checkFile(root, f); p != "" {
+			out = append(out, Problem{f.Path, p})
 		}
 	}
-	return append(out, unlisted(dir, listed, "in the folder, not listed in the manifest")...)
+	return append(out, unlisted(root, listed, "in the folder, not listed in the manifest")...)
 }
 
-// unlisted names each file under dir (by its slash path relative to dir)
-// that known lacks.
-func unlisted(dir string, known map[string]bool, what string) []Problem {
+// checkFile says how the file f names under root differs from f ("": it
+// does not).
+func checkFile(root *os.Root, f OutputFile) string {
+	r, st, err := openRegular(root, f.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "listed in the manifest, not in the folder (removed?)"
+	case err != nil:
+		return err.Error()
+	}
+	defer r.Close()
+	if st.Size() != int64(f.Size) {
+		return fmt.Sprintf("changed since the report was written: %d bytes, the manifest says %d", st.Size(), f.Size)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return err.Error()
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != f.SHA256 {
+		return fmt.Sprintf("changed since the report was written: SHA-256 %s, the manifest says %s", short(got), short(f.SHA256))
+	}
+	return ""
+}
+
+// unlisted names each file under root (by its slash path) that known
+// lacks, and each folder it could not read.
+func unlisted(root *os.Root, known map[string]bool, what string) []Problem {
 	var out []Problem
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if rel = filepath.ToSlash(rel); !known[rel] {
-			out = append(out, Problem{rel, what})
+	fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			out = append(out, Problem{p, err.Error()})
+		case !d.IsDir() && !known[p]:
+			out = append(out, Problem{p, what})
 		}
 		return nil
 	})
@@ -258,8 +434,20 @@ func InputFiles(m *Manifest, root, scratch string) ([]string, []Problem, error) 
 // CompareFolders compares the report folder with one rebuilt from the
 // recorded options: every listed file and manifest.json, byte for byte,
 // naming the first differing line of a text file or byte of a binary
-// one; and any file the rebuild writes that the report lacks.
+// one; and any file the rebuild writes that the report lacks. Files are
+// compared as they are read (a few buffers, whatever their size); a file
+// of the report that is a link or not a regular file is not read.
 func CompareFolders(report, rebuilt string, m *Manifest) []Problem {
+	rootA, err := os.OpenRoot(report)
+	if err != nil {
+		return []Problem{{".", err.Error()}}
+	}
+	defer rootA.Close()
+	rootB, err := os.OpenRoot(rebuilt)
+	if err != nil {
+		return []Problem{{".", "the rebuild: " + err.Error()}}
+	}
+	defer rootB.Close()
 	var out []Problem
 	names := []string{"manifest.json"}
 	for _, f := range m.Files {
@@ -268,67 +456,140 @@ func CompareFolders(report, rebuilt string, m *Manifest) []Problem {
 	seen := map[string]bool{}
 	for _, name := range names {
 		seen[name] = true
-		a, errA := os.ReadFile(filepath.Join(report, filepath.FromSlash(name)))
-		b, errB := os.ReadFile(filepath.Join(rebuilt, filepath.FromSlash(name)))
-		switch {
-		case errA != nil:
-			continue // CheckFolder says so
-		case errB != nil:
-			out = append(out, Problem{name, "in the report, not written by the rebuild"})
-		case !bytes.Equal(a, b):
-			out = append(out, Problem{name, "differs from the rebuild: " + FirstDifference(name, a, b)})
+		if p := compareFile(rootA, rootB, name); p != "" {
+			out = append(out, Problem{name, p})
 		}
 	}
-	return append(out, unlisted(rebuilt, seen, "written by the rebuild, not in the report")...)
+	return append(out, unlisted(rootB, seen, "written by the rebuild, not in the report")...)
+}
+
+// compareFile says how name differs between the two folders ("": it
+// does not, or the report's copy cannot be read, which CheckFolder says).
+func compareFile(rootA, rootB *os.Root, name string) string {
+	a, sa, err := openRegular(rootA, name)
+	if err != nil {
+		return ""
+	}
+	defer a.Close()
+	b, sb, err := openRegular(rootB, name)
+	if err != nil {
+		return "in the report, not written by the rebuild"
+	}
+	defer b.Close()
+	d, err := firstDifference(name, a, b, sa.Size(), sb.Size())
+	switch {
+	case err != nil:
+		return err.Error()
+	case d != "":
+		return "differs from the rebuild: " + d
+	}
+	return ""
 }
 
 // FirstDifference says where a (the report's file name) and b (the
 // rebuild's) first differ: the line and both texts for a text file, the
 // byte offset for a binary one (PNG, PDF).
 func FirstDifference(name string, a, b []byte) string {
-	if ext := path.Ext(name); ext == ".png" || ext == ".pdf" {
-		i := 0
-		for i < len(a) && i < len(b) && a[i] == b[i] {
-			i++
-		}
-		return fmt.Sprintf("first at byte %d (of %d in the report, %d rebuilt)", i, len(a), len(b))
+	d, _ := firstDifference(name, bytes.NewReader(a), bytes.NewReader(b), int64(len(a)), int64(len(b)))
+	if d == "" {
+		return "differ" // not reached: a and b differ
 	}
-	al, bl := bytes.Split(a, []byte("\n")), bytes.Split(b, []byte("\n"))
-	for i := 0; i < len(al) || i < len(bl); i++ {
-		var x, y []byte
-		if i < len(al) {
-			x = al[i]
-		}
-		if i < len(bl) {
-			y = bl[i]
-		}
-		if !bytes.Equal(x, y) || i >= len(al) || i >= len(bl) {
-			// A long line (an embedded figure) is shown around the
-			// first difference.
-			c := 0
-			for c < len(x) && c < len(y) && x[c] == y[c] {
-				c++
-			}
-			from := max(0, c-40)
-			at := ""
-			if from > 0 {
-				at = fmt.Sprintf(", byte %d of it", c+1)
-			}
-			return fmt.Sprintf("first at line %d%s: the report has %s, the rebuild %s", i+1, at, quoteLine(x, from, i < len(al)), quoteLine(y, from, i < len(bl)))
-		}
-	}
-	return "differ" // not reached: a and b differ
+	return d
 }
 
-// quoteLine quotes up to 120 bytes of l from from (on a rune boundary).
-func quoteLine(l []byte, from int, ok bool) string {
-	if !ok {
-		return "no such line"
+// firstDifference is FirstDifference of two files of sizes na and nb,
+// read in blocks ("": they are equal). Of a text line it quotes at most
+// 40 bytes before the difference and 120 characters from there.
+func firstDifference(name string, a, b io.ReaderAt, na, nb int64) (string, error) {
+	d, line, start, differ, err := diffAt(io.NewSectionReader(a, 0, na), io.NewSectionReader(b, 0, nb))
+	if err != nil || !differ {
+		return "", err
 	}
-	for from > 0 && from < len(l) && !utf8.RuneStart(l[from]) {
+	if ext := path.Ext(name); ext == ".png" || ext == ".pdf" {
+		return fmt.Sprintf("first at byte %d (of %d in the report, %d rebuilt)", d, na, nb), nil
+	}
+	// One file ends where the other has a newline: the lines so far are
+	// equal, and the next exists in one file only.
+	if d == na && byteAt(b, d) == '\n' {
+		return fmt.Sprintf("first at line %d: the report has no such line, the rebuild %s", line+2, quoteAt(b, nb, d+1, 0)), nil
+	}
+	if d == nb && byteAt(a, d) == '\n' {
+		return fmt.Sprintf("first at line %d: the report has %s, the rebuild no such line", line+2, quoteAt(a, na, d+1, 0)), nil
+	}
+	// A long line (an embedded figure) is shown around the first
+	// difference.
+	c := d - start
+	from := max(0, c-40)
+	at := ""
+	if from > 0 {
+		at = fmt.Sprintf(", byte %d of it", c+1)
+	}
+	return fmt.Sprintf("first at line %d%s: the report has %s, the rebuild %s", line+1, at, quoteAt(a, na, start, from), quoteAt(b, nb, start, from)), nil
+}
+
+// diffAt reads a and b in blocks to the first offset d where they differ
+// (one ending before the other counts), counting the newlines before it
+// and the offset just after the last of them.
+func diffAt(a, b io.Reader) (d, lines, start int64, differ bool, err error) {
+	const block = 64 << 10
+	ba, bb := make([]byte, block), make([]byte, block)
+	for {
+		ka, errA := io.ReadFull(a, ba)
+		kb, errB := io.ReadFull(b, bb)
+		for _, e := range []error{errA, errB} {
+			if e != nil && e != io.EOF && e != io.ErrUnexpectedEOF {
+				return 0, 0, 0, false, e
+			}
+		}
+		n := min(ka, kb)
+		i := n
+		if !bytes.Equal(ba[:n], bb[:n]) {
+			i = 0
+			for ba[i] == bb[i] {
+				i++
+			}
+		}
+		if k := bytes.LastIndexByte(ba[:i], '\n'); k >= 0 {
+			lines += int64(bytes.Count(ba[:i], []byte("\n")))
+			start = d + int64(k) + 1
+		}
+		if i < n || ka != kb {
+			return d + int64(i), lines, start, true, nil
+		}
+		if ka < block {
+			return 0, 0, 0, false, nil
+		}
+		d += block
+	}
+}
+
+func byteAt(r io.ReaderAt, off int64) byte {
+	var b [1]byte
+	if n, _ := r.ReadAt(b[:], off); n == 1 {
+		return b[0]
+	}
+	return 0
+}
+
+// quoteAt quotes up to 120 characters of the line that starts at start
+// in r (of size n), from its byte from (moved back to a character's
+// start), with … where the line goes on before or after.
+func quoteAt(r io.ReaderAt, n, start, from int64) string {
+	// Up to 3 bytes before from (a character's start), 121 characters
+	// of at most 4 bytes after it.
+	ws := max(start, start+from-3)
+	w := make([]byte, max(0, min(n, start+from+4*121)-ws))
+	k, _ := r.ReadAt(w, ws)
+	w = w[:k]
+	if i := bytes.IndexByte(w, '\n'); i >= 0 {
+		w = w[:i]
+	}
+	f := start + from - ws
+	for from > 0 && f > 0 && f < int64(len(w)) && !utf8.RuneStart(w[f]) {
 		from--
+		f--
 	}
-	s, pre := string(l[min(from, len(l)):]), ""
+	s, pre := string(w[min(f, int64(len(w))):]), ""
 	if from > 0 {
 		pre = "…"
 	}
@@ -371,14 +632,15 @@ type VerifyOptions struct {
 	Rebuild func(ctx context.Context, db, out string, args []string) error
 }
 
-// Verified is what Verify found: the manifest read, the problems (none:
-// the folder is what its inputs give) and, when another gymlens or Go
-// made the report, a note saying so.
+// Verified is what Verify found: the number of files checked (the
+// manifest's and the manifest) and of inputs, the problems (none: the
+// folder is what its inputs give) and, when another gymlens or Go made
+// the report, a note saying so.
 type Verified struct {
-	Dir      string
-	Manifest *Manifest
-	Problems []Problem
-	Note     string
+	Dir           string
+	Files, Inputs int
+	Problems      []Problem
+	Note          string
 }
 
 // Write writes the note (to errs), then each problem, or the line saying
@@ -393,15 +655,19 @@ func (v *Verified) Write(out, errs io.Writer) error {
 	if len(v.Problems) > 0 {
 		return fmt.Errorf("verify %s: %d problems (listed above)", v.Dir, len(v.Problems))
 	}
-	fmt.Fprintf(out, "verify %s: all %d files match a rebuild from the %d inputs\n", v.Dir, len(v.Manifest.Files)+1, len(v.Manifest.Inputs))
+	fmt.Fprintf(out, "verify %s: all %d files match a rebuild from the %d inputs\n", v.Dir, v.Files, v.Inputs)
 	return nil
 }
 
-// Verify checks a report folder: its files against its manifest, the
+// Verify checks a report folder: that it holds folders and regular files
+// only (CheckTree), its files against its manifest, the
 // warehouse's inputs and judge calls (or the files under Inputs) against
 // the manifest's, then every output against a rebuild with the recorded
 // options. The problems are listed in that order.
 func Verify(ctx context.Context, o VerifyOptions) (*Verified, error) {
+	if err := CheckTree(o.Dir); err != nil {
+		return nil, err
+	}
 	m, err := ReadManifest(o.Dir)
 	if err != nil {
 		return nil, err
@@ -412,7 +678,7 @@ func Verify(ctx context.Context, o VerifyOptions) (*Verified, error) {
 		}
 		defer os.RemoveAll(o.Scratch)
 	}
-	v := &Verified{Dir: o.Dir, Manifest: m, Problems: CheckFolder(o.Dir, m)}
+	v := &Verified{Dir: o.Dir, Files: len(m.Files) + 1, Inputs: len(m.Inputs), Problems: CheckFolder(o.Dir, m)}
 	if m.Version != o.Version || m.Build.Go != runtime.Version() {
 		v.Note = fmt.Sprintf("gymlens %s (%s) made the report, gymlens %s (%s) checks it: the files naming the version differ", m.Version, m.Build.Go, o.Version, runtime.Version())
 	}
@@ -467,11 +733,18 @@ func Verify(ctx context.Context, o VerifyOptions) (*Verified, error) {
 		v.Problems = append(v.Problems, CheckInputs(m, have)...)
 	}
 	v.Problems = append(v.Problems, CheckJudgeSteps(m, st.Judge)...)
+	// The rebuild and the comparison need the files and the arguments
+	// alone. The rest is let go, and the memory given back, first: a
+	// manifest of MaxManifestBytes can take 30 times that decoded, and
+	// the rebuild runs in this process.
+	files, args := m.Files, m.Steps.Report.Args
+	m = nil
+	debug.FreeOSMemory()
 	out := filepath.Join(o.Scratch, "report")
-	if err := o.Rebuild(ctx, db, out, m.Steps.Report.Args); err != nil {
-		return nil, fmt.Errorf("verify: rebuilding the report with %v: %w", m.Steps.Report.Args, err)
+	if err := o.Rebuild(ctx, db, out, args); err != nil {
+		return nil, fmt.Errorf("verify: rebuilding the report with %v: %w", args, err)
 	}
-	v.Problems = append(v.Problems, CompareFolders(o.Dir, out, m)...)
+	v.Problems = append(v.Problems, CompareFolders(o.Dir, out, &Manifest{Files: files})...)
 	return v, nil
 }
 

@@ -20,6 +20,16 @@ func TestFirstDifference(t *testing.T) {
 		{"i.html", "<p>\n" + strings.Repeat("x", 100) + "A" + strings.Repeat("y", 10), "<p>\n" + strings.Repeat("x", 100) + "B" + strings.Repeat("y", 10),
 			`first at line 2, byte 101 of it: the report has …"` + strings.Repeat("x", 40) + `Ayyyyyyyyyy", the rebuild …"` + strings.Repeat("x", 40) + `Byyyyyyyyyy"`},
 		{"f.pdf", "%PDF-1", "%PDF-1.4", "first at byte 6 (of 6 in the report, 8 rebuilt)"},
+		// Past the first 64 KB block, lines counted across blocks.
+		{"t.csv", strings.Repeat("ab\n", 30000) + "X", strings.Repeat("ab\n", 30000) + "Y", `first at line 30001: the report has "X", the rebuild "Y"`},
+		{"t.md", strings.Repeat("a", 70000) + "1" + strings.Repeat("ü", 200), strings.Repeat("a", 70000) + "2",
+			`first at line 1, byte 70001 of it: the report has …"` + strings.Repeat("a", 40) + "1" + strings.Repeat("ü", 79) + `…", the rebuild …"` + strings.Repeat("a", 40) + `2"`},
+		// 40 bytes back is inside an é: the quote starts at its first byte.
+		{"t.md", strings.Repeat("é", 60) + "xA\nz", strings.Repeat("é", 60) + "xB\nz", `first at line 1, byte 122 of it: the report has …"` + strings.Repeat("é", 20) + `xA", the rebuild …"` + strings.Repeat("é", 20) + `xB"`},
+		// One file ends where the other has a newline.
+		{"t.md", "x\n", "x\n\n", `first at line 3: the report has no such line, the rebuild ""`},
+		{"t.md", "x", "x\n", `first at line 2: the report has no such line, the rebuild ""`},
+		{"t.md", "x\ny\n", "x\ny", `first at line 3: the report has "", the rebuild no such line`},
 	} {
 		if got := FirstDifference(c.name, []byte(c.a), []byte(c.b)); got != c.want {
 			t.Errorf("%s %q vs %q: %s, want %s", c.name, c.a, c.b, got, c.want)

@@ -14,10 +14,13 @@ import (
 func verifyCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name: "verify", Usage: "check a report folder against its manifest and inputs, rebuilding every output", ArgsUsage: "DIR",
-		Description: "Checks that DIR's files are those its manifest.json lists (SHA-256), that the warehouse (--db) holds exactly\n" +
-			"the manifest's inputs and judge calls, then rebuilds the report with the recorded options and compares every\n" +
-			"file byte for byte, naming the first differing line (text) or byte (PNG, PDF). With --inputs FOLDER the\n" +
-			"inputs are read from FOLDER into a new warehouse first (nothing else is needed). Exit 0: all match; 1: not.",
+		Description: "Refuses a DIR that holds a symbolic link, a pipe, a socket or a device (each named; none followed or read)\n" +
+			fmt.Sprintf("or a manifest.json over %d MiB. Checks", reports.MaxManifestBytes>>20) +
+			" that DIR's files are those its manifest.json lists (SHA-256), that the\n" +
+			"warehouse (--db) holds exactly the manifest's inputs and judge calls, then rebuilds the report with the recorded\n" +
+			"options and compares every file byte for byte, naming the first differing line (text) or byte (PNG, PDF). With\n" +
+			"--inputs FOLDER the inputs are read from FOLDER into a new warehouse first (nothing else is needed).\n" +
+			"Exit 0: all match; 1: not.",
 		Flags: []cli.Flag{&cli.StringFlag{Name: "inputs", Usage: "rebuild from the input files under `FOLDER` into a new warehouse"}},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() != 1 {
