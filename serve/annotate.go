@@ -6,18 +6,19 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -81,9 +82,8 @@ func requester(r *http.Request) who {
 // Cookies: the name an annotator gave (no token), and an annotator's own
 // link (queue, name and key, with a token).
 const (
-	nameCookie   = "gymlens_annotator"
-	linkCookie   = "gymlens_annotator_link"
-	maxNameBytes = 64
+	nameCookie = "gymlens_annotator"
+	linkCookie = "gymlens_annotator_link"
 )
 
 // AnnotatorKey is the key of annotator's own link to queue: an HMAC of
@@ -101,17 +101,9 @@ func AnnotatorLink(token, queue, annotator string) string {
 	return "/annotate/" + url.PathEscape(queue) + "?" + q.Encode()
 }
 
-// checkName refuses an annotator name that is empty, long, or holds
-// control characters.
-func checkName(name string) error {
-	if strings.TrimSpace(name) == "" {
-		return analysis.Optionf("annotator: give a name")
-	}
-	if len(name) > maxNameBytes || !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsControl) >= 0 || strings.TrimSpace(name) != name {
-		return analysis.Optionf("annotator %q: at most %d bytes of text, without control characters or surrounding spaces", name, maxNameBytes)
-	}
-	return nil
-}
+// checkName is an annotator's name as stored (analysis.AnnotatorName:
+// NFC, without control or format characters), or why it is refused.
+func checkName(name string) (string, error) { return analysis.AnnotatorName(name) }
 
 // annotatorAccess lets an annotator's own link in, to its queue only:
 // from ?as=&key= (which sets a cookie and redirects without them) or the
@@ -123,7 +115,8 @@ func (s *Server) annotatorAccess(w http.ResponseWriter, r *http.Request) (*http.
 		return r, false, false
 	}
 	valid := func(name, key string) bool {
-		return checkName(name) == nil && subtle.ConstantTimeCompare([]byte(key), []byte(AnnotatorKey(s.opt.Token, queue, name))) == 1
+		n, err := checkName(name)
+		return err == nil && n == name && subtle.ConstantTimeCompare([]byte(key), []byte(AnnotatorKey(s.opt.Token, queue, name))) == 1
 	}
 	q := r.URL.Query()
 	if as, key := q.Get("as"), q.Get("key"); as != "" && key != "" && r.Method == http.MethodGet {
@@ -181,8 +174,10 @@ func annotatorOf(r *http.Request) who {
 		return w
 	}
 	if c, err := r.Cookie(nameCookie); err == nil {
-		if name, err := url.QueryUnescape(c.Value); err == nil && checkName(name) == nil {
-			w.name = name
+		if name, err := url.QueryUnescape(c.Value); err == nil {
+			if n, err := checkName(name); err == nil {
+				w.name = n
+			}
 		}
 	}
 	return w
@@ -332,7 +327,8 @@ func (s *Server) setName(w http.ResponseWriter, r *http.Request, queue string) b
 		http.Redirect(w, r, "/annotate/"+url.PathEscape(queue)+"?ask=1", http.StatusSeeOther)
 		return true
 	}
-	if err := checkName(name); err != nil {
+	name, err := checkName(name)
+	if err != nil {
 		fail(w, err)
 		return true
 	}
@@ -498,7 +494,8 @@ func (s *Server) answerForm(w http.ResponseWriter, r *http.Request) {
 
 // save checks an annotator's answers to an item and stores them.
 func (s *Server) save(ctx context.Context, st *analysis.QueueState, it rows.QueueItem, annotator string, given map[string]string) error {
-	if err := checkName(annotator); err != nil {
+	annotator, err := checkName(annotator)
+	if err != nil {
 		return err
 	}
 	if len(given) == 0 {
@@ -535,20 +532,95 @@ func contains(list []string, s string) bool {
 
 // AnswersRequest is the body of POST /api/annotate/{queue}/answers.
 type AnswersRequest struct {
-	Item      string                     `json:"item"`
-	Annotator string                     `json:"annotator"`
-	Answers   map[string]json.RawMessage `json:"answers"`
+	Item      string                    `json:"item"`
+	Annotator string                    `json:"annotator"`
+	Answers   map[string]jsontext.Value `json:"answers"`
 }
 
 // maxAnswerBody bounds a request body of answers.
 const maxAnswerBody = 64 << 10
 
+// decodeAnswers reads a body of answers as strictly as ingest reads a run
+// log: JSON by RFC 8259 in UTF-8, no key twice in an object, no field the
+// request does not have, nothing after the value. An error names the
+// byte offset of the fault.
+func decodeAnswers(body []byte) (AnswersRequest, error) {
+	var req AnswersRequest
+	err := json.Unmarshal(body, &req, json.RejectUnknownMembers(true))
+	if err == nil {
+		return req, nil
+	}
+	const want = ` (expected {"item": …, "annotator": …, "answers": {question: value}})`
+	var se *jsontext.SyntacticError
+	var me *json.SemanticError
+	switch {
+	case errors.As(err, &se):
+		return req, analysis.Optionf("the body at byte offset %d: %s%s", se.ByteOffset, syntaxWhy(se), want)
+	case errors.As(err, &me):
+		why := "a value of the wrong type"
+		if errors.Is(me.Err, json.ErrUnknownName) {
+			why = "unknown field"
+		} else if me.JSONKind != 0 {
+			why = "a JSON " + me.JSONKind.String() + " where " + me.GoType.String() + " is expected"
+		}
+		return req, analysis.Optionf("the body at byte offset %d (%s): %s%s", me.ByteOffset, me.JSONPointer, why, want)
+	}
+	return req, analysis.Optionf("the body: %v%s", err, want)
+}
+
+// syntaxWhy says what a syntax error is, in the words of the request.
+func syntaxWhy(se *jsontext.SyntacticError) string {
+	switch {
+	case errors.Is(se.Err, jsontext.ErrDuplicateName):
+		return fmt.Sprintf("duplicate key: %s is given twice in one object", se.JSONPointer)
+	case strings.Contains(se.Err.Error(), "invalid UTF-8"): // jsontext exports no error for it
+		return "invalid UTF-8"
+	case errors.Is(se.Err, io.ErrUnexpectedEOF):
+		return "the body ends inside the value"
+	}
+	msg := se.Err.Error()
+	if strings.Contains(msg, "after top-level value") {
+		return "data after the value (" + msg + ")"
+	}
+	return msg
+}
+
+// jsonBody refuses a Content-Type other than application/json (with a
+// charset, UTF-8 only).
+func jsonBody(r *http.Request) error {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return fmt.Errorf("answers are JSON: send Content-Type: application/json (found %q)", r.Header.Get("Content-Type"))
+	}
+	for k, v := range params {
+		if k != "charset" || !strings.EqualFold(v, "utf-8") {
+			return fmt.Errorf("answers are JSON in UTF-8: Content-Type: application/json takes charset=utf-8 or none (found %q)", r.Header.Get("Content-Type"))
+		}
+	}
+	return nil
+}
+
 func (s *Server) apiAnswers(w http.ResponseWriter, r *http.Request) {
 	if !s.writable(w) {
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		http.Error(w, "answers are JSON: Content-Type: application/json", http.StatusUnsupportedMediaType)
+	if err := jsonBody(r); err != nil {
+		http.Error(w, err.Error(), http.StatusUnsupportedMediaType)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAnswerBody))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			http.Error(w, fmt.Sprintf("the body: more than %d bytes of answers", maxAnswerBody), http.StatusRequestEntityTooLarge)
+			return
+		}
+		fail(w, analysis.Optionf("the body: %v", err))
+		return
+	}
+	req, err := decodeAnswers(body)
+	if err != nil {
+		fail(w, err)
 		return
 	}
 	name := r.PathValue("queue")
@@ -557,17 +629,12 @@ func (s *Server) apiAnswers(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	var req AnswersRequest
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxAnswerBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		fail(w, analysis.Optionf("the body: %v (expected {\"item\": …, \"annotator\": …, \"answers\": {question: value}})", err))
-		return
-	}
 	if a := requester(r); a.fixed {
-		if req.Annotator != "" && req.Annotator != a.name {
-			http.Error(w, "this link answers as "+a.name+" only", http.StatusForbidden)
-			return
+		if req.Annotator != "" {
+			if n, err := checkName(req.Annotator); err != nil || n != a.name {
+				http.Error(w, "this link answers as "+a.name+" only", http.StatusForbidden)
+				return
+			}
 		}
 		req.Annotator = a.name
 	}
@@ -583,26 +650,27 @@ func (s *Server) apiAnswers(w http.ResponseWriter, r *http.Request) {
 	}
 	given := map[string]string{}
 	for q, raw := range req.Answers {
-		var v any
-		if err := json.Unmarshal(raw, &v); err != nil {
-			fail(w, analysis.Optionf("answers.%s: %v", q, err))
-			return
-		}
-		switch x := v.(type) {
-		case string:
-			given[q] = x
-		case float64:
-			given[q] = strconv.FormatFloat(x, 'g', -1, 64)
+		switch raw.Kind() {
+		case '"':
+			var v string
+			if err := json.Unmarshal(raw, &v); err != nil {
+				fail(w, analysis.Optionf("answers.%s: %v", q, err))
+				return
+			}
+			given[q] = v
+		case '0':
+			given[q] = string(raw) // a number as written: ParseAnswer reads it
 		default:
 			fail(w, analysis.Optionf("answers.%s: expected a number or a string, found %s", q, raw))
 			return
 		}
 	}
+	annotator, _ := checkName(req.Annotator)
 	if err := s.save(r.Context(), st, *it, req.Annotator, given); err != nil {
 		fail(w, err)
 		return
 	}
-	writeJSON(w, map[string]any{"queue": name, "item": req.Item, "annotator": req.Annotator, "saved": len(given)})
+	writeJSON(w, map[string]any{"queue": name, "item": req.Item, "annotator": annotator, "saved": len(given)})
 }
 
 // QueueStatus is the status of a queue: its progress and the agreement so
@@ -750,7 +818,8 @@ func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) {
 	base := "/annotate/" + url.PathEscape(name)
 	data := map[string]any{"Title": "Status: " + name, "S": st, "Base": base, "Token": s.opt.Token != ""}
 	if n := r.URL.Query().Get("link"); n != "" {
-		if err := checkName(n); err != nil {
+		n, err := checkName(n)
+		if err != nil {
 			fail(w, err)
 			return
 		}
