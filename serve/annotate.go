@@ -39,7 +39,15 @@ type Annotations interface {
 	SaveAnswers(ctx context.Context, queue, item, annotator string, answers []rows.Answer) error
 	CreateQueue(ctx context.Context, q rows.Queue, items []rows.QueueItem) error
 	PAREQueueItems(ctx context.Context) ([]rows.QueueItem, error)
+	// QueuePage is a page of a queue's annotators, by name, with their
+	// answers and the counts over them all (limit 0: the counts only).
+	QueuePage(ctx context.Context, queue string, offset, limit int) (rows.QueuePage, error)
 }
+
+// AnnotatorsPerPage is how many annotators a page of a queue's status
+// lists (?page=N for the others): the page costs the same whatever the
+// crowd.
+const AnnotatorsPerPage = 100
 
 // SampleSpec is a sample drawn in the page for a new queue (what `gymlens
 // annotate sample` takes).
@@ -192,16 +200,25 @@ func (s *Server) writable(w http.ResponseWriter) bool {
 	return true
 }
 
-// queueState reads a queue with its answers.
-func (s *Server) queueState(r *http.Request, name string) (*analysis.QueueState, error) {
+// queueOnly reads a queue and its items, without their answers.
+func (s *Server) queueOnly(r *http.Request, name string) (rows.Queue, []rows.QueueItem, error) {
 	if s.notes == nil {
-		return nil, fmt.Errorf("this store holds no annotation queues: %w", errNotFound)
+		return rows.Queue{}, nil, fmt.Errorf("this store holds no annotation queues: %w", errNotFound)
 	}
 	q, items, err := s.notes.Queue(r.Context(), name)
 	if err != nil {
 		if errors.Is(err, rows.ErrNoQueue) {
-			return nil, fmt.Errorf("%w: %w", err, errNotFound)
+			return q, nil, fmt.Errorf("%w: %w", err, errNotFound)
 		}
+		return q, nil, err
+	}
+	return q, items, nil
+}
+
+// queueState reads a queue with its answers.
+func (s *Server) queueState(r *http.Request, name string) (*analysis.QueueState, error) {
+	q, items, err := s.queueOnly(r, name)
+	if err != nil {
 		return nil, err
 	}
 	answers, err := s.notes.Answers(r.Context(), name)
@@ -227,17 +244,30 @@ func (s *Server) annotateIndex(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, q := range qs {
-			st, err := s.queueState(r, q.Name)
+			_, items, err := s.queueOnly(r, q.Name)
+			if err != nil {
+				fail(w, err)
+				return
+			}
+			pg, err := s.notes.QueuePage(r.Context(), q.Name, 0, 0)
 			if err != nil {
 				fail(w, err)
 				return
 			}
 			base := "/annotate/" + url.PathEscape(q.Name)
-			list = append(list, queueRow{Queue: q, Link: base, Status: base + "/status", Progress: st.Progress()})
+			row := queueRow{Queue: q, Link: base, Status: base + "/status", Progress: analysis.Progress{Complete: pg.Complete}}
+			for _, it := range items {
+				if it.Tutorial {
+					row.Tutorial++
+				} else {
+					row.Items++
+				}
+			}
+			list = append(list, row)
 		}
 	}
 	s.page(w, "annotate-index", map[string]any{"Title": "Annotation queues", "Queues": list, "CanMake": s.notes != nil && !s.opt.ReadOnly,
-		"CanSample": s.opt.Histories != nil, "Dimensions": analysis.Dimensions, "Error": r.URL.Query().Get("error")})
+		"CanSample": s.opt.Histories != nil, "Dimensions": analysis.Dimensions, "Error": r.URL.Query().Get("error"), "MaxAnnotators": rows.DefaultMaxAnnotators})
 }
 
 // makeQueue makes a queue from the page's form: a sample of the runs (or
@@ -256,7 +286,12 @@ func (s *Server) makeQueue(w http.ResponseWriter, r *http.Request) {
 		fail(w, analysis.Optionf("k: expected a whole number, found %q", f.Get("k")))
 		return
 	}
-	q := rows.Queue{Name: strings.TrimSpace(f.Get("name")), K: k}
+	most, err := strconv.Atoi(strings.TrimSpace(orDefault(f.Get("max_annotators"), strconv.Itoa(rows.DefaultMaxAnnotators))))
+	if err != nil {
+		fail(w, analysis.Optionf("max_annotators: expected a whole number, found %q", f.Get("max_annotators")))
+		return
+	}
+	q := rows.Queue{Name: strings.TrimSpace(f.Get("name")), K: k, MaxAnnotators: most, OverAssign: f.Get("over_assign") != ""}
 	var items []rows.QueueItem
 	switch f.Get("source") {
 	case "pare":
@@ -481,7 +516,7 @@ func (s *Server) answerForm(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err := s.save(r.Context(), st, it, a.name, given); err != nil {
-		fail(w, err)
+		failAnswer(w, err)
 		return
 	}
 	base := "/annotate/" + url.PathEscape(name)
@@ -519,6 +554,17 @@ func (s *Server) save(ctx context.Context, st *analysis.QueueState, it rows.Queu
 		}
 	}
 	return s.notes.SaveAnswers(ctx, st.Queue.Name, it.Item, annotator, answers)
+}
+
+// failAnswer answers an error of storing answers: 409 for an answer the
+// queue has no room for (the item has its k annotators, or the queue its
+// most), fail's code otherwise.
+func failAnswer(w http.ResponseWriter, err error) {
+	if errors.Is(err, rows.ErrFull) {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	fail(w, err)
 }
 
 func contains(list []string, s string) bool {
@@ -624,11 +670,12 @@ func (s *Server) apiAnswers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("queue")
-	st, err := s.queueState(r, name)
+	q, items, err := s.queueOnly(r, name) // not the answers: the warehouse checks k as it stores
 	if err != nil {
 		fail(w, err)
 		return
 	}
+	st := analysis.NewQueueState(q, items, nil)
 	if a := requester(r); a.fixed {
 		if req.Annotator != "" {
 			if n, err := checkName(req.Annotator); err != nil || n != a.name {
@@ -667,7 +714,7 @@ func (s *Server) apiAnswers(w http.ResponseWriter, r *http.Request) {
 	}
 	annotator, _ := checkName(req.Annotator)
 	if err := s.save(r.Context(), st, *it, req.Annotator, given); err != nil {
-		fail(w, err)
+		failAnswer(w, err)
 		return
 	}
 	writeJSON(w, map[string]any{"queue": name, "item": req.Item, "annotator": annotator, "saved": len(given)})
@@ -682,7 +729,16 @@ type QueueStatus struct {
 	Items      int                          `json:"items"`
 	Tutorial   int                          `json:"tutorial_items"`
 	Complete   int                          `json:"complete"`
-	Annotators []analysis.AnnotatorProgress `json:"annotators"`
+	// The queue's limits: the annotators it takes, and whether an item
+	// takes more than K.
+	MaxAnnotators int  `json:"max_annotators"`
+	OverAssign    bool `json:"over_assign"`
+	// Annotators is page Page (from 1) of Pages, AnnotatorsPerPage
+	// annotators a page by name, of AnnotatorsTotal.
+	AnnotatorsTotal int                          `json:"annotators_total"`
+	Page            int                          `json:"page"`
+	Pages           int                          `json:"pages"`
+	Annotators      []analysis.AnnotatorProgress `json:"annotators"`
 	// Among the annotators; and the annotators against the judges (a
 	// ratings queue) or PARE's simulated user (a PARE queue).
 	Among   []Figure `json:"among_annotators"`
@@ -714,14 +770,37 @@ func finite(v float64) *float64 {
 // annotators (Krippendorff's α, Fleiss' κ) and against the judges (a
 // ratings queue, as `agree --human`) or PARE's simulated user (a PARE
 // queue, as `agree --pare`).
-func (s *Server) status(r *http.Request, name string) (*QueueStatus, error) {
+//
+// The annotators are listed a page at a time (page from 1), read and
+// counted by the warehouse; the agreement reads the answers, which a queue
+// without over-assignment bounds by its items times k, and leaves out the
+// pairwise κ, whose pairs grow with the square of an item's annotators.
+func (s *Server) status(r *http.Request, name string, page int) (*QueueStatus, error) {
+	if page < 1 {
+		return nil, analysis.Optionf("page %d: expected a page from 1", page)
+	}
+	q, items, err := s.queueOnly(r, name)
+	if err != nil {
+		return nil, err
+	}
+	pg, err := s.notes.QueuePage(r.Context(), name, (page-1)*AnnotatorsPerPage, AnnotatorsPerPage)
+	if err != nil {
+		return nil, err
+	}
+	p := analysis.NewQueueState(q, items, pg.Answers).Progress()
+	out := &QueueStatus{Queue: name, Kind: q.Kind, K: q.K, Items: p.Items, Tutorial: p.Tutorial, Complete: pg.Complete,
+		MaxAnnotators: q.MaxAnnotators, OverAssign: q.OverAssign, AnnotatorsTotal: pg.Annotators, Page: page,
+		Pages: max(1, (pg.Annotators+AnnotatorsPerPage-1)/AnnotatorsPerPage), Annotators: p.Annotators, Among: []Figure{}, Against: []Figure{}}
+	if out.Annotators == nil {
+		out.Annotators = []analysis.AnnotatorProgress{}
+	}
+	if page > out.Pages {
+		return nil, fmt.Errorf("queue %q has %d pages of annotators, not a page %d: %w", name, out.Pages, page, errNotFound)
+	}
 	st, err := s.queueState(r, name)
 	if err != nil {
 		return nil, err
 	}
-	p := st.Progress()
-	out := &QueueStatus{Queue: name, Kind: st.Queue.Kind, K: st.Queue.K, Items: p.Items, Tutorial: p.Tutorial, Complete: p.Complete,
-		Annotators: p.Annotators, Among: []Figure{}, Against: []Figure{}}
 	switch st.Queue.Kind {
 	case rows.QueuePARE:
 		out.Versus = "PARE's simulated user (against the annotators' majority)"
@@ -753,7 +832,7 @@ func (s *Server) status(r *http.Request, name string) (*QueueStatus, error) {
 		if err != nil {
 			return nil, err
 		}
-		h, err := analysis.CompareHumans(runs, ratings, analysis.HumanOptions{Reliability: true, Bootstrap: s.opt.Bootstrap})
+		h, err := analysis.CompareHumans(runs, ratings, analysis.HumanOptions{Reliability: true, NoPairs: true, Bootstrap: s.opt.Bootstrap})
 		if err != nil {
 			if !errors.Is(err, analysis.ErrNoData) {
 				return nil, err
@@ -808,15 +887,39 @@ func (s *Server) queueRuns(ctx context.Context, st *analysis.QueueState) ([]rows
 	return runs, nil
 }
 
+// statusPageOf is the page of annotators a request asks (?page=N, from 1).
+func statusPageOf(r *http.Request) (int, error) {
+	v := r.URL.Query().Get("page")
+	if v == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, analysis.Optionf("page %q: expected a page from 1", v)
+	}
+	return n, nil
+}
+
 func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("queue")
-	st, err := s.status(r, name)
+	page, err := statusPageOf(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	st, err := s.status(r, name, page)
 	if err != nil {
 		fail(w, err)
 		return
 	}
 	base := "/annotate/" + url.PathEscape(name)
 	data := map[string]any{"Title": "Status: " + name, "S": st, "Base": base, "Token": s.opt.Token != ""}
+	if page > 1 {
+		data["Prev"] = fmt.Sprintf("%s/status?page=%d", base, page-1)
+	}
+	if page < st.Pages {
+		data["Next"] = fmt.Sprintf("%s/status?page=%d", base, page+1)
+	}
 	if n := r.URL.Query().Get("link"); n != "" {
 		n, err := checkName(n)
 		if err != nil {
@@ -859,7 +962,12 @@ func (s *Server) apiItems(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
-	st, err := s.status(r, r.PathValue("queue"))
+	page, err := statusPageOf(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	st, err := s.status(r, r.PathValue("queue"), page)
 	if err != nil {
 		fail(w, err)
 		return

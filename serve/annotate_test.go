@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -63,6 +64,25 @@ func (n *notes) Answers(_ context.Context, queue string) ([]rows.Answer, error) 
 func (n *notes) SaveAnswers(_ context.Context, queue, item, annotator string, answers []rows.Answer) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	// The limits, as the warehouse holds them.
+	q := n.queues[queue]
+	inQueue, onItem := map[string]bool{}, map[string]bool{}
+	for _, a := range n.answers[queue] {
+		inQueue[a.Annotator] = true
+		if a.Item == item {
+			onItem[a.Annotator] = true
+		}
+	}
+	tutorial := false
+	for _, it := range n.items[queue] {
+		tutorial = tutorial || it.Item == item && it.Tutorial
+	}
+	if !inQueue[annotator] && len(inQueue) >= cmp.Or(q.MaxAnnotators, rows.DefaultMaxAnnotators) {
+		return fmt.Errorf("queue %q takes answers from at most %d annotators: %w", queue, q.MaxAnnotators, rows.ErrFull)
+	}
+	if !onItem[annotator] && !tutorial && !q.OverAssign && len(onItem) >= q.K {
+		return fmt.Errorf("queue %q, item %q has answers from its k = %d annotators: %w", queue, item, q.K, rows.ErrFull)
+	}
 	n.saves++
 	for _, a := range answers {
 		a.Item, a.Annotator = item, annotator
@@ -80,8 +100,27 @@ func (n *notes) CreateQueue(_ context.Context, q rows.Queue, items []rows.QueueI
 	if _, ok := n.queues[q.Name]; ok {
 		return fmt.Errorf("queue %q exists", q.Name)
 	}
+	q.MaxAnnotators = cmp.Or(q.MaxAnnotators, rows.DefaultMaxAnnotators)
 	n.queues[q.Name], n.items[q.Name] = q, items
 	return nil
+}
+
+func (n *notes) QueuePage(_ context.Context, queue string, offset, limit int) (rows.QueuePage, error) {
+	n.mu.Lock()
+	q, items, answers := n.queues[queue], n.items[queue], slices.Clone(n.answers[queue])
+	n.mu.Unlock()
+	st := analysis.NewQueueState(q, items, answers)
+	all := st.Progress()
+	p := rows.QueuePage{Annotators: len(all.Annotators), Complete: all.Complete}
+	for _, a := range all.Annotators[min(offset, len(all.Annotators)):min(offset+limit, len(all.Annotators))] {
+		p.Names = append(p.Names, a.Annotator)
+	}
+	for _, a := range answers {
+		if slices.Contains(p.Names, a.Annotator) {
+			p.Answers = append(p.Answers, a)
+		}
+	}
+	return p, nil
 }
 
 func (n *notes) PAREQueueItems(context.Context) ([]rows.QueueItem, error) {
@@ -355,7 +394,7 @@ func TestPAREQueue(t *testing.T) {
 	if len(n.answers["pq"]) != 6 {
 		t.Fatalf("answers: %d", len(n.answers["pq"]))
 	}
-	st, err := s.status(httptest.NewRequest("GET", "/", nil), "pq")
+	st, err := s.status(httptest.NewRequest("GET", "/", nil), "pq", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
