@@ -723,12 +723,12 @@ func (s *Server) apiAnswers(w http.ResponseWriter, r *http.Request) {
 // QueueStatus is the status of a queue: its progress and the agreement so
 // far (as on /annotate/{queue}/status and under /api/).
 type QueueStatus struct {
-	Queue      string                       `json:"queue"`
-	Kind       string                       `json:"kind"`
-	K          int                          `json:"k"`
-	Items      int                          `json:"items"`
-	Tutorial   int                          `json:"tutorial_items"`
-	Complete   int                          `json:"complete"`
+	Queue    string `json:"queue"`
+	Kind     string `json:"kind"`
+	K        int    `json:"k"`
+	Items    int    `json:"items"`
+	Tutorial int    `json:"tutorial_items"`
+	Complete int    `json:"complete"`
 	// The queue's limits: the annotators it takes, and whether an item
 	// takes more than K.
 	MaxAnnotators int  `json:"max_annotators"`
