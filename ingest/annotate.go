@@ -133,17 +133,27 @@ func (w *Warehouse) Queue(ctx context.Context, name string) (rows.Queue, []rows.
 // Answers reads a queue's answers, by item position, annotator and
 // question.
 func (w *Warehouse) Answers(ctx context.Context, queue string) ([]rows.Answer, error) {
+	return w.answers(ctx, queue, false)
+}
+
+// RatedAnswers reads a queue's answers to items other than practice ones
+// (those the agreement counts), as Answers does.
+func (w *Warehouse) RatedAnswers(ctx context.Context, queue string) ([]rows.Answer, error) {
+	return w.answers(ctx, queue, true)
+}
+
+func (w *Warehouse) answers(ctx context.Context, queue string, rated bool) ([]rows.Answer, error) {
 	var out []rows.Answer
 	err := w.scan(ctx, `SELECT a.item, a.annotator, a.question, coalesce(a.value, 'NaN'::DOUBLE), coalesce(a.choice, ''), a.answered_at
 		FROM annotation_answers a JOIN annotation_items i ON i.queue = a.queue AND i.item = a.item
-		WHERE a.queue = ? ORDER BY i.position, a.item, a.annotator, a.question`, func(r *sql.Rows) error {
+		WHERE a.queue = ? AND NOT (? AND i.tutorial) ORDER BY i.position, a.item, a.annotator, a.question`, func(r *sql.Rows) error {
 		var a rows.Answer
 		if err := r.Scan(&a.Item, &a.Annotator, &a.Question, &a.Value, &a.Choice, &a.At); err != nil {
 			return err
 		}
 		out = append(out, a)
 		return nil
-	}, queue)
+	}, queue, rated)
 	return out, err
 }
 

@@ -143,4 +143,13 @@ func TestQueuePage(t *testing.T) {
 	if p, err = w.QueuePage(ctx, "q", 10, 2); err != nil || len(p.Names) != 0 || p.Annotators != 5 {
 		t.Errorf("past the last page: %+v %v", p, err)
 	}
+	rated, err := w.RatedAnswers(ctx, "q")
+	if err != nil || len(rated) != 6 {
+		t.Errorf("answers to items other than practice: %d %v, want 6", len(rated), err)
+	}
+	for _, a := range rated {
+		if a.Item == "tut" {
+			t.Errorf("a practice answer among the rated: %+v", a)
+		}
+	}
 }

@@ -34,6 +34,8 @@ type Annotations interface {
 	// when there is none of that name.
 	Queue(ctx context.Context, name string) (rows.Queue, []rows.QueueItem, error)
 	Answers(ctx context.Context, queue string) ([]rows.Answer, error)
+	// RatedAnswers are the answers to the items other than practice ones.
+	RatedAnswers(ctx context.Context, queue string) ([]rows.Answer, error)
 	// SaveAnswers stores one annotator's answers to one item at once, in
 	// one transaction, replacing what they answered before.
 	SaveAnswers(ctx context.Context, queue, item, annotator string, answers []rows.Answer) error
@@ -797,10 +799,11 @@ func (s *Server) status(r *http.Request, name string, page int) (*QueueStatus, e
 	if page > out.Pages {
 		return nil, fmt.Errorf("queue %q has %d pages of annotators, not a page %d: %w", name, out.Pages, page, errNotFound)
 	}
-	st, err := s.queueState(r, name)
+	rated, err := s.notes.RatedAnswers(r.Context(), name) // practice answers, one per annotator, count in no agreement
 	if err != nil {
 		return nil, err
 	}
+	st := analysis.NewQueueState(q, items, rated)
 	switch st.Queue.Kind {
 	case rows.QueuePARE:
 		out.Versus = "PARE's simulated user (against the annotators' majority)"

@@ -61,6 +61,16 @@ func (n *notes) Answers(_ context.Context, queue string) ([]rows.Answer, error) 
 	return slices.Clone(n.answers[queue]), nil
 }
 
+func (n *notes) RatedAnswers(_ context.Context, queue string) ([]rows.Answer, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	practice := map[string]bool{}
+	for _, it := range n.items[queue] {
+		practice[it.Item] = it.Tutorial
+	}
+	return slices.DeleteFunc(slices.Clone(n.answers[queue]), func(a rows.Answer) bool { return practice[a.Item] }), nil
+}
+
 func (n *notes) SaveAnswers(_ context.Context, queue, item, annotator string, answers []rows.Answer) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
