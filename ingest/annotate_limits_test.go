@@ -3,6 +3,7 @@ package ingest
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -151,5 +152,36 @@ func TestQueuePage(t *testing.T) {
 		if a.Item == "tut" {
 			t.Errorf("a practice answer among the rated: %+v", a)
 		}
+	}
+}
+
+// A queue made before the limits were stored (schema 18) takes the
+// default cap and no over-assignment once the warehouse is upgraded.
+func TestQueueLimitsAfterAnUpgrade(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.duckdb")
+	w, err := Open(ctx, path, OpenOptions{SchemaVersion: 18})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.db.Exec(`INSERT INTO annotation_queues VALUES ('old', 'ratings', 1, ['tc'], 'test', now())`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.db.Exec(`INSERT INTO annotation_items VALUES ('old', 'a', 0, NULL, NULL, NULL, false, NULL, NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if w, err = Open(ctx, path, OpenOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	q, _, err := w.Queue(ctx, "old")
+	if err != nil || q.MaxAnnotators != rows.DefaultMaxAnnotators || q.OverAssign {
+		t.Fatalf("after the upgrade: %+v %v", q, err)
+	}
+	if err := answer(w, "old", "a", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if err := answer(w, "old", "a", "bob"); !errors.Is(err, rows.ErrFull) {
+		t.Errorf("a second annotator on k = 1 after the upgrade: %v", err)
 	}
 }
