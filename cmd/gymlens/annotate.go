@@ -50,7 +50,9 @@ func annotateCommand(e *env) *cli.Command {
 			Description: "--sheet FILE.csv: the sheet's items and questions; rows whose value is filled in are an answer key, and\n" +
 				"their items practice (tutorial) items, shown first, compared with the key and left out of the agreement.\n" +
 				"--pare: the PARE annotation samples ingested, decided accept, reject or gather_context; PARE's tutorial\n" +
-				"samples first, with their correct decision as the key. Annotate in `gymlens serve` at /annotate/NAME.",
+				"samples first, with their correct decision as the key. Annotate in `gymlens serve` at /annotate/NAME.\n" +
+				"An item takes answers from --k annotators (the next is refused) unless --over-assign; the queue takes\n" +
+				"answers from at most --max-annotators annotators by name.",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "sheet", Usage: "the items of `FILE.csv`, a sheet of gymlens annotate sample"},
 				&cli.BoolFlag{Name: "pare", Usage: "the PARE annotation samples ingested"},
