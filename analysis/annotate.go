@@ -317,7 +317,8 @@ func (s *QueueState) PARESamples(simulated map[string]rows.PARESampleRow) []rows
 }
 
 // CheckQueue refuses a queue that cannot be annotated: no name, a name
-// that does not fit in a path segment, an unknown kind, k < 1, no
+// that does not fit in a path segment, an unknown kind, k < 1, a cap on
+// the annotators below k (MaxAnnotators 0 is the default cap), no
 // questions or a question the kind cannot ask, or no items.
 func CheckQueue(q rows.Queue, items []rows.QueueItem) error {
 	if q.Name == "" || strings.ContainsAny(q.Name, "/?#%\\") || strings.TrimSpace(q.Name) != q.Name {
@@ -328,6 +329,9 @@ func CheckQueue(q rows.Queue, items []rows.QueueItem) error {
 	}
 	if q.K < 1 {
 		return Optionf("queue %q: k, the annotators each item needs, must be 1 or more (found %d)", q.Name, q.K)
+	}
+	if q.MaxAnnotators < 0 || q.MaxAnnotators > 0 && q.MaxAnnotators < q.K {
+		return Optionf("queue %q: --max-annotators %d: expected a number of annotators the queue takes, from k (%d) up (0: the default, %d)", q.Name, q.MaxAnnotators, q.K, rows.DefaultMaxAnnotators)
 	}
 	if len(q.Questions) == 0 {
 		return Optionf("queue %q: no questions", q.Name)

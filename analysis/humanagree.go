@@ -133,7 +133,10 @@ type PPIRow struct {
 type HumanOptions struct {
 	Judge       string // one judge's scores instead of the judges' average
 	Reliability bool   // the humans' own agreement too (α, Fleiss' κ, pairwise κ)
-	Bootstrap   BootstrapOptions
+	// NoPairs leaves the pairwise κ out of Reliability: its pairs grow
+	// with the square of an item's raters (a crowd on one item).
+	NoPairs   bool
+	Bootstrap BootstrapOptions
 }
 
 // CompareHumans pairs the human ratings with the judges' scores (or one
@@ -329,6 +332,9 @@ func CompareHumansOf(runs RunSet, ratings iter.Seq[*rows.RatingRow], o HumanOpti
 			f := stat.NewFleissData(units)
 			h.Reliability = append(h.Reliability, ReliabilityRow{Question: q, Level: lv, Alpha: est, Fleiss: f.Kappa(nil),
 				Percent: 100 * f.Agreement(nil), Items: n, Raters: raters, Note: reason})
+		}
+		if o.NoPairs {
+			continue
 		}
 		for _, pr := range raterPairs(items[q], keys) {
 			h.Pairs = append(h.Pairs, RaterPairRow{Question: q, A: pr.a, B: pr.b, N: len(pr.x), Kappa: pr.kappa})

@@ -21,7 +21,7 @@ func TestQueueAnswers(t *testing.T) {
 	if _, err := w.Ingest(ctx, []string{smallCorpus(t)}, IngestOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	q := rows.Queue{Name: "q", Kind: rows.QueueRatings, K: 2, Questions: []string{"trust", "tc"}, Source: "test"}
+	q := rows.Queue{Name: "q", Kind: rows.QueueRatings, K: 2, Questions: []string{"trust", "tc"}, Source: "test", OverAssign: true}
 	items := []rows.QueueItem{
 		{Item: "r1", Pos: 0, RunID: "r1", Tutorial: true, Key: map[string]string{"trust": "4"}},
 		{Item: "r1#mp_price", Pos: 1, RunID: "r1", Task: "mp_price", Context: "what the user saw"},
@@ -72,7 +72,8 @@ func TestQueueAnswers(t *testing.T) {
 	if strings.Join(got, "|") != want {
 		t.Errorf("ratings:\n%s\nwant\n%s", strings.Join(got, "|"), want)
 	}
-	// Twenty annotators at once: every answer is kept.
+	// Twenty annotators at once (the queue allows more than k): every
+	// answer is kept.
 	var wg sync.WaitGroup
 	errs := make(chan error, 20)
 	for i := range 20 {

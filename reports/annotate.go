@@ -32,6 +32,9 @@ func MakeQueue(ctx context.Context, st QueueStore, name string, q rows.Queue, it
 		}
 	}
 	analysis.OrderQueue(items)
+	if q.MaxAnnotators == 0 {
+		q.MaxAnnotators = rows.DefaultMaxAnnotators
+	}
 	if err := analysis.CheckQueue(q, items); err != nil {
 		return "", err
 	}
@@ -44,8 +47,12 @@ func MakeQueue(ctx context.Context, st QueueStore, name string, q rows.Queue, it
 			tut++
 		}
 	}
-	return fmt.Sprintf("queue %s in %s: %d items (%d practice), %d annotators each, questions %s; annotate at /annotate/%s of `gymlens serve`",
-		q.Name, name, len(items)-tut, tut, q.K, strings.Join(q.Questions, ", "), url.PathEscape(q.Name)), nil
+	each := fmt.Sprintf("%d annotators each", q.K)
+	if q.OverAssign {
+		each = fmt.Sprintf("%d annotators each (or more)", q.K)
+	}
+	return fmt.Sprintf("queue %s in %s: %d items (%d practice), %s, at most %d annotators, questions %s; annotate at /annotate/%s of `gymlens serve`",
+		q.Name, name, len(items)-tut, tut, each, q.MaxAnnotators, strings.Join(q.Questions, ", "), url.PathEscape(q.Name)), nil
 }
 
 // ExportQueue writes a queue's answers to out (WriteQueueExport) and

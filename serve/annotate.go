@@ -6,18 +6,19 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -33,12 +34,22 @@ type Annotations interface {
 	// when there is none of that name.
 	Queue(ctx context.Context, name string) (rows.Queue, []rows.QueueItem, error)
 	Answers(ctx context.Context, queue string) ([]rows.Answer, error)
+	// RatedAnswers are the answers to the items other than practice ones.
+	RatedAnswers(ctx context.Context, queue string) ([]rows.Answer, error)
 	// SaveAnswers stores one annotator's answers to one item at once, in
 	// one transaction, replacing what they answered before.
 	SaveAnswers(ctx context.Context, queue, item, annotator string, answers []rows.Answer) error
 	CreateQueue(ctx context.Context, q rows.Queue, items []rows.QueueItem) error
 	PAREQueueItems(ctx context.Context) ([]rows.QueueItem, error)
+	// QueuePage is a page of a queue's annotators, by name, with their
+	// answers and the counts over them all (limit 0: the counts only).
+	QueuePage(ctx context.Context, queue string, offset, limit int) (rows.QueuePage, error)
 }
+
+// AnnotatorsPerPage is how many annotators a page of a queue's status
+// lists (?page=N for the others): the page costs the same whatever the
+// crowd.
+const AnnotatorsPerPage = 100
 
 // SampleSpec is a sample drawn in the page for a new queue (what `gymlens
 // annotate sample` takes).
@@ -81,9 +92,8 @@ func requester(r *http.Request) who {
 // Cookies: the name an annotator gave (no token), and an annotator's own
 // link (queue, name and key, with a token).
 const (
-	nameCookie   = "gymlens_annotator"
-	linkCookie   = "gymlens_annotator_link"
-	maxNameBytes = 64
+	nameCookie = "gymlens_annotator"
+	linkCookie = "gymlens_annotator_link"
 )
 
 // AnnotatorKey is the key of annotator's own link to queue: an HMAC of
@@ -101,17 +111,9 @@ func AnnotatorLink(token, queue, annotator string) string {
 	return "/annotate/" + url.PathEscape(queue) + "?" + q.Encode()
 }
 
-// checkName refuses an annotator name that is empty, long, or holds
-// control characters.
-func checkName(name string) error {
-	if strings.TrimSpace(name) == "" {
-		return analysis.Optionf("annotator: give a name")
-	}
-	if len(name) > maxNameBytes || !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsControl) >= 0 || strings.TrimSpace(name) != name {
-		return analysis.Optionf("annotator %q: at most %d bytes of text, without control characters or surrounding spaces", name, maxNameBytes)
-	}
-	return nil
-}
+// checkName is an annotator's name as stored (analysis.AnnotatorName:
+// NFC, without control or format characters), or why it is refused.
+func checkName(name string) (string, error) { return analysis.AnnotatorName(name) }
 
 // annotatorAccess lets an annotator's own link in, to its queue only:
 // from ?as=&key= (which sets a cookie and redirects without them) or the
@@ -123,7 +125,8 @@ func (s *Server) annotatorAccess(w http.ResponseWriter, r *http.Request) (*http.
 		return r, false, false
 	}
 	valid := func(name, key string) bool {
-		return checkName(name) == nil && subtle.ConstantTimeCompare([]byte(key), []byte(AnnotatorKey(s.opt.Token, queue, name))) == 1
+		n, err := checkName(name)
+		return err == nil && n == name && subtle.ConstantTimeCompare([]byte(key), []byte(AnnotatorKey(s.opt.Token, queue, name))) == 1
 	}
 	q := r.URL.Query()
 	if as, key := q.Get("as"), q.Get("key"); as != "" && key != "" && r.Method == http.MethodGet {
@@ -181,8 +184,10 @@ func annotatorOf(r *http.Request) who {
 		return w
 	}
 	if c, err := r.Cookie(nameCookie); err == nil {
-		if name, err := url.QueryUnescape(c.Value); err == nil && checkName(name) == nil {
-			w.name = name
+		if name, err := url.QueryUnescape(c.Value); err == nil {
+			if n, err := checkName(name); err == nil {
+				w.name = n
+			}
 		}
 	}
 	return w
@@ -197,16 +202,25 @@ func (s *Server) writable(w http.ResponseWriter) bool {
 	return true
 }
 
-// queueState reads a queue with its answers.
-func (s *Server) queueState(r *http.Request, name string) (*analysis.QueueState, error) {
+// queueOnly reads a queue and its items, without their answers.
+func (s *Server) queueOnly(r *http.Request, name string) (rows.Queue, []rows.QueueItem, error) {
 	if s.notes == nil {
-		return nil, fmt.Errorf("this store holds no annotation queues: %w", errNotFound)
+		return rows.Queue{}, nil, fmt.Errorf("this store holds no annotation queues: %w", errNotFound)
 	}
 	q, items, err := s.notes.Queue(r.Context(), name)
 	if err != nil {
 		if errors.Is(err, rows.ErrNoQueue) {
-			return nil, fmt.Errorf("%w: %w", err, errNotFound)
+			return q, nil, fmt.Errorf("%w: %w", err, errNotFound)
 		}
+		return q, nil, err
+	}
+	return q, items, nil
+}
+
+// queueState reads a queue with its answers.
+func (s *Server) queueState(r *http.Request, name string) (*analysis.QueueState, error) {
+	q, items, err := s.queueOnly(r, name)
+	if err != nil {
 		return nil, err
 	}
 	answers, err := s.notes.Answers(r.Context(), name)
@@ -232,17 +246,30 @@ func (s *Server) annotateIndex(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, q := range qs {
-			st, err := s.queueState(r, q.Name)
+			_, items, err := s.queueOnly(r, q.Name)
+			if err != nil {
+				fail(w, err)
+				return
+			}
+			pg, err := s.notes.QueuePage(r.Context(), q.Name, 0, 0)
 			if err != nil {
 				fail(w, err)
 				return
 			}
 			base := "/annotate/" + url.PathEscape(q.Name)
-			list = append(list, queueRow{Queue: q, Link: base, Status: base + "/status", Progress: st.Progress()})
+			row := queueRow{Queue: q, Link: base, Status: base + "/status", Progress: analysis.Progress{Complete: pg.Complete}}
+			for _, it := range items {
+				if it.Tutorial {
+					row.Tutorial++
+				} else {
+					row.Items++
+				}
+			}
+			list = append(list, row)
 		}
 	}
 	s.page(w, "annotate-index", map[string]any{"Title": "Annotation queues", "Queues": list, "CanMake": s.notes != nil && !s.opt.ReadOnly,
-		"CanSample": s.opt.Histories != nil, "Dimensions": analysis.Dimensions, "Error": r.URL.Query().Get("error")})
+		"CanSample": s.opt.Histories != nil, "Dimensions": analysis.Dimensions, "Error": r.URL.Query().Get("error"), "MaxAnnotators": rows.DefaultMaxAnnotators})
 }
 
 // makeQueue makes a queue from the page's form: a sample of the runs (or
@@ -261,7 +288,12 @@ func (s *Server) makeQueue(w http.ResponseWriter, r *http.Request) {
 		fail(w, analysis.Optionf("k: expected a whole number, found %q", f.Get("k")))
 		return
 	}
-	q := rows.Queue{Name: strings.TrimSpace(f.Get("name")), K: k}
+	most, err := strconv.Atoi(strings.TrimSpace(orDefault(f.Get("max_annotators"), strconv.Itoa(rows.DefaultMaxAnnotators))))
+	if err != nil {
+		fail(w, analysis.Optionf("max_annotators: expected a whole number, found %q", f.Get("max_annotators")))
+		return
+	}
+	q := rows.Queue{Name: strings.TrimSpace(f.Get("name")), K: k, MaxAnnotators: most, OverAssign: f.Get("over_assign") != ""}
 	var items []rows.QueueItem
 	switch f.Get("source") {
 	case "pare":
@@ -332,7 +364,8 @@ func (s *Server) setName(w http.ResponseWriter, r *http.Request, queue string) b
 		http.Redirect(w, r, "/annotate/"+url.PathEscape(queue)+"?ask=1", http.StatusSeeOther)
 		return true
 	}
-	if err := checkName(name); err != nil {
+	name, err := checkName(name)
+	if err != nil {
 		fail(w, err)
 		return true
 	}
@@ -485,7 +518,7 @@ func (s *Server) answerForm(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err := s.save(r.Context(), st, it, a.name, given); err != nil {
-		fail(w, err)
+		failAnswer(w, err)
 		return
 	}
 	base := "/annotate/" + url.PathEscape(name)
@@ -498,7 +531,8 @@ func (s *Server) answerForm(w http.ResponseWriter, r *http.Request) {
 
 // save checks an annotator's answers to an item and stores them.
 func (s *Server) save(ctx context.Context, st *analysis.QueueState, it rows.QueueItem, annotator string, given map[string]string) error {
-	if err := checkName(annotator); err != nil {
+	annotator, err := checkName(annotator)
+	if err != nil {
 		return err
 	}
 	if len(given) == 0 {
@@ -524,6 +558,17 @@ func (s *Server) save(ctx context.Context, st *analysis.QueueState, it rows.Queu
 	return s.notes.SaveAnswers(ctx, st.Queue.Name, it.Item, annotator, answers)
 }
 
+// failAnswer answers an error of storing answers: 409 for an answer the
+// queue has no room for (the item has its k annotators, or the queue its
+// most), fail's code otherwise.
+func failAnswer(w http.ResponseWriter, err error) {
+	if errors.Is(err, rows.ErrFull) {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	fail(w, err)
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -535,39 +580,110 @@ func contains(list []string, s string) bool {
 
 // AnswersRequest is the body of POST /api/annotate/{queue}/answers.
 type AnswersRequest struct {
-	Item      string                     `json:"item"`
-	Annotator string                     `json:"annotator"`
-	Answers   map[string]json.RawMessage `json:"answers"`
+	Item      string                    `json:"item"`
+	Annotator string                    `json:"annotator"`
+	Answers   map[string]jsontext.Value `json:"answers"`
 }
 
 // maxAnswerBody bounds a request body of answers.
 const maxAnswerBody = 64 << 10
 
+// decodeAnswers reads a body of answers as strictly as ingest reads a run
+// log: JSON by RFC 8259 in UTF-8, no key twice in an object, no field the
+// request does not have, nothing after the value. An error names the
+// byte offset of the fault.
+func decodeAnswers(body []byte) (AnswersRequest, error) {
+	var req AnswersRequest
+	err := json.Unmarshal(body, &req, json.RejectUnknownMembers(true))
+	if err == nil {
+		return req, nil
+	}
+	const want = ` (expected {"item": …, "annotator": …, "answers": {question: value}})`
+	var se *jsontext.SyntacticError
+	var me *json.SemanticError
+	switch {
+	case errors.As(err, &se):
+		return req, analysis.Optionf("the body at byte offset %d: %s%s", se.ByteOffset, syntaxWhy(se), want)
+	case errors.As(err, &me):
+		why := "a value of the wrong type"
+		if errors.Is(me.Err, json.ErrUnknownName) {
+			why = "unknown field"
+		} else if me.JSONKind != 0 {
+			why = "a JSON " + me.JSONKind.String() + " where " + me.GoType.String() + " is expected"
+		}
+		return req, analysis.Optionf("the body at byte offset %d (%s): %s%s", me.ByteOffset, me.JSONPointer, why, want)
+	}
+	return req, analysis.Optionf("the body: %v%s", err, want)
+}
+
+// syntaxWhy says what a syntax error is, in the words of the request.
+func syntaxWhy(se *jsontext.SyntacticError) string {
+	switch {
+	case errors.Is(se.Err, jsontext.ErrDuplicateName):
+		return fmt.Sprintf("duplicate key: %s is given twice in one object", se.JSONPointer)
+	case strings.Contains(se.Err.Error(), "invalid UTF-8"): // jsontext exports no error for it
+		return "invalid UTF-8"
+	case errors.Is(se.Err, io.ErrUnexpectedEOF):
+		return "the body ends inside the value"
+	}
+	msg := se.Err.Error()
+	if strings.Contains(msg, "after top-level value") {
+		return "data after the value (" + msg + ")"
+	}
+	return msg
+}
+
+// jsonBody refuses a Content-Type other than application/json (with a
+// charset, UTF-8 only).
+func jsonBody(r *http.Request) error {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return fmt.Errorf("answers are JSON: send Content-Type: application/json (found %q)", r.Header.Get("Content-Type"))
+	}
+	for k, v := range params {
+		if k != "charset" || !strings.EqualFold(v, "utf-8") {
+			return fmt.Errorf("answers are JSON in UTF-8: Content-Type: application/json takes charset=utf-8 or none (found %q)", r.Header.Get("Content-Type"))
+		}
+	}
+	return nil
+}
+
 func (s *Server) apiAnswers(w http.ResponseWriter, r *http.Request) {
 	if !s.writable(w) {
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		http.Error(w, "answers are JSON: Content-Type: application/json", http.StatusUnsupportedMediaType)
+	if err := jsonBody(r); err != nil {
+		http.Error(w, err.Error(), http.StatusUnsupportedMediaType)
 		return
 	}
-	name := r.PathValue("queue")
-	st, err := s.queueState(r, name)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAnswerBody))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			http.Error(w, fmt.Sprintf("the body: more than %d bytes of answers", maxAnswerBody), http.StatusRequestEntityTooLarge)
+			return
+		}
+		fail(w, analysis.Optionf("the body: %v", err))
+		return
+	}
+	req, err := decodeAnswers(body)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	var req AnswersRequest
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxAnswerBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		fail(w, analysis.Optionf("the body: %v (expected {\"item\": …, \"annotator\": …, \"answers\": {question: value}})", err))
+	name := r.PathValue("queue")
+	q, items, err := s.queueOnly(r, name) // not the answers: the warehouse checks k as it stores
+	if err != nil {
+		fail(w, err)
 		return
 	}
+	st := analysis.NewQueueState(q, items, nil)
 	if a := requester(r); a.fixed {
-		if req.Annotator != "" && req.Annotator != a.name {
-			http.Error(w, "this link answers as "+a.name+" only", http.StatusForbidden)
-			return
+		if req.Annotator != "" {
+			if n, err := checkName(req.Annotator); err != nil || n != a.name {
+				http.Error(w, "this link answers as "+a.name+" only", http.StatusForbidden)
+				return
+			}
 		}
 		req.Annotator = a.name
 	}
@@ -583,38 +699,48 @@ func (s *Server) apiAnswers(w http.ResponseWriter, r *http.Request) {
 	}
 	given := map[string]string{}
 	for q, raw := range req.Answers {
-		var v any
-		if err := json.Unmarshal(raw, &v); err != nil {
-			fail(w, analysis.Optionf("answers.%s: %v", q, err))
-			return
-		}
-		switch x := v.(type) {
-		case string:
-			given[q] = x
-		case float64:
-			given[q] = strconv.FormatFloat(x, 'g', -1, 64)
+		switch raw.Kind() {
+		case '"':
+			var v string
+			if err := json.Unmarshal(raw, &v); err != nil {
+				fail(w, analysis.Optionf("answers.%s: %v", q, err))
+				return
+			}
+			given[q] = v
+		case '0':
+			given[q] = string(raw) // a number as written: ParseAnswer reads it
 		default:
 			fail(w, analysis.Optionf("answers.%s: expected a number or a string, found %s", q, raw))
 			return
 		}
 	}
+	annotator, _ := checkName(req.Annotator)
 	if err := s.save(r.Context(), st, *it, req.Annotator, given); err != nil {
-		fail(w, err)
+		failAnswer(w, err)
 		return
 	}
-	writeJSON(w, map[string]any{"queue": name, "item": req.Item, "annotator": req.Annotator, "saved": len(given)})
+	writeJSON(w, map[string]any{"queue": name, "item": req.Item, "annotator": annotator, "saved": len(given)})
 }
 
 // QueueStatus is the status of a queue: its progress and the agreement so
 // far (as on /annotate/{queue}/status and under /api/).
 type QueueStatus struct {
-	Queue      string                       `json:"queue"`
-	Kind       string                       `json:"kind"`
-	K          int                          `json:"k"`
-	Items      int                          `json:"items"`
-	Tutorial   int                          `json:"tutorial_items"`
-	Complete   int                          `json:"complete"`
-	Annotators []analysis.AnnotatorProgress `json:"annotators"`
+	Queue    string `json:"queue"`
+	Kind     string `json:"kind"`
+	K        int    `json:"k"`
+	Items    int    `json:"items"`
+	Tutorial int    `json:"tutorial_items"`
+	Complete int    `json:"complete"`
+	// The queue's limits: the annotators it takes, and whether an item
+	// takes more than K.
+	MaxAnnotators int  `json:"max_annotators"`
+	OverAssign    bool `json:"over_assign"`
+	// Annotators is page Page (from 1) of Pages, AnnotatorsPerPage
+	// annotators a page by name, of AnnotatorsTotal.
+	AnnotatorsTotal int                          `json:"annotators_total"`
+	Page            int                          `json:"page"`
+	Pages           int                          `json:"pages"`
+	Annotators      []analysis.AnnotatorProgress `json:"annotators"`
 	// Among the annotators; and the annotators against the judges (a
 	// ratings queue) or PARE's simulated user (a PARE queue).
 	Among   []Figure `json:"among_annotators"`
@@ -646,14 +772,38 @@ func finite(v float64) *float64 {
 // annotators (Krippendorff's α, Fleiss' κ) and against the judges (a
 // ratings queue, as `agree --human`) or PARE's simulated user (a PARE
 // queue, as `agree --pare`).
-func (s *Server) status(r *http.Request, name string) (*QueueStatus, error) {
-	st, err := s.queueState(r, name)
+//
+// The annotators are listed a page at a time (page from 1), read and
+// counted by the warehouse; the agreement reads the answers, which a queue
+// without over-assignment bounds by its items times k, and leaves out the
+// pairwise κ, whose pairs grow with the square of an item's annotators.
+func (s *Server) status(r *http.Request, name string, page int) (*QueueStatus, error) {
+	if page < 1 {
+		return nil, analysis.Optionf("page %d: expected a page from 1", page)
+	}
+	q, items, err := s.queueOnly(r, name)
 	if err != nil {
 		return nil, err
 	}
-	p := st.Progress()
-	out := &QueueStatus{Queue: name, Kind: st.Queue.Kind, K: st.Queue.K, Items: p.Items, Tutorial: p.Tutorial, Complete: p.Complete,
-		Annotators: p.Annotators, Among: []Figure{}, Against: []Figure{}}
+	pg, err := s.notes.QueuePage(r.Context(), name, (page-1)*AnnotatorsPerPage, AnnotatorsPerPage)
+	if err != nil {
+		return nil, err
+	}
+	p := analysis.NewQueueState(q, items, pg.Answers).Progress()
+	out := &QueueStatus{Queue: name, Kind: q.Kind, K: q.K, Items: p.Items, Tutorial: p.Tutorial, Complete: pg.Complete,
+		MaxAnnotators: q.MaxAnnotators, OverAssign: q.OverAssign, AnnotatorsTotal: pg.Annotators, Page: page,
+		Pages: max(1, (pg.Annotators+AnnotatorsPerPage-1)/AnnotatorsPerPage), Annotators: p.Annotators, Among: []Figure{}, Against: []Figure{}}
+	if out.Annotators == nil {
+		out.Annotators = []analysis.AnnotatorProgress{}
+	}
+	if page > out.Pages {
+		return nil, fmt.Errorf("queue %q has %d pages of annotators, not a page %d: %w", name, out.Pages, page, errNotFound)
+	}
+	rated, err := s.notes.RatedAnswers(r.Context(), name) // practice answers, one per annotator, count in no agreement
+	if err != nil {
+		return nil, err
+	}
+	st := analysis.NewQueueState(q, items, rated)
 	switch st.Queue.Kind {
 	case rows.QueuePARE:
 		out.Versus = "PARE's simulated user (against the annotators' majority)"
@@ -685,7 +835,7 @@ func (s *Server) status(r *http.Request, name string) (*QueueStatus, error) {
 		if err != nil {
 			return nil, err
 		}
-		h, err := analysis.CompareHumans(runs, ratings, analysis.HumanOptions{Reliability: true, Bootstrap: s.opt.Bootstrap})
+		h, err := analysis.CompareHumans(runs, ratings, analysis.HumanOptions{Reliability: true, NoPairs: true, Bootstrap: s.opt.Bootstrap})
 		if err != nil {
 			if !errors.Is(err, analysis.ErrNoData) {
 				return nil, err
@@ -740,17 +890,42 @@ func (s *Server) queueRuns(ctx context.Context, st *analysis.QueueState) ([]rows
 	return runs, nil
 }
 
+// statusPageOf is the page of annotators a request asks (?page=N, from 1).
+func statusPageOf(r *http.Request) (int, error) {
+	v := r.URL.Query().Get("page")
+	if v == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, analysis.Optionf("page %q: expected a page from 1", v)
+	}
+	return n, nil
+}
+
 func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("queue")
-	st, err := s.status(r, name)
+	page, err := statusPageOf(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	st, err := s.status(r, name, page)
 	if err != nil {
 		fail(w, err)
 		return
 	}
 	base := "/annotate/" + url.PathEscape(name)
 	data := map[string]any{"Title": "Status: " + name, "S": st, "Base": base, "Token": s.opt.Token != ""}
+	if page > 1 {
+		data["Prev"] = fmt.Sprintf("%s/status?page=%d", base, page-1)
+	}
+	if page < st.Pages {
+		data["Next"] = fmt.Sprintf("%s/status?page=%d", base, page+1)
+	}
 	if n := r.URL.Query().Get("link"); n != "" {
-		if err := checkName(n); err != nil {
+		n, err := checkName(n)
+		if err != nil {
 			fail(w, err)
 			return
 		}
@@ -790,7 +965,12 @@ func (s *Server) apiItems(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
-	st, err := s.status(r, r.PathValue("queue"))
+	page, err := statusPageOf(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	st, err := s.status(r, r.PathValue("queue"), page)
 	if err != nil {
 		fail(w, err)
 		return

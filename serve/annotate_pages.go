@@ -13,6 +13,8 @@ const annotateTemplates = `
 <form class="make" method="post" action="/annotate">
 <label>name <input name="name" required size="20"></label>
 <label>annotators per item (k) <input name="k" value="2" size="3"></label>
+<label><input type="checkbox" name="over_assign" value="1"> an item takes answers from more than k annotators</label>
+<label>annotators the queue takes at most <input name="max_annotators" value="{{.MaxAnnotators}}" size="6"></label>
 <fieldset><legend>items</legend>
 {{if .CanSample}}<label><input type="radio" name="source" value="sample" checked> a stratified sample of the runs’ tasks (or the runs)</label>
 <label>n <input name="n" value="20" size="4"></label>
@@ -58,8 +60,9 @@ const annotateTemplates = `
 
 {{define "annotate-status"}}{{template "head" .}}
 {{$s := .S}}<h1>Status: {{$s.Queue}}</h1>
-<p>{{$s.Items}} items{{if $s.Tutorial}} (and {{$s.Tutorial}} practice){{end}}, each needing {{$s.K}} annotator{{if ne $s.K 1}}s{{end}}: <strong>{{$s.Complete}}</strong> have them. <a href="{{.Base}}">annotate</a> · <a href="/api/annotate/{{$s.Queue}}/status">JSON</a></p>
+<p>{{$s.Items}} items{{if $s.Tutorial}} (and {{$s.Tutorial}} practice){{end}}, each needing {{$s.K}} annotator{{if ne $s.K 1}}s{{end}}{{if $s.OverAssign}} (and taking more){{end}}: <strong>{{$s.Complete}}</strong> have them. <a href="{{.Base}}">annotate</a> · <a href="/api/annotate/{{$s.Queue}}/status?page={{$s.Page}}">JSON</a></p>
 <h2>Annotators</h2>
+<p class="note">{{$s.AnnotatorsTotal}} of the {{$s.MaxAnnotators}} the queue takes{{if gt $s.Pages 1}}; page {{$s.Page}} of {{$s.Pages}}{{if .Prev}} · <a href="{{.Prev}}">previous</a>{{end}}{{if .Next}} · <a href="{{.Next}}">next</a>{{end}}{{end}}</p>
 {{if $s.Annotators}}<div class="wrap"><table><thead><tr><th>annotator</th><th class="num">items done</th><th class="num">practice done</th><th class="num">practice answers matching the key</th></tr></thead><tbody>
 {{range $s.Annotators}}<tr><td>{{.Annotator}}</td><td class="num">{{.Done}}</td><td class="num">{{.Tutorial}}</td><td class="num">{{if .KeyAnswers}}{{.KeyAgree}} of {{.KeyAnswers}}{{else}}–{{end}}</td></tr>
 {{end}}</tbody></table></div>{{else}}<p class="note">No answers yet.</p>{{end}}

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -60,9 +61,38 @@ func (n *notes) Answers(_ context.Context, queue string) ([]rows.Answer, error) 
 	return slices.Clone(n.answers[queue]), nil
 }
 
+func (n *notes) RatedAnswers(_ context.Context, queue string) ([]rows.Answer, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	practice := map[string]bool{}
+	for _, it := range n.items[queue] {
+		practice[it.Item] = it.Tutorial
+	}
+	return slices.DeleteFunc(slices.Clone(n.answers[queue]), func(a rows.Answer) bool { return practice[a.Item] }), nil
+}
+
 func (n *notes) SaveAnswers(_ context.Context, queue, item, annotator string, answers []rows.Answer) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	// The limits, as the warehouse holds them.
+	q := n.queues[queue]
+	inQueue, onItem := map[string]bool{}, map[string]bool{}
+	for _, a := range n.answers[queue] {
+		inQueue[a.Annotator] = true
+		if a.Item == item {
+			onItem[a.Annotator] = true
+		}
+	}
+	tutorial := false
+	for _, it := range n.items[queue] {
+		tutorial = tutorial || it.Item == item && it.Tutorial
+	}
+	if !inQueue[annotator] && len(inQueue) >= cmp.Or(q.MaxAnnotators, rows.DefaultMaxAnnotators) {
+		return fmt.Errorf("queue %q takes answers from at most %d annotators: %w", queue, q.MaxAnnotators, rows.ErrFull)
+	}
+	if !onItem[annotator] && !tutorial && !q.OverAssign && len(onItem) >= q.K {
+		return fmt.Errorf("queue %q, item %q has answers from its k = %d annotators: %w", queue, item, q.K, rows.ErrFull)
+	}
 	n.saves++
 	for _, a := range answers {
 		a.Item, a.Annotator = item, annotator
@@ -80,8 +110,27 @@ func (n *notes) CreateQueue(_ context.Context, q rows.Queue, items []rows.QueueI
 	if _, ok := n.queues[q.Name]; ok {
 		return fmt.Errorf("queue %q exists", q.Name)
 	}
+	q.MaxAnnotators = cmp.Or(q.MaxAnnotators, rows.DefaultMaxAnnotators)
 	n.queues[q.Name], n.items[q.Name] = q, items
 	return nil
+}
+
+func (n *notes) QueuePage(_ context.Context, queue string, offset, limit int) (rows.QueuePage, error) {
+	n.mu.Lock()
+	q, items, answers := n.queues[queue], n.items[queue], slices.Clone(n.answers[queue])
+	n.mu.Unlock()
+	st := analysis.NewQueueState(q, items, answers)
+	all := st.Progress()
+	p := rows.QueuePage{Annotators: len(all.Annotators), Complete: all.Complete}
+	for _, a := range all.Annotators[min(offset, len(all.Annotators)):min(offset+limit, len(all.Annotators))] {
+		p.Names = append(p.Names, a.Annotator)
+	}
+	for _, a := range answers {
+		if slices.Contains(p.Names, a.Annotator) {
+			p.Answers = append(p.Answers, a)
+		}
+	}
+	return p, nil
 }
 
 func (n *notes) PAREQueueItems(context.Context) ([]rows.QueueItem, error) {
@@ -228,7 +277,7 @@ func TestAnswerErrors(t *testing.T) {
 		{"application/json", `{"item": "nope", "annotator": "alice", "answers": {"tc": 1}}`, 404, `no item "nope"`},
 		{"application/json", `{"item": "x", "annotator": "alice", "answers": {"tc": 1}, "extra": 1}`, 400, "unknown field"},
 		{"application/json", fmt.Sprintf(`{"item": %s, "annotator": "", "answers": {"tc": 1}}`, jsonString(item)), 400, "give a name"},
-		{"application/json", fmt.Sprintf(`{"item": %s, "annotator": "a\u0007", "answers": {"tc": 1}}`, jsonString(item)), 400, "control characters"},
+		{"application/json", fmt.Sprintf(`{"item": %s, "annotator": "a\u0007", "answers": {"tc": 1}}`, jsonString(item)), 400, "a control"},
 	}
 	for _, c := range cases {
 		rec := post(t, s, "/api/annotate/q1/answers", c.ct, c.body)
@@ -355,7 +404,7 @@ func TestPAREQueue(t *testing.T) {
 	if len(n.answers["pq"]) != 6 {
 		t.Fatalf("answers: %d", len(n.answers["pq"]))
 	}
-	st, err := s.status(httptest.NewRequest("GET", "/", nil), "pq")
+	st, err := s.status(httptest.NewRequest("GET", "/", nil), "pq", 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -451,7 +451,7 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 			t.Errorf("a bad sheet: exit %d, %q", code, stderr)
 		}
 		if code, stdout, stderr := gymlens(t, "--db", db, "annotate", "queue", "q1", "--sheet", sheet, "--k", "3"); code != 0 ||
-			!strings.Contains(stdout, "queue q1 in "+db+": 23 items (0 practice), 3 annotators each, questions trust, tc") {
+			!strings.Contains(stdout, "queue q1 in "+db+": 23 items (0 practice), 3 annotators each, at most 1000 annotators, questions trust, tc") {
 			t.Errorf("a queue from the sheet: exit %d, %q %q", code, stdout, stderr)
 		}
 		for _, c := range []struct {
@@ -462,6 +462,8 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 			{[]string{"annotate", "queue", "q1", "--sheet", sheet}, 1, `queue "q1" is already in`},
 			{[]string{"annotate", "queue", "q2"}, 2, "give one of --sheet FILE.csv or --pare"},
 			{[]string{"annotate", "queue", "a/b", "--sheet", sheet}, 2, "without /"},
+			{[]string{"annotate", "queue", "q2", "--sheet", sheet, "--k", "3", "--max-annotators", "2"}, 2, "--max-annotators 2"},
+			{[]string{"annotate", "queue", "q2", "--sheet", sheet, "--max-annotators", "-1"}, 2, "--max-annotators -1"},
 			{[]string{"annotate", "export", "nope", "--out", filepath.Join(dir, "x.csv")}, 1, `annotation queue "nope": not in the warehouse`},
 		} {
 			if code, _, stderr := gymlens(t, append([]string{"--db", db}, c.args...)...); code != c.code || !strings.Contains(stderr, c.want) {

@@ -39,6 +39,7 @@ func annotateCommand(e *env) *cli.Command {
 				&cli.StringFlag{Name: "queue", Usage: "store the sample as the annotation queue `NAME`"},
 				&cli.IntFlag{Name: "k", Value: 2, Usage: "with --queue: `K` annotators each item needs"},
 				&cli.IntFlag{Name: "tutorial", Usage: "with --queue: the first `T` items are practice items"},
+				limitFlags[0], limitFlags[1],
 				&cli.StringSliceFlag{Name: "where", Usage: "keep runs with `DIM=VALUE` (repeat)"},
 			},
 			Action: func(ctx context.Context, cmd *cli.Command) error { return annotateSample(ctx, e, cmd) },
@@ -49,11 +50,14 @@ func annotateCommand(e *env) *cli.Command {
 			Description: "--sheet FILE.csv: the sheet's items and questions; rows whose value is filled in are an answer key, and\n" +
 				"their items practice (tutorial) items, shown first, compared with the key and left out of the agreement.\n" +
 				"--pare: the PARE annotation samples ingested, decided accept, reject or gather_context; PARE's tutorial\n" +
-				"samples first, with their correct decision as the key. Annotate in `gymlens serve` at /annotate/NAME.",
+				"samples first, with their correct decision as the key. Annotate in `gymlens serve` at /annotate/NAME.\n" +
+				"An item takes answers from --k annotators (the next is refused) unless --over-assign; the queue takes\n" +
+				"answers from at most --max-annotators annotators by name.",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "sheet", Usage: "the items of `FILE.csv`, a sheet of gymlens annotate sample"},
 				&cli.BoolFlag{Name: "pare", Usage: "the PARE annotation samples ingested"},
 				&cli.IntFlag{Name: "k", Value: 2, Usage: "`K` annotators each item needs"},
+				limitFlags[0], limitFlags[1],
 			},
 			Action: func(ctx context.Context, cmd *cli.Command) error { return annotateQueue(ctx, e, cmd) },
 		}, {
@@ -64,6 +68,18 @@ func annotateCommand(e *env) *cli.Command {
 			Action:    func(ctx context.Context, cmd *cli.Command) error { return annotateExport(ctx, e, cmd) },
 		}},
 	}
+}
+
+// limitFlags are a queue's limits, for the commands that make one.
+var limitFlags = []cli.Flag{
+	&cli.IntFlag{Name: "max-annotators", Value: rows.DefaultMaxAnnotators, Usage: "the queue takes answers from at most `N` annotators (by name)"},
+	&cli.BoolFlag{Name: "over-assign", Usage: "an item takes answers from more than k annotators (otherwise the k+1-th is refused)"},
+}
+
+// withLimits is q with the limits the flags give.
+func withLimits(cmd *cli.Command, q rows.Queue) rows.Queue {
+	q.MaxAnnotators, q.OverAssign = int(cmd.Int("max-annotators")), cmd.Bool("over-assign")
+	return q
 }
 
 func queueArg(cmd *cli.Command) (string, error) {
@@ -82,7 +98,7 @@ func annotateSample(ctx context.Context, e *env, cmd *cli.Command) error {
 	if len(questions) == 0 {
 		return usagef("--questions: name at least one question")
 	}
-	q := rows.Queue{Name: queue, Kind: rows.QueueRatings, K: int(cmd.Int("k")), Questions: questions}
+	q := withLimits(cmd, rows.Queue{Name: queue, Kind: rows.QueueRatings, K: int(cmd.Int("k")), Questions: questions})
 	if queue != "" {
 		if err := analysis.CheckQueue(q, []rows.QueueItem{{}}); err != nil {
 			return usageError{err}
@@ -145,7 +161,7 @@ func annotateQueue(ctx context.Context, e *env, cmd *cli.Command) error {
 	if (sheet == "") == !pare {
 		return usagef("annotate queue: give one of --sheet FILE.csv or --pare")
 	}
-	q := rows.Queue{Name: name, K: int(cmd.Int("k")), Kind: rows.QueuePARE, Questions: []string{rows.PAREQuestion}, Source: "the PARE samples ingested"}
+	q := withLimits(cmd, rows.Queue{Name: name, K: int(cmd.Int("k")), Kind: rows.QueuePARE, Questions: []string{rows.PAREQuestion}, Source: "the PARE samples ingested"})
 	var items []rows.QueueItem
 	if sheet != "" {
 		q.Kind, q.Source = rows.QueueRatings, "sheet "+sheet

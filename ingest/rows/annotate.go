@@ -9,6 +9,11 @@ import (
 // is not in the warehouse.
 var ErrNoQueue = errors.New("not in the warehouse")
 
+// ErrFull is the error of an answer a queue does not take: from a new
+// annotator on an item that has its K annotators (unless the queue allows
+// over-assignment), or from an annotator past the queue's MaxAnnotators.
+var ErrFull = errors.New("no room for another annotator")
+
 // Queue kinds: tasks or runs rated on questions (the ratings that `agree
 // --human` compares with the judges), or PARE annotation samples decided
 // accept, reject or gather_context (what `agree --pare` compares with the
@@ -21,6 +26,10 @@ const (
 // PAREQuestion is the one question of a PARE queue.
 const PAREQuestion = "decision"
 
+// DefaultMaxAnnotators is how many annotators a queue takes answers from
+// unless it is made with another limit (gymlens annotate --max-annotators).
+const DefaultMaxAnnotators = 1000
+
 // Queue is an annotation queue: items that each need K annotators'
 // answers to Questions.
 type Queue struct {
@@ -29,6 +38,12 @@ type Queue struct {
 	Questions  []string
 	Source     string // where the items came from: a sheet's path, "sample …", "pare samples"
 	Created    time.Time
+	// MaxAnnotators is how many annotators, by name, the queue takes
+	// answers from (0 when made: DefaultMaxAnnotators).
+	MaxAnnotators int
+	// OverAssign: an item other than a practice one takes answers from
+	// more than K annotators (otherwise a K+1-th is refused).
+	OverAssign bool
 }
 
 // QueueItem is one item of a queue. Item is its id (run_id, run_id#task,
@@ -59,6 +74,15 @@ type Answer struct {
 	Value                     float64
 	Choice                    string
 	At                        time.Time
+}
+
+// QueuePage is a page of a queue's annotators, by name: Names and their
+// Answers; Annotators counts them all, Complete the items other than
+// practice ones that have every question answered by K annotators or more.
+type QueuePage struct {
+	Annotators, Complete int
+	Names                []string
+	Answers              []Answer
 }
 
 // JudgeBatch is a batch of judge requests submitted to a Batches API.
