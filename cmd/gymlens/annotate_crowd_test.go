@@ -101,7 +101,8 @@ func TestStatusPageWithACrowd(t *testing.T) {
 	}
 	opt := analysis.DefaultBootstrap
 	opt.Resamples = 200
-	s, err := serve.New(ctx, w, serve.Options{Name: "w.duckdb", Bootstrap: opt})
+	// httptest's requests name example.com.
+	s, err := serve.New(ctx, w, serve.Options{Name: "w.duckdb", Bootstrap: opt, AllowedHosts: []string{"example.com"}})
 	if err != nil {
 		t.Fatal(err)
 	}
