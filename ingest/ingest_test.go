@@ -431,6 +431,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// The lake checks passed are remembered in the test's folder, not the user's.
+	lakeCheckDir = func() string { return filepath.Join(shared.dir, "lake-checks") }
 	code := m.Run()
 	os.RemoveAll(shared.dir)
 	os.Exit(code)

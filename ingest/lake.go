@@ -2,7 +2,9 @@ package ingest
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -54,6 +56,11 @@ func openLake(ctx context.Context, path string, opt OpenOptions) (*Warehouse, er
 		w.Close()
 		return nil, err
 	}
+	if err := lakeRegular(path, "meta.parquet"); err != nil {
+		w.Close()
+		return nil, err
+	}
+	tableFiles := map[string][]string{}
 	for _, t := range exportTables {
 		files, err := lakeFiles(path, t)
 		if err != nil {
@@ -63,6 +70,7 @@ func openLake(ctx context.Context, path string, opt OpenOptions) (*Warehouse, er
 		if len(files) == 0 {
 			continue // no rows: the empty table stands
 		}
+		tableFiles[t.name] = files
 		q := make([]string, len(files))
 		for i, f := range files {
 			q[i] = sqlString(f)
@@ -76,8 +84,18 @@ func openLake(ctx context.Context, path string, opt OpenOptions) (*Warehouse, er
 			return nil, fmt.Errorf("lake %s: table %s: %w", path, t.name, err)
 		}
 	}
+	if err := checkLake(ctx, w.db, path, tableFiles); err != nil {
+		w.Close()
+		return nil, err
+	}
 	// The run inputs, when the lake carries them for the tables it holds
 	// (export.go): else the analyses read the tables.
+	if _, err := os.Lstat(filepath.Join(path, lakeInputsFile)); err == nil {
+		if err := lakeRegular(path, lakeInputsFile); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
 	ok, err := lakeInputsUsable(ctx, w.db, path)
 	if err != nil {
 		w.Close()
@@ -114,16 +132,318 @@ func openLake(ctx context.Context, path string, opt OpenOptions) (*Warehouse, er
 	return w, nil
 }
 
-// lakeFiles lists a table's Parquet files in the lake, in order.
+// lakeFiles lists a table's Parquet files in the lake, in order. Each is
+// a regular file, reached through no symbolic link inside the lake
+// (lakeRegular).
 func lakeFiles(dir string, t exportTable) ([]string, error) {
 	if !t.partitioned {
 		f := filepath.Join(dir, t.name+".parquet")
-		if _, err := os.Stat(f); err != nil {
-			return nil, fmt.Errorf("lake %s: no %s.parquet: is it a complete gymlens export?", dir, t.name)
+		if _, err := os.Lstat(f); err != nil {
+			return nil, fmt.Errorf("lake %s: no %s.parquet: is it a complete gymlens export? %s", dir, t.name, lakeHolds)
+		}
+		if err := lakeRegular(dir, t.name+".parquet"); err != nil {
+			return nil, err
 		}
 		return []string{f}, nil
 	}
+	if _, err := os.Lstat(filepath.Join(dir, t.name)); err == nil {
+		if err := lakeRegular(dir, t.name); err != nil {
+			return nil, err
+		}
+	}
 	parts, err := filepath.Glob(filepath.Join(dir, t.name, "config_key=*", "*.parquet"))
 	sort.Strings(parts)
+	for _, f := range parts {
+		rel, _ := filepath.Rel(dir, f)
+		if err := lakeRegular(dir, rel); err != nil {
+			return nil, err
+		}
+	}
 	return parts, err
+}
+
+// lakeHolds says what makes a lake, for the messages of a folder that is
+// not one.
+const lakeHolds = "A lake (gymlens export --format parquet --out DIR) holds meta.parquet, one TABLE.parquet for each other table " +
+	"(runs.parquet, scenarios.parquet, …) and the folders events/, task_outcomes/ and judgments/ of Parquet files by configuration (config_key=…/part_0.parquet)."
+
+// lakeRegular refuses a path inside a lake (rel, relative to dir) that
+// is, or goes through, a symbolic link, or that is not a regular file or
+// folder. A lake is read in place, and its views may read its own folder
+// alone (query's allowed_directories): a link would read whatever file it
+// points to, as a table of the lake.
+func lakeRegular(dir, rel string) error {
+	p := dir
+	for _, part := range strings.Split(filepath.Clean(rel), string(filepath.Separator)) {
+		p = filepath.Join(p, part)
+		st, err := os.Lstat(p)
+		if err != nil {
+			return fmt.Errorf("lake %s: %w", dir, err)
+		}
+		name, _ := filepath.Rel(dir, p)
+		switch {
+		case st.Mode()&os.ModeSymlink != 0:
+			return fmt.Errorf("lake %s: %s is a symbolic link: a lake's files and folders must be its own, not links (docs/scale.md)", dir, name)
+		case !st.Mode().IsRegular() && !st.IsDir():
+			return fmt.Errorf("lake %s: %s is not a regular file (%s)", dir, name, st.Mode().Type())
+		}
+	}
+	return nil
+}
+
+// lakeKey is a table's key: the columns that name one of its rows
+// (docs/format.md, docs/warehouse.md).
+type lakeKey struct {
+	table string
+	cols  []string
+}
+
+// lakeKeys are the keys a lake must hold unique. An engine that appends
+// to a lake's files can repeat rows that gymlens' ingest never lets in,
+// and every mean over them would weigh the repeated rows twice.
+var lakeKeys = []lakeKey{
+	{"scenarios", []string{"scenario"}},
+	{"personas", []string{"scenario", "persona"}},
+	{"runs", []string{"run_id"}},
+	{"task_outcomes", []string{"run_id", "task"}},
+	{"judgments", []string{"run_id", "task", "metric", "judge", "prompt"}},
+	{"events", []string{"run_id", "seq"}},
+}
+
+// lakeParents are the references a lake's rows must keep: every child
+// row (its columns) has the parent row of the same values.
+var lakeParents = []struct {
+	child  lakeKey
+	parent lakeKey
+}{
+	{lakeKey{"personas", []string{"scenario"}}, lakeKey{"scenarios", []string{"scenario"}}},
+	{lakeKey{"runs", []string{"scenario", "persona"}}, lakeKey{"personas", []string{"scenario", "persona"}}},
+	{lakeKey{"task_outcomes", []string{"run_id"}}, lakeKey{"runs", []string{"run_id"}}},
+	{lakeKey{"judgments", []string{"run_id"}}, lakeKey{"runs", []string{"run_id"}}},
+	{lakeKey{"events", []string{"run_id"}}, lakeKey{"runs", []string{"run_id"}}},
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+func identList(cols []string, prefix string) string {
+	q := make([]string, len(cols))
+	for i, c := range cols {
+		q[i] = prefix + quoteIdent(c)
+	}
+	return strings.Join(q, ", ")
+}
+
+// lakeCheckDir is the folder where gymlens remembers the lakes whose
+// check passed ("" to remember none): one file per lake folder, holding
+// the fingerprint of the files checked.
+var lakeCheckDir = func() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "gymlens", "lake-checks")
+}
+
+// checkLake refuses a lake (its tables already views over files) whose
+// keys repeat or whose child rows lack their parent, naming the file, the
+// key and the first value found: one query per key and per reference,
+// over the key columns alone. The check reads every key of the largest
+// tables, several times what metrics reads from a lake with its run
+// inputs (docs/benchmarks.md), so a lake that passed is remembered by the
+// names, sizes and modification times of the files checked, and checked
+// again when one of them changes.
+func checkLake(ctx context.Context, db *sql.DB, dir string, files map[string][]string) error {
+	memo, fp := lakeCheckMemo(dir, files)
+	if memo != "" {
+		if b, err := os.ReadFile(memo); err == nil && string(b) == fp {
+			return nil
+		}
+	}
+	if err := runLakeCheck(ctx, db, dir, files); err != nil {
+		return err
+	}
+	if memo != "" {
+		// Only a memory: a folder that cannot be written checks again next time.
+		if os.MkdirAll(filepath.Dir(memo), 0o755) == nil {
+			_ = os.WriteFile(memo, []byte(fp), 0o644)
+		}
+	}
+	return nil
+}
+
+// lakeCheckMemo is the file remembering the lake at dir and the
+// fingerprint of its checked files as they are now ("" when there is
+// nowhere to remember).
+func lakeCheckMemo(dir string, files map[string][]string) (memo, fp string) {
+	cache := lakeCheckDir()
+	abs, err := filepath.Abs(dir)
+	if cache == "" || err != nil {
+		return "", ""
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "gymlens lake check 1\n%s\n", abs)
+	for _, k := range lakeKeys {
+		fmt.Fprintf(h, "%s %v\n", k.table, k.cols)
+	}
+	for _, r := range lakeParents {
+		fmt.Fprintf(h, "%s %v > %s %v\n", r.child.table, r.child.cols, r.parent.table, r.parent.cols)
+	}
+	tables := make([]string, 0, len(files))
+	for t := range files {
+		tables = append(tables, t)
+	}
+	sort.Strings(tables)
+	for _, t := range tables {
+		for _, f := range files[t] {
+			st, err := os.Stat(f)
+			if err != nil {
+				return "", ""
+			}
+			fmt.Fprintf(h, "%s %d %d\n", f, st.Size(), st.ModTime().UnixNano())
+		}
+	}
+	name := sha256.Sum256([]byte(abs))
+	return filepath.Join(cache, hex.EncodeToString(name[:16])), hex.EncodeToString(h.Sum(nil))
+}
+
+func runLakeCheck(ctx context.Context, db *sql.DB, dir string, files map[string][]string) error {
+	for _, k := range lakeKeys {
+		if len(files[k.table]) == 0 {
+			continue
+		}
+		vals, n, err := repeatedKey(ctx, db, k)
+		if err != nil {
+			return fmt.Errorf("lake %s: checking the key of %s: %w", dir, k.table, err)
+		}
+		if vals == nil {
+			continue
+		}
+		file := lakeFileOf(ctx, db, dir, files[k.table], k.cols, vals)
+		return fmt.Errorf("lake %s: %s: the key (%s) of table %s repeats: %s is in %d rows; a lake's keys are unique (docs/scale.md)",
+			dir, file, strings.Join(k.cols, ", "), k.table, keyValue(k.cols, vals), n)
+	}
+	for _, r := range lakeParents {
+		if len(files[r.child.table]) == 0 {
+			continue
+		}
+		on := make([]string, len(r.child.cols))
+		for i := range r.child.cols {
+			on[i] = "c." + quoteIdent(r.child.cols[i]) + " = p." + quoteIdent(r.parent.cols[i])
+		}
+		q := `SELECT ` + castList(r.child.cols, "c.") + `, 1 FROM ` + quoteIdent(r.child.table) + ` c ANTI JOIN ` +
+			quoteIdent(r.parent.table) + ` p ON ` + strings.Join(on, " AND ") + ` LIMIT 1`
+		vals, _, err := firstRow(ctx, db, q, len(r.child.cols))
+		if err != nil {
+			return fmt.Errorf("lake %s: checking the rows of %s against %s: %w", dir, r.child.table, r.parent.table, err)
+		}
+		if vals == nil {
+			continue
+		}
+		file := lakeFileOf(ctx, db, dir, files[r.child.table], r.child.cols, vals)
+		parent := r.parent.table + ".parquet"
+		return fmt.Errorf("lake %s: %s: a row of %s with %s has no row in %s (key %s): a lake holds no row without its parent (docs/scale.md)",
+			dir, file, r.child.table, keyValue(r.child.cols, vals), parent, strings.Join(r.parent.cols, ", "))
+	}
+	return nil
+}
+
+// repeatedKey finds a value of k's key held by more than one row of its
+// table (nil when none), and in how many. The rows are grouped by a
+// hash of the key first, which takes half the time and memory of the key
+// itself at --scale 10 (docs/benchmarks.md); a repeated hash is then
+// looked at by the key, so that a collision is not taken for a repeat.
+func repeatedKey(ctx context.Context, db *sql.DB, k lakeKey) ([]string, int64, error) {
+	h := `hash(` + identList(k.cols, "") + `)`
+	rows, err := db.QueryContext(ctx, `SELECT h FROM (SELECT `+h+` AS h FROM `+quoteIdent(k.table)+`) GROUP BY h HAVING count(*) > 1 LIMIT 1000`)
+	if err != nil {
+		return nil, 0, err
+	}
+	var hashes []string
+	for rows.Next() {
+		var v uint64
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return nil, 0, err
+		}
+		hashes = append(hashes, strconv.FormatUint(v, 10)+"::UBIGINT")
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(hashes) == 0 {
+		return nil, 0, err
+	}
+	return firstRow(ctx, db, `SELECT `+castList(k.cols, "")+`, count(*) FROM `+quoteIdent(k.table)+
+		` WHERE `+h+` IN (`+strings.Join(hashes, ", ")+`) GROUP BY `+identList(k.cols, "")+
+		` HAVING count(*) > 1 ORDER BY ALL LIMIT 1`, len(k.cols))
+}
+
+func castList(cols []string, prefix string) string {
+	q := make([]string, len(cols))
+	for i, c := range cols {
+		q[i] = "CAST(" + prefix + quoteIdent(c) + " AS VARCHAR)"
+	}
+	return strings.Join(q, ", ")
+}
+
+// firstRow reads the first row of q: ncols values (NULL as "") and a
+// count; nil values when q has no row.
+func firstRow(ctx context.Context, db *sql.DB, q string, ncols int) ([]string, int64, error) {
+	vals := make([]sql.NullString, ncols)
+	var n int64
+	dest := make([]any, 0, ncols+1)
+	for i := range vals {
+		dest = append(dest, &vals[i])
+	}
+	dest = append(dest, &n)
+	err := db.QueryRowContext(ctx, q).Scan(dest...)
+	if err == sql.ErrNoRows {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]string, ncols)
+	for i, v := range vals {
+		out[i] = v.String
+	}
+	return out, n, nil
+}
+
+// keyValue writes a key's value: run_id "r1", task "t".
+func keyValue(cols, vals []string) string {
+	parts := make([]string, len(cols))
+	for i := range cols {
+		parts[i] = fmt.Sprintf("%s %s", cols[i], strconv.Quote(vals[i]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// lakeFileOf names the first of files (relative to dir) holding a row
+// with the values vals in cols; only called once a check has failed.
+func lakeFileOf(ctx context.Context, db *sql.DB, dir string, files, cols, vals []string) string {
+	rel := func(f string) string {
+		r, err := filepath.Rel(dir, f)
+		if err != nil {
+			return f
+		}
+		return r
+	}
+	if len(files) == 1 {
+		return rel(files[0])
+	}
+	q := make([]string, len(files))
+	for i, f := range files {
+		q[i] = sqlString(f)
+	}
+	where := make([]string, len(cols))
+	args := make([]any, len(cols))
+	for i, c := range cols {
+		where[i] = "CAST(" + quoteIdent(c) + " AS VARCHAR) IS NOT DISTINCT FROM ?"
+		args[i] = vals[i]
+	}
+	var f string
+	if err := db.QueryRowContext(ctx, `SELECT filename FROM read_parquet([`+strings.Join(q, ", ")+`], filename = true) WHERE `+
+		strings.Join(where, " AND ")+` ORDER BY filename LIMIT 1`, args...).Scan(&f); err != nil {
+		return rel(files[0]) + " (and the other files of " + rel(filepath.Dir(filepath.Dir(files[0]))) + "/)"
+	}
+	return rel(f)
 }

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -18,6 +19,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/valyala/fastjson"
 	"github.com/zeebo/xxh3"
@@ -31,8 +33,12 @@ type IngestOptions struct {
 	MaxErrors   int    // errors reported before giving up; 0 means 20
 	SkipInvalid bool   // load the valid records and write the rest to RejectsPath
 	RejectsPath string // where rejected lines go; "" means gymlens-rejects.jsonl
-	Replace     bool   // replace runs and scenarios stored with other content
-	Workers     int    // decoding goroutines; 0 means GOMAXPROCS
+	// MaxRejects is how many rejected entries of each input file the
+	// rejects file keeps (the first ones); 0 means DefaultMaxRejects. The
+	// rest are counted (Summary.RejectsUnwritten), not written.
+	MaxRejects int
+	Replace    bool // replace runs and scenarios stored with other content
+	Workers    int  // decoding goroutines; 0 means GOMAXPROCS
 	// Progress, when set, is called about ten times a second and once at the end.
 	Progress func(Progress)
 }
@@ -60,9 +66,15 @@ type Summary struct {
 	Replaced    int              // runs and scenarios replaced
 	Rejected    int64            // records rejected (--skip-invalid)
 	RejectsPath string           // where they were written
-	Bytes       int64            // bytes read from disk
-	Elapsed     time.Duration
-	Notes       []string // what was read but deserves a word (a PARE trace PARE itself leaves out)
+	// RejectsUnwritten are the rejected records the rejects file leaves
+	// out (past MaxRejects of their input file, or past
+	// MaxRejectsFileBytes); RejectsTruncated the entries written with
+	// their record's text cut (MaxRejectLine).
+	RejectsUnwritten, RejectsTruncated int64
+	MaxRejects                         int   // the limit applied
+	Bytes                              int64 // bytes read from disk
+	Elapsed                            time.Duration
+	Notes                              []string // what was read but deserves a word (a PARE trace PARE itself leaves out)
 }
 
 // TotalRecords is the number of records loaded.
@@ -128,6 +140,9 @@ type pass struct {
 	staleInputs, someInputs bool
 	// packs: the warehouse has event_packs (schema 17 on).
 	packs bool
+	// rejectsColumn: the warehouse's ingests have rejects_unwritten
+	// (schema 19 on).
+	rejectsColumn bool
 	// fileDupes maps content hashes of this input to their first path.
 	fileDupes map[string]string
 	// known and knownStat are the files ingested before.
@@ -178,6 +193,9 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 	if opt.RejectsPath == "" {
 		opt.RejectsPath = "gymlens-rejects.jsonl"
 	}
+	if opt.MaxRejects <= 0 {
+		opt.MaxRejects = DefaultMaxRejects
+	}
 	files, skipped, err := runlog.Discover(paths)
 	if err != nil {
 		return nil, err
@@ -203,6 +221,9 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 
 	if write {
 		p.packs = w.hasPacks(ctx)
+		if v, err := w.Version(ctx); err == nil && v >= rejectsSchema {
+			p.rejectsColumn = true
+		}
 		p.conn, err = w.db.Conn(ctx)
 		if err != nil {
 			return nil, err
@@ -225,12 +246,13 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 		defer os.RemoveAll(p.tmpDir)
 	}
 	if opt.SkipInvalid {
-		p.rejects, err = newRejectWriter(opt.RejectsPath)
+		p.rejects, err = newRejectWriter(opt.RejectsPath, opt.MaxRejects)
 		if err != nil {
 			return nil, err
 		}
 		defer p.rejects.close()
 		p.sum.RejectsPath = opt.RejectsPath
+		p.sum.MaxRejects = opt.MaxRejects
 	}
 
 	for _, f := range files {
@@ -256,6 +278,9 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 	for id, e := range dropped {
 		ir := p.chk.runs[id]
 		p.reject(e, nil, max(1, ir.records))
+	}
+	if err := p.rejects.flush(); err != nil {
+		return nil, err
 	}
 	if !write {
 		p.countValid(decisions)
@@ -298,6 +323,9 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 	}
 	if p.errs.Len() > 0 && !opt.SkipInvalid {
 		return nil, p.errs
+	}
+	if err := p.rejects.flush(); err != nil {
+		return nil, err
 	}
 	t0 := time.Now()
 	if _, err := p.conn.ExecContext(ctx, "COMMIT"); err != nil {
@@ -656,8 +684,14 @@ func (p *pass) stage(typ string, row []byte) error {
 // flushStages finishes the staging files before DuckDB reads them.
 func (p *pass) reject(e *runlog.Error, raw []byte, n int64) {
 	if p.rejects != nil {
-		p.rejects.write(e, raw, n)
+		written, cut := p.rejects.write(e, raw, n)
 		p.sum.Rejected += n
+		if !written {
+			p.sum.RejectsUnwritten += n
+		}
+		if cut {
+			p.sum.RejectsTruncated++
+		}
 	}
 }
 
@@ -698,37 +732,132 @@ func jsonOrNil(b []byte) any {
 	return json.RawMessage(b)
 }
 
-// rejectWriter writes rejected lines with their reasons as JSON Lines.
+// The limits of the rejects file (--skip-invalid): at most
+// DefaultMaxRejects entries (--max-rejects) for each input file, the
+// first ones; an entry's line at most MaxRejectLine bytes, the record's
+// text cut to fit (the entry then says record_truncated and the record's
+// length, record_bytes); the whole file at most MaxRejectsFileBytes. A
+// rejected record left out is counted in the summary and the ingests
+// table (rejects_unwritten), never silently dropped.
+const (
+	DefaultMaxRejects   = 1000
+	MaxRejectLine       = 64 << 10
+	MaxRejectsFileBytes = 256 << 20
+	// maxRejectMessage bounds the error message of an entry.
+	maxRejectMessage = 1 << 10
+)
+
+// rejectsSchema is the schema version that counts the rejected records
+// the rejects file leaves out (ingests.rejects_unwritten).
+const rejectsSchema = 19
+
+// maxRejectsFileBytes is MaxRejectsFileBytes, lowered by tests.
+var maxRejectsFileBytes int64 = MaxRejectsFileBytes
+
+// rejectWriter writes rejected lines with their reasons as JSON Lines,
+// within the limits above.
 type rejectWriter struct {
-	f *os.File
-	w *bufio.Writer
+	f       *os.File
+	w       *bufio.Writer
+	max     int            // entries per input file
+	perFile map[string]int // entries written, by input file
+	size    int64          // bytes written
+	err     error          // the first write error
 }
 
-func newRejectWriter(path string) (*rejectWriter, error) {
+func newRejectWriter(path string, max int) (*rejectWriter, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot write the rejects file: %w", err)
 	}
-	return &rejectWriter{f: f, w: bufio.NewWriter(f)}, nil
+	return &rejectWriter{f: f, w: bufio.NewWriter(f), max: max, perFile: map[string]int{}}, nil
 }
 
-func (r *rejectWriter) write(e *runlog.Error, raw []byte, n int64) {
-	rec := map[string]any{"file": e.File, "line": e.Line, "error": e.Error()}
+// write writes the entry of a rejected record (of n records: a run
+// dropped with its records) and says whether it did, and whether the
+// record's text was cut to fit MaxRejectLine.
+func (r *rejectWriter) write(e *runlog.Error, raw []byte, n int64) (written, cut bool) {
+	if r.err != nil || r.perFile[e.File] >= r.max {
+		return false, false
+	}
+	rec := map[string]any{"file": e.File, "line": e.Line, "error": cutText(e.Error(), maxRejectMessage)}
 	if e.Field != "" {
 		rec["field"] = e.Field
 	}
 	if e.Column > 0 {
 		rec["column"] = e.Column
 	}
-	if raw != nil {
-		rec["record"] = string(raw)
-	}
 	if n > 1 {
 		rec["records_dropped"] = n
 	}
-	b, _ := json.Marshal(rec)
-	r.w.Write(b)
-	r.w.WriteByte('\n')
+	b := rejectLine(rec)
+	if raw != nil {
+		// Cut the record until the line fits, in proportion to the
+		// excess (escapes make the line longer than the text).
+		keep := min(len(raw), MaxRejectLine)
+		for {
+			keep = runeStart(raw, keep)
+			rec["record"] = string(raw[:keep])
+			if keep < len(raw) {
+				rec["record_truncated"], rec["record_bytes"] = true, len(raw)
+			}
+			b = rejectLine(rec)
+			if len(b) <= MaxRejectLine || keep == 0 {
+				break
+			}
+			keep = max(0, min(keep-1, keep*(MaxRejectLine-512)/len(b)))
+		}
+		cut = keep < len(raw)
+	}
+	if r.size+int64(len(b)) > maxRejectsFileBytes {
+		return false, false
+	}
+	r.perFile[e.File]++
+	r.size += int64(len(b))
+	if _, err := r.w.Write(b); err != nil && r.err == nil {
+		r.err = err
+	}
+	return true, cut
+}
+
+// rejectLine is one entry as a line of JSON, HTML characters as they are.
+func rejectLine(rec map[string]any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(rec) // strings and numbers: cannot fail
+	return buf.Bytes()
+}
+
+// runeStart moves i back to the start of a UTF-8 sequence of b (at most
+// three bytes), so that a cut does not split a character.
+func runeStart(b []byte, i int) int {
+	for j := 0; j < utf8.UTFMax-1 && i > 0 && i < len(b) && !utf8.RuneStart(b[i]); j++ {
+		i--
+	}
+	return i
+}
+
+// cutText cuts s to at most n bytes, on a character boundary.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:runeStart([]byte(s), n)] + "…"
+}
+
+// flush writes out what is buffered and reports the first write error.
+func (r *rejectWriter) flush() error {
+	if r == nil {
+		return nil
+	}
+	if err := r.w.Flush(); err != nil && r.err == nil {
+		r.err = err
+	}
+	if r.err != nil {
+		return fmt.Errorf("cannot write the rejects file %s: %w", r.f.Name(), r.err)
+	}
+	return nil
 }
 
 func (r *rejectWriter) close() {

@@ -26,11 +26,15 @@ func (s *Summary) Line(verb string) string {
 	if len(parts) == 0 {
 		parts = append(parts, "no new records")
 	}
-	if s.Files == 0 { // nothing read but hashes: no speed to speak of
-		return fmt.Sprintf("%s 0 files in %.2f s: %s; %d rejected", verb, secs, strings.Join(parts, ", "), s.Rejected)
+	rejected := fmt.Sprintf("%d rejected", s.Rejected)
+	if s.RejectsUnwritten > 0 {
+		rejected += fmt.Sprintf(" (%s not in the rejects file)", thousands(s.RejectsUnwritten))
 	}
-	return fmt.Sprintf("%s %d files (%.1f MB) in %.2f s, %.1f MB/s: %s; %d rejected",
-		verb, s.Files, float64(s.Bytes)/1e6, secs, mbps, strings.Join(parts, ", "), s.Rejected)
+	if s.Files == 0 { // nothing read but hashes: no speed to speak of
+		return fmt.Sprintf("%s 0 files in %.2f s: %s; %s", verb, secs, strings.Join(parts, ", "), rejected)
+	}
+	return fmt.Sprintf("%s %d files (%.1f MB) in %.2f s, %.1f MB/s: %s; %s",
+		verb, s.Files, float64(s.Bytes)/1e6, secs, mbps, strings.Join(parts, ", "), rejected)
 }
 
 func (s *Summary) speed() (secs, mbps float64) {
@@ -44,8 +48,10 @@ func (s *Summary) speed() (secs, mbps float64) {
 // Record is the summary as one record: its columns and values.
 func (s *Summary) Record() ([]string, []any) {
 	secs, mbps := s.speed()
-	cols := []string{"files", "bytes", "seconds", "mb_per_s", "runs", "replaced", "rejected", "rejects_file", "unchanged_files", "empty_files", "skipped_files"}
-	row := []any{s.Files, s.Bytes, secs, mbps, s.Runs, s.Replaced, s.Rejected, s.RejectsPath, len(s.Unchanged), len(s.Empty), len(s.Skipped)}
+	cols := []string{"files", "bytes", "seconds", "mb_per_s", "runs", "replaced", "rejected", "rejects_file", "rejects_unwritten", "rejects_truncated",
+		"unchanged_files", "empty_files", "skipped_files"}
+	row := []any{s.Files, s.Bytes, secs, mbps, s.Runs, s.Replaced, s.Rejected, s.RejectsPath, s.RejectsUnwritten, s.RejectsTruncated,
+		len(s.Unchanged), len(s.Empty), len(s.Skipped)}
 	for _, t := range RecordTypes {
 		cols = append(cols, t+"_records", t+"_identical")
 		row = append(row, s.Records[t], s.Identical[t])
@@ -82,6 +88,14 @@ func (s *Summary) NoteLines() []string {
 	}
 	if s.Rejected > 0 {
 		out = append(out, fmt.Sprintf("%d records rejected; see %s", s.Rejected, s.RejectsPath))
+	}
+	if s.RejectsUnwritten > 0 {
+		out = append(out, fmt.Sprintf("%s of them not written to %s: it keeps the first %s entries of each input file, %d MiB in all (--max-rejects)",
+			thousands(s.RejectsUnwritten), s.RejectsPath, thousands(int64(s.MaxRejects)), MaxRejectsFileBytes>>20))
+	}
+	if s.RejectsTruncated > 0 {
+		out = append(out, fmt.Sprintf("%s rejected records longer than an entry of %s allows (%d KiB) written cut (record_truncated)",
+			thousands(s.RejectsTruncated), s.RejectsPath, MaxRejectLine>>10))
 	}
 	return out
 }

@@ -160,6 +160,9 @@ func Open(ctx context.Context, path string, opt OpenOptions) (*Warehouse, error)
 	if IsLake(path) {
 		return openLake(ctx, path, opt)
 	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s is a folder with no meta.parquet: not a lake. %s A warehouse is otherwise one DuckDB file (--db FILE.duckdb)", path, lakeHolds)
+	}
 	if opt.ReadOnly || opt.MustExist {
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("no warehouse at %s: run `gymlens ingest` (or `gymlens demo`) first, or name one with --db", path)

@@ -647,9 +647,18 @@ func (p *pass) record(first int) error {
 	}); err != nil {
 		return err
 	}
-	opts, _ := json.Marshal(map[string]any{"skip_invalid": p.opt.SkipInvalid, "replace": p.opt.Replace, "max_errors": p.opt.MaxErrors})
-	return p.exec(`INSERT INTO ingests VALUES (?, ?, ?, ?, ?::JSON, ?, ?, ?)`, ingestID, p.start.UTC(), now,
-		"gymlens "+Version, string(opts), len(p.files), p.sum.TotalRecords(), p.sum.Rejected)
+	o := map[string]any{"skip_invalid": p.opt.SkipInvalid, "replace": p.opt.Replace, "max_errors": p.opt.MaxErrors}
+	if p.opt.SkipInvalid {
+		o["max_rejects"] = p.opt.MaxRejects
+	}
+	opts, _ := json.Marshal(o)
+	args := []any{ingestID, p.start.UTC(), now, "gymlens " + Version, string(opts), len(p.files), p.sum.TotalRecords(), p.sum.Rejected}
+	if !p.rejectsColumn {
+		// A warehouse kept at an older schema (OpenOptions.SchemaVersion).
+		return p.exec(`INSERT INTO ingests VALUES (?, ?, ?, ?, ?::JSON, ?, ?, ?)`, args...)
+	}
+	return p.exec(`INSERT INTO ingests (ingest_id, started_at, finished_at, tool, options, files, records, rejected, rejects_unwritten)
+		VALUES (?, ?, ?, ?, ?::JSON, ?, ?, ?, ?)`, append(args, p.sum.RejectsUnwritten)...)
 }
 
 func (p *pass) fileNames() map[int]string {

@@ -33,6 +33,7 @@ func ingestFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-errors", Value: 20, Usage: "report up to `N` errors"},
 		&cli.BoolFlag{Name: "skip-invalid", Usage: "load the valid records; write the rejected ones with their reasons to --rejects"},
 		&cli.StringFlag{Name: "rejects", Value: "gymlens-rejects.jsonl", Usage: "`FILE` for rejected records (with --skip-invalid)"},
+		&cli.IntFlag{Name: "max-rejects", Value: ingest.DefaultMaxRejects, Usage: "write the first `N` rejected records of each input file to --rejects; count the rest"},
 		&cli.BoolFlag{Name: "replace", Usage: "replace runs, scenarios and judgments stored with different content"},
 	}
 }
@@ -40,12 +41,15 @@ func ingestFlags() []cli.Flag {
 // ingestOptions reads the arguments and flags shared by ingest and validate.
 func ingestOptions(cmd *cli.Command) (string, ingest.IngestOptions, error) {
 	opt := ingest.IngestOptions{MaxErrors: int(cmd.Int("max-errors")), SkipInvalid: cmd.Bool("skip-invalid"),
-		RejectsPath: cmd.String("rejects"), Replace: cmd.Bool("replace")}
+		RejectsPath: cmd.String("rejects"), MaxRejects: int(cmd.Int("max-rejects")), Replace: cmd.Bool("replace")}
 	if cmd.Args().Len() == 0 {
 		return "", opt, usagef("%s: name at least one file or folder", cmd.Name)
 	}
 	if opt.MaxErrors < 1 {
 		return "", opt, usagef("--max-errors: expected a number ≥ 1, found %d", opt.MaxErrors)
+	}
+	if opt.SkipInvalid && opt.MaxRejects < 1 {
+		return "", opt, usagef("--max-rejects: expected a number ≥ 1, found %d", opt.MaxRejects)
 	}
 	format, err := outputFormat(cmd, "table", reports.ResultFormats...)
 	return format, opt, err

@@ -145,6 +145,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"export", "--format", "csv", "--out", "x"},
 		{"sample", "--out", "x", "--scale", "0"},
 		{"ingest", "--max-errors", "0", "x"},
+		{"ingest", "--skip-invalid", "--max-rejects", "0", "x"},
 		// Checked before the warehouse is opened (there is none here).
 		{"--db", "none.duckdb", "table", "main", "--layout", "poster"},
 		{"--db", "none.duckdb", "table", "main", "--digits", "9"},
@@ -778,6 +779,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// The lakes whose check passed are remembered in the user's cache
+	// folder (docs/scale.md): the tests' own, here.
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(shared.dir, "cache"))
 	code := m.Run()
 	os.RemoveAll(shared.dir)
 	os.Exit(code)
@@ -845,5 +849,21 @@ func TestUnreachableEndpointFailsAtOnce(t *testing.T) {
 	code, _, stderr := gymlens(t, "--db", db, "judge", "--metric", "ta", "--judge", "gone=m@"+url, "--limit", "3")
 	if code != 1 || !strings.Contains(stderr, "judge gone: "+url+" refused the connection") || time.Since(t0) > 10*time.Second {
 		t.Errorf("exit %d after %v: %q", code, time.Since(t0), stderr)
+	}
+}
+
+// TestMaxRejectsFlag: --max-rejects bounds the entries the rejects file
+// keeps of an input file; the output counts the records left out.
+func TestMaxRejectsFlag(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(strings.Repeat("not json\n", 5)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rejects := filepath.Join(dir, "rejects.jsonl")
+	code, out, stderr := gymlens(t, "--db", filepath.Join(dir, "w.duckdb"), "--format", "json", "ingest", "--skip-invalid", "--rejects", rejects, "--max-rejects", "2", bad)
+	b, _ := os.ReadFile(rejects)
+	if code != 0 || strings.Count(string(b), "\n") != 2 || !strings.Contains(out, `"rejected": 5`) || !strings.Contains(out, `"rejects_unwritten": 3`) {
+		t.Errorf("exit %d, %d rejects written\n%s\n%s", code, strings.Count(string(b), "\n"), out, stderr)
 	}
 }
