@@ -141,7 +141,7 @@ type pass struct {
 	// packs: the warehouse has event_packs (schema 17 on).
 	packs bool
 	// rejectsColumn: the warehouse's ingests have rejects_unwritten
-	// (schema 19 on).
+	// (schema 20 on).
 	rejectsColumn bool
 	// fileDupes maps content hashes of this input to their first path.
 	fileDupes map[string]string
@@ -749,7 +749,7 @@ const (
 
 // rejectsSchema is the schema version that counts the rejected records
 // the rejects file leaves out (ingests.rejects_unwritten).
-const rejectsSchema = 19
+const rejectsSchema = 20
 
 // maxRejectsFileBytes is MaxRejectsFileBytes, lowered by tests.
 var maxRejectsFileBytes int64 = MaxRejectsFileBytes

@@ -1,4 +1,4 @@
--- gymlens warehouse, schema version 19: how many of an ingest's rejected
+-- gymlens warehouse, schema version 20: how many of an ingest's rejected
 -- records its rejects file leaves out (--max-rejects and the size limits
 -- of the rejects file, docs/format.md). Ingests before it wrote every
 -- rejected record: 0. Nothing the run inputs come from changes:
