@@ -224,6 +224,9 @@ func TestFiguresRefuseEmptyData(t *testing.T) {
 // in any figure. Without pdftotext (poppler-utils; .ci/run installs it) the
 // test skips, except in CI.
 func TestPDFTextReadsAsWritten(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs pdftotext, a process of its own, on every figure")
+	}
 	if _, err := exec.LookPath("pdftotext"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("pdftotext is not installed: .ci/run installs poppler-utils")

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,6 +70,9 @@ func readmeTour(t *testing.T) [][][]string {
 // need not change this process's working folder and runs beside the
 // others.
 func TestReadmeTourRunsAsWritten(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the README's whole tour, each command a process of its own (TestReadmeTourSmoke runs its spine)")
+	}
 	t.Parallel()
 	dir := t.TempDir()
 	for _, p := range []string{"notebooks", filepath.Join("ingest", "pare", "testdata")} {
@@ -115,5 +119,73 @@ func TestReadmeTourRunsAsWritten(t *testing.T) {
 	}
 	if f.Count() != 100 {
 		t.Errorf("the judge sent %d requests, want 100 (--limit 100)", f.Count())
+	}
+}
+
+// pathsIn makes the files a tour's command names (the values of --db and
+// --out, the folders given to ingest) paths in dir, so that the command
+// runs in this process as it would in dir.
+func pathsIn(dir string, args []string) []string {
+	args = slices.Clone(args)
+	for j := 1; j < len(args); j++ {
+		if p := args[j-1]; (p == "--db" || p == "--out" || p == "ingest") && !strings.HasPrefix(args[j], "-") && !filepath.IsAbs(args[j]) {
+			args[j] = filepath.Join(dir, args[j])
+		}
+	}
+	return args
+}
+
+// tourSpine is the commands of the README's tour that TestReadmeTourSmoke
+// runs: a corpus written, ingested, summed up and reported.
+var tourSpine = map[string]bool{"sample": true, "ingest": true, "metrics": true, "report": true}
+
+// The spine of the README's tour, as written, in this process: the sample
+// written, ingested, the metrics printed and the report written, in a
+// fresh folder (each file the tour names made a path in it). It is the
+// quick end-to-end check; TestReadmeTourRunsAsWritten runs every command.
+func TestReadmeTourSmoke(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var ran []string
+	out := map[string]string{}
+	for _, cmds := range readmeTour(t) {
+		for _, args := range cmds {
+			i := 0
+			for i < len(args) && strings.HasPrefix(args[i], "-") {
+				i += 2 // a global flag and its value, before the command
+			}
+			if i >= len(args) || !tourSpine[args[i]] || out[args[i]] != "" {
+				continue // not of the spine, or run already
+			}
+			code, stdout, stderr := gymlens(t, pathsIn(dir, args)...)
+			if code != 0 {
+				t.Fatalf("README: gymlens %s: exit %d: %s", strings.Join(args, " "), code, stderr)
+			}
+			ran = append(ran, args[i])
+			out[args[i]] = stdout + " "
+		}
+	}
+	if strings.Join(ran, " ") != "sample ingest metrics report" {
+		t.Fatalf("the README's tour ran %v, want sample, ingest, metrics and report in that order", ran)
+	}
+	for cmd, want := range map[string]string{"sample": "2,340 runs", "ingest": "2,340 runs", "metrics": "TR-J", "report": "index.html"} {
+		if !strings.Contains(out[cmd], want) {
+			t.Errorf("README: %s printed no %q:\n%s", cmd, want, out[cmd])
+		}
+	}
+	m, err := reports.ReadManifest(filepath.Join(dir, "report"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The sample has everything the report shows: nothing is left out.
+	if len(m.Skipped) != 0 || len(m.Tables) != 15 || len(m.Figures) != 10 || len(m.Inputs) != 90 {
+		t.Errorf("the report: %d tables, %d figures, %d inputs, skipped %v", len(m.Tables), len(m.Figures), len(m.Inputs), m.Skipped)
+	}
+	for _, o := range append(m.Tables, m.Figures...) {
+		for _, f := range o.Files {
+			if _, err := os.Stat(filepath.Join(dir, "report", f)); err != nil {
+				t.Error(err)
+			}
+		}
 	}
 }
