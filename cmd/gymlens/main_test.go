@@ -252,6 +252,12 @@ func TestBadInputExitsOneAndWritesNothing(t *testing.T) {
 func TestDemo(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "demo")
+	// The corpus is the shared sample of seed 1 at scale 1, copied (demo
+	// would write the same bytes; the third run below writes it anew).
+	_, _, corpus := sharedSample(t, 1, 0)
+	if err := os.CopyFS(filepath.Join(out, "corpus"), os.DirFS(corpus)); err != nil {
+		t.Fatal(err)
+	}
 	code, stdout, stderr := gymlens(t, "demo", "--out", out)
 	if code != 0 {
 		t.Fatalf("demo: %d %s", code, stderr)
@@ -261,6 +267,9 @@ func TestDemo(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout)
 		}
+	}
+	if !strings.Contains(stdout, "; reused: written before with the same seed and scale") {
+		t.Errorf("demo wrote the corpus again rather than take the shared sample's copy:\n%s", stdout)
 	}
 	// It ends with the report, everything in it.
 	page := filepath.Join(out, "report", "index.html")
