@@ -439,6 +439,9 @@ func TestMain(m *testing.M) {
 }
 
 func TestWarehouseInUse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: holds the warehouse open in a second process")
+	}
 	path := filepath.Join(t.TempDir(), "w.duckdb")
 	w, err := Open(ctx, path, OpenOptions{})
 	if err != nil {
@@ -574,10 +577,13 @@ func TestReplaceScoresIsAllOrNothing(t *testing.T) {
 // scenario in a file of its own: every table holds the same rows, apart from
 // the file ids and lines that say where a record came from.
 func TestScenarioLinesIngestLikeScenarioFiles(t *testing.T) {
-	files := t.TempDir()
-	if _, err := sample.Write(files, sample.Options{Seed: 5, Configs: 2}); err != nil {
+	// The scenario files' warehouse is the shared one, ingested from them.
+	db, files := sampleCopy(t, sampleKind{seed: 5, configs: 2})
+	w1, err := Open(ctx, db, OpenOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { w1.Close() })
 	lines := t.TempDir()
 	if err := os.CopyFS(lines, os.DirFS(files)); err != nil {
 		t.Fatal(err)
@@ -604,14 +610,9 @@ func TestScenarioLinesIngestLikeScenarioFiles(t *testing.T) {
 	cut := bytes.IndexByte(b[len(b)/2:], '\n') + len(b)/2 + 1
 	os.WriteFile(logs[0], append(append(append([]byte(nil), b[:cut]...), stream...), b[cut:]...), 0o644)
 
-	w1, w2 := openTemp(t), openTemp(t)
-	for _, c := range []struct {
-		w   *Warehouse
-		dir string
-	}{{w1, files}, {w2, lines}} {
-		if _, err := c.w.Ingest(ctx, []string{c.dir}, IngestOptions{}); err != nil {
-			t.Fatal(err)
-		}
+	w2 := openTemp(t)
+	if _, err := w2.Ingest(ctx, []string{lines}, IngestOptions{}); err != nil {
+		t.Fatal(err)
 	}
 	for _, tb := range exportTables[3:] {
 		a, b := tableRows(t, w1, tb.name), tableRows(t, w2, tb.name)
@@ -814,6 +815,9 @@ func TestOutOfMemoryNamesTheFilesAndTheFlag(t *testing.T) {
 // each ingests or fails naming the file, never panics, and leaves the
 // warehouse as it was (gymlens-bench mutate runs a thousand).
 func TestMutatedCorpusFilesIngestOrFailCleanly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: seeded mutations of the sample corpus beyond the fuzz corpus, each an ingest")
+	}
 	corpus := t.TempDir()
 	if _, err := sample.Write(corpus, sample.Options{Seed: 6, Configs: 1}); err != nil {
 		t.Fatal(err)

@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/gymlens/gymlens/internal/sample"
 )
 
 // The stored run inputs give LoadRuns exactly what the tables give, after
@@ -23,10 +21,7 @@ import (
 // packs, kept by the same rule, go stale with them (but for the rebuild of
 // the run inputs) and give the pages the tables give once rebuilt.
 func TestRunInputsGiveWhatTheTablesGive(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := sample.Write(dir, sample.Options{Seed: 5, Configs: 2}); err != nil {
-		t.Fatal(err)
-	}
+	_, dir := sampleCopy(t, sampleKind{seed: 5, configs: 2}) // the corpus alone, read
 	path := filepath.Join(t.TempDir(), "w.duckdb")
 	open := func(opt OpenOptions) *Warehouse {
 		t.Helper()
@@ -574,18 +569,12 @@ func TestRebuildDuringAWriteStaysStale(t *testing.T) {
 // version in text order ("v10" before "v9"), as the window the query used
 // to take did; the reference here is that window.
 func TestLatestPromptVersionAsTheWindowChoseIt(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := sample.Write(dir, sample.Options{Seed: 5, Configs: 2}); err != nil {
-		t.Fatal(err)
-	}
-	w, err := Open(ctx, filepath.Join(t.TempDir(), "w.duckdb"), OpenOptions{})
+	db, _ := sampleCopy(t, sampleKind{seed: 5, configs: 2})
+	w, err := Open(ctx, db, OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if _, err := w.Ingest(ctx, []string{dir}, IngestOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	// A third of the items get a later version, another third an earlier
 	// one, some items both; each with other scores.
 	for _, q := range []string{

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gymlens/gymlens/ingest/rows"
-	"github.com/gymlens/gymlens/internal/sample"
 )
 
 // repeatsByOneQuery is JudgeRepeats as first written, one query over
@@ -68,18 +66,12 @@ func repeatsByOneQuery(t *testing.T, w *Warehouse, judge string) []rows.RepeatIt
 // some of runs not in the warehouse: JudgeRepeats gives, whatever the
 // size of its ranges of runs, what one query over them all gives.
 func TestJudgeRepeatsByRangesAsOneQuery(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := sample.Write(dir, sample.Options{Seed: 5, Configs: 1}); err != nil {
-		t.Fatal(err)
-	}
-	w, err := Open(ctx, filepath.Join(t.TempDir(), "w.duckdb"), OpenOptions{})
+	db, _ := sampleCopy(t, sampleKind{seed: 5, configs: 1, runs: true}) // the scenarios and runs
+	w, err := Open(ctx, db, OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if _, err := w.Ingest(ctx, []string{filepath.Join(dir, "scenarios"), filepath.Join(dir, "runs")}, IngestOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	var items [][2]string
 	if err := w.scan(ctx, `SELECT run_id, task FROM task_outcomes WHERE active ORDER BY run_id, task`, func(rs *sql.Rows) error {
 		var it [2]string

@@ -44,6 +44,9 @@ func FuzzJudgeAnswer(f *testing.F) {
 }
 
 func TestAnswersOnMutatedInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 600 seeded mutations beyond the fuzz corpus (the Fuzz target's seeds still run)")
+	}
 	r := rand.New(rand.NewPCG(19, 3))
 	for i := range 600 {
 		answerTarget(t, string(mutate.Bytes(r, []byte(answerSeeds[i%len(answerSeeds)]))))

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -111,20 +112,53 @@ func figures(t *testing.T) map[string]*Figure {
 	return out
 }
 
+// rendered is every figure of figures() rendered once in every format,
+// for the tests that read the bytes (TestFiguresRender and
+// TestRenderingIsDeterministic): the figures, the marks each had drawn
+// before rendering, the bytes by "name.format" and when they were made.
+var rendered struct {
+	once  sync.Once
+	figs  map[string]*Figure
+	marks map[string]int
+	bytes map[string][]byte
+	at    time.Time
+	err   error
+}
+
+func renderedFigures(t *testing.T) {
+	t.Helper()
+	rendered.once.Do(func() {
+		rendered.figs, rendered.marks, rendered.bytes = figures(t), map[string]int{}, map[string][]byte{}
+		for name, f := range rendered.figs {
+			rendered.marks[name] = f.Marks
+			for _, format := range Formats {
+				b, err := f.Render(format)
+				if err != nil {
+					rendered.err = fmt.Errorf("%s.%s: %w", name, format, err)
+					return
+				}
+				rendered.bytes[name+"."+format] = b
+			}
+		}
+		rendered.at = time.Now()
+	})
+	if rendered.err != nil {
+		t.Fatal(rendered.err)
+	}
+}
+
 // Every figure renders in every format at its size, with the data drawn:
 // the marks each should have, and the values and labels in the SVG text.
 func TestFiguresRender(t *testing.T) {
 	wantMarks := map[string]int{"model-size": 5, "harness-switch": 3, "correlations": 9, "harness-comparison": 12,
 		"effort": 16, "by-scenario": 40, "human-trust": 6, "mde": 4, "rank": 12}
-	for name, f := range figures(t) {
-		if f.Marks != wantMarks[name] {
-			t.Errorf("%s: %d marks drawn, want %d", name, f.Marks, wantMarks[name])
+	renderedFigures(t)
+	for name, f := range rendered.figs {
+		if rendered.marks[name] != wantMarks[name] {
+			t.Errorf("%s: %d marks drawn, want %d", name, rendered.marks[name], wantMarks[name])
 		}
 		for _, format := range Formats {
-			b, err := f.Render(format)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := rendered.bytes[name+"."+format]
 			if len(b) < 1000 {
 				t.Errorf("%s.%s: only %d bytes", name, format, len(b))
 			}
@@ -145,14 +179,7 @@ func TestFiguresRender(t *testing.T) {
 			}
 		}
 	}
-	figs := figures(t)
-	svg := func(name string) string {
-		b, err := figs[name].Render("svg")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	svg := func(name string) string { return string(rendered.bytes[name+".svg"]) }
 	// Values and names reach the image. SVG text is drawn as glyph
 	// outlines or text elements; both keep the strings in the file.
 	for name, wants := range map[string][]string{
@@ -176,14 +203,9 @@ func TestFiguresRender(t *testing.T) {
 // The same data give the same bytes in every format, PDF included (its
 // dates are fixed), a second apart.
 func TestRenderingIsDeterministic(t *testing.T) {
-	a := figures(t)
-	first := map[string][]byte{}
-	for name := range a {
-		for _, f := range Formats {
-			first[name+"."+f], _ = a[name].Render(f)
-		}
-	}
-	time.Sleep(1100 * time.Millisecond)
+	renderedFigures(t)
+	first := rendered.bytes
+	time.Sleep(time.Until(rendered.at.Add(1100 * time.Millisecond)))
 	b := figures(t)
 	for name := range b {
 		for _, f := range Formats {
@@ -224,6 +246,9 @@ func TestFiguresRefuseEmptyData(t *testing.T) {
 // in any figure. Without pdftotext (poppler-utils; .ci/run installs it) the
 // test skips, except in CI.
 func TestPDFTextReadsAsWritten(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs pdftotext, a process of its own, on every figure")
+	}
 	if _, err := exec.LookPath("pdftotext"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("pdftotext is not installed: .ci/run installs poppler-utils")

@@ -245,6 +245,9 @@ func newLocalServer(t *testing.T, h http.Handler) string {
 // its own) lose nothing while pages are read meanwhile; the answers
 // survive kill -9 of the server.
 func TestTwentyAnnotatorsAndAKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crowd of twenty annotators against gymlens serve, a process of its own, then kill -9")
+	}
 	t.Parallel()
 	db := unratedWarehouse(t)
 	if code, _, stderr := gymlens(t, "--db", db, "annotate", "sample", "-n", "5", "--queue", "q", "--questions", "trust,tc", "--k", "20"); code != 0 {

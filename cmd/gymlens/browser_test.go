@@ -33,6 +33,9 @@ func chromium() string {
 // exception it heard. The browser closes when the test ends.
 func openBrowser(t *testing.T, why string, flags ...chromedp.ExecAllocatorOption) (ctx context.Context, consoleProblems func() []string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: %s starts headless Chromium", why)
+	}
 	exe := chromium()
 	if exe == "" {
 		t.Skipf("no Chromium on this machine (apt-get install chromium): %s is skipped", why)

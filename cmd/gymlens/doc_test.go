@@ -33,8 +33,10 @@ func docSection(t *testing.T, title string) []string {
 }
 
 // The package comment is the manual: it names every command there is,
-// and nothing else, and its examples run as written.
+// and nothing else, and its examples run as written (each file they name
+// a path in a folder of the test's own).
 func TestPackageDocIsTheManual(t *testing.T) {
+	t.Parallel()
 	var documented []string
 	for _, l := range docSection(t, "Commands:") {
 		documented = append(documented, strings.Fields(l)[0])
@@ -54,15 +56,25 @@ func TestPackageDocIsTheManual(t *testing.T) {
 	if len(examples) < 3 {
 		t.Fatalf("examples: %v", examples)
 	}
-	t.Chdir(t.TempDir())
 	word := regexp.MustCompile(`"[^"]*"|\S+`)
+	var lines [][]string
 	for _, ex := range examples {
 		var args []string
 		for _, w := range word.FindAllString(ex, -1)[1:] {
 			args = append(args, strings.Trim(w, `"`))
 		}
-		if code, _, stderr := gymlens(t, append([]string{"-q"}, args...)...); code != 0 {
-			t.Errorf("%s: exit %d: %s", ex, code, stderr)
+		lines = append(lines, args)
+	}
+	// The sample written and ingested, as the README's tour begins: once
+	// for both tests when the two begin alike.
+	start := 0
+	for start < len(lines) && (commandOf(lines[start]) == "sample" || commandOf(lines[start]) == "ingest") {
+		start++
+	}
+	dir, _ := startTour(t, lines[:start])
+	for _, args := range lines[start:] {
+		if code, _, stderr := gymlens(t, append([]string{"-q"}, pathsIn(dir, args)...)...); code != 0 {
+			t.Errorf("gymlens %s: exit %d: %s", strings.Join(args, " "), code, stderr)
 		}
 	}
 }

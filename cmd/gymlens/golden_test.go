@@ -17,7 +17,7 @@ var timing = regexp.MustCompile(`in [0-9]+(\.[0-9]+)? s(, [0-9]+(\.[0-9]+)? MB/s
 // command prints, a number included, shows as a diff to review.
 func TestGoldenCommandOutputs(t *testing.T) {
 	t.Parallel()
-	dir, db := sampleWarehouse(t, 11, 3, true)
+	dir, db, corpus := sharedCopy(t, sampleKey{11, 3, true})
 	bad := writeFile(t, dir, "bad.jsonl", `{"type":"run","run_id":"r1","scenario":"nowhere","persona":"p","rep":1,"config":{"model":"m","harness":"CD"}}
 {"type":"event","run_id":"r1","seq":1,"t":"2026-03-02 18:00","actor":"user","kind":"message"}
 `)
@@ -53,8 +53,8 @@ func TestGoldenCommandOutputs(t *testing.T) {
 		{"judge-costs", []string{"judge", "--costs"}},
 		{"plot", []string{"plot", "harness-comparison", "--out", filepath.Join(dir, "fig"), B}},
 		{"sample", []string{"sample", "--out", filepath.Join(dir, "s2"), "--seed", "3"}},
-		{"ingest-again", []string{"ingest", filepath.Join(dir, "c")}},
-		{"validate-ok", []string{"validate", filepath.Join(dir, "c", "scenarios")}},
+		{"ingest-again", []string{"ingest", corpus}},
+		{"validate-ok", []string{"validate", filepath.Join(corpus, "scenarios")}},
 		{"notebook-unknown-command", []string{"notebook", "run", writeFile(t, dir, "nb.md", "# x\n\n```gymlens\nscore\n```\n"), "--out", filepath.Join(dir, "nb")}},
 		{"pare-ingest", []string{"--db", filepath.Join(dir, "p.duckdb"), "ingest", pareFixtures, pareHandmade}},
 		{"pare-decisions", []string{"--db", filepath.Join(dir, "p.duckdb"), "decisions"}},
@@ -68,6 +68,7 @@ func TestGoldenCommandOutputs(t *testing.T) {
 			root, _ := filepath.Abs(filepath.Join("..", ".."))
 			clean := func(s string) string {
 				s = strings.ReplaceAll(s, dir, "DIR")
+				s = strings.ReplaceAll(s, filepath.Dir(corpus), "DIR") // the shared corpus, shown as DIR/c
 				s = strings.ReplaceAll(s, root, "ROOT")
 				return timing.ReplaceAllString(s, "in TIME")
 			}

@@ -29,31 +29,23 @@ func gymlens(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, o.String(), e.String()
 }
 
-// sampleWarehouse writes a sample corpus of so many configurations (with
-// or without its judgments) into a new folder and ingests it; it returns
-// the folder and the warehouse's path.
-func sampleWarehouse(t *testing.T, seed uint64, configs int, judgments bool) (dir, db string) {
-	t.Helper()
-	dir = t.TempDir()
-	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: seed, Configs: configs}); err != nil {
-		t.Fatal(err)
-	}
-	if !judgments {
-		os.RemoveAll(filepath.Join(dir, "c", "judgments"))
-	}
-	db = filepath.Join(dir, "w.duckdb")
-	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", filepath.Join(dir, "c")); code != 0 {
-		t.Fatal(stderr)
-	}
-	return dir, db
+// Most tests need a sample warehouse to read or change, not an ingest to
+// watch: each kind is written and ingested once per test binary, in a
+// folder TestMain removes, and every test gets a copy of the warehouse
+// (a copy takes milliseconds, an ingest up to seconds). The tests that
+// watch an ingest ingest their own.
+
+// sampleKey names one shared sample warehouse.
+type sampleKey struct {
+	seed      uint64
+	configs   int
+	judgments bool
 }
 
-// shared holds the warehouses built once for tests that only read them
-// (sharedSampleWarehouse), in a folder TestMain removes.
 var shared struct {
 	sync.Mutex
 	dir string
-	by  map[[2]uint64]*sharedBuild
+	by  map[sampleKey]*sharedBuild
 }
 
 type sharedBuild struct {
@@ -63,10 +55,16 @@ type sharedBuild struct {
 	err    error
 }
 
-// sharedSampleWarehouse is sampleWarehouse (with judgments) for a test
-// that only reads its corpus: the corpus written and ingested once per
-// test binary, each test given a copy of the warehouse in a folder of its
-// own.
+// sampleWarehouse is a sample warehouse of so many configurations (with or
+// without its judgments), a copy of the shared one in a new folder of the
+// test's own; it returns the folder and the warehouse's path.
+func sampleWarehouse(t *testing.T, seed uint64, configs int, judgments bool) (dir, db string) {
+	t.Helper()
+	dir, db, _ = sharedCopy(t, sampleKey{seed, configs, judgments})
+	return dir, db
+}
+
+// sharedSampleWarehouse is sampleWarehouse with judgments.
 func sharedSampleWarehouse(t *testing.T, seed uint64, configs int) (dir, db string) {
 	t.Helper()
 	dir, db, _ = sharedSample(t, seed, configs)
@@ -77,15 +75,22 @@ func sharedSampleWarehouse(t *testing.T, seed uint64, configs int) (dir, db stri
 // which the test must not change.
 func sharedSample(t *testing.T, seed uint64, configs int) (dir, db, corpus string) {
 	t.Helper()
+	return sharedCopy(t, sampleKey{seed, configs, true})
+}
+
+// sharedCopy builds the sample warehouse k once per test binary and gives
+// the test a copy: a new folder of its own, the copy's path in it, and
+// the shared corpus's folder, which the test must not change.
+func sharedCopy(t *testing.T, k sampleKey) (dir, db, corpus string) {
+	t.Helper()
 	shared.Lock()
 	if shared.by == nil {
-		shared.by = map[[2]uint64]*sharedBuild{}
+		shared.by = map[sampleKey]*sharedBuild{}
 	}
-	key := [2]uint64{seed, uint64(configs)}
-	b := shared.by[key]
+	b := shared.by[k]
 	if b == nil {
 		b = &sharedBuild{}
-		shared.by[key] = b
+		shared.by[k] = b
 	}
 	shared.Unlock()
 	b.once.Do(func() {
@@ -95,8 +100,13 @@ func sharedSample(t *testing.T, seed uint64, configs int) (dir, db, corpus strin
 			return
 		}
 		b.corpus = filepath.Join(d, "c")
-		if _, b.err = sample.Write(b.corpus, sample.Options{Seed: seed, Configs: configs}); b.err != nil {
+		if _, b.err = sample.Write(b.corpus, sample.Options{Seed: k.seed, Configs: k.configs}); b.err != nil {
 			return
+		}
+		if !k.judgments {
+			if b.err = os.RemoveAll(filepath.Join(b.corpus, "judgments")); b.err != nil {
+				return
+			}
 		}
 		b.db = filepath.Join(d, "w.duckdb")
 		var e bytes.Buffer
@@ -243,6 +253,12 @@ func TestBadInputExitsOneAndWritesNothing(t *testing.T) {
 func TestDemo(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "demo")
+	// The corpus is the shared sample of seed 1 at scale 1, copied (demo
+	// would write the same bytes; the third run below writes it anew).
+	_, _, corpus := sharedSample(t, 1, 0)
+	if err := os.CopyFS(filepath.Join(out, "corpus"), os.DirFS(corpus)); err != nil {
+		t.Fatal(err)
+	}
 	code, stdout, stderr := gymlens(t, "demo", "--out", out)
 	if code != 0 {
 		t.Fatalf("demo: %d %s", code, stderr)
@@ -252,6 +268,9 @@ func TestDemo(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout)
 		}
+	}
+	if !strings.Contains(stdout, "; reused: written before with the same seed and scale") {
+		t.Errorf("demo wrote the corpus again rather than take the shared sample's copy:\n%s", stdout)
 	}
 	// It ends with the report, everything in it.
 	page := filepath.Join(out, "report", "index.html")
@@ -456,6 +475,7 @@ func TestScoreFindsThePlantedDisagreements(t *testing.T) {
 // metrics use them, a rerun asks nothing, and bad evidence is re-asked
 // once, then stored as invalid.
 func TestJudgeEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := sample.Write(filepath.Join(dir, "c"), sample.Options{Seed: 4, Configs: 1}); err != nil {
 		t.Fatal(err)
@@ -520,6 +540,7 @@ func TestJudgeEndToEnd(t *testing.T) {
 // PARE traces ingest beside the rest; `decisions` shows PARE's decision
 // points; the rate-limited trace is a note.
 func TestPAREDecisions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.duckdb")
 	src := filepath.Join("..", "..", "ingest", "pare", "testdata")
@@ -651,7 +672,8 @@ func TestPAREDecisions(t *testing.T) {
 // take their place, and ingesting the logs again with --replace restores
 // the logged ones, to the digit.
 func TestJudgeUnderAnIngestedJudgesName(t *testing.T) {
-	dir, db := sampleWarehouse(t, 4, 1, true)
+	t.Parallel()
+	_, db, corpus := sharedCopy(t, sampleKey{4, 1, true})
 	const name = "judge-qwen3.5-397b"
 	count := func(where string) string {
 		t.Helper()
@@ -693,11 +715,11 @@ func TestJudgeUnderAnIngestedJudgesName(t *testing.T) {
 	}
 	// Ingesting the logs again: without --replace each clash is named;
 	// with it the logged judgments are back and the written ones gone.
-	code, _, stderr = gymlens(t, "--db", db, "-q", "ingest", filepath.Join(dir, "c"))
+	code, _, stderr = gymlens(t, "--db", db, "-q", "ingest", corpus)
 	if code != 1 || !strings.Contains(stderr, "use --replace to restore this logged one") {
 		t.Errorf("re-ingest without --replace: exit %d %q", code, stderr)
 	}
-	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", "--replace", filepath.Join(dir, "c")); code != 0 {
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", "--replace", corpus); code != 0 {
 		t.Fatal(stderr)
 	}
 	if got := count("true"); got != all {
@@ -747,6 +769,7 @@ func TestConfigIDsNeverCollide(t *testing.T) {
 // A misspelt --judge is an error that lists the judges there are, in
 // every command that takes one; never other numbers with exit 0.
 func TestUnknownJudgeIsAnError(t *testing.T) {
+	t.Parallel()
 	_, db := sampleWarehouse(t, 4, 2, true)
 	want := `--judge "judge-qwen3.5-379b": no judgment by this judge in the runs selected; the judges are: judge-gpt-5.6-luna, judge-qwen3.5-397b`
 	for _, args := range [][]string{
@@ -791,6 +814,9 @@ func TestMain(m *testing.M) {
 // run asks again at most what was in flight; SIGTERM stops gymlens as
 // Ctrl-C does and says truthfully what was saved.
 func TestJudgeAnswersSurviveAKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: kills gymlens judge, a process of its own, twice")
+	}
 	t.Parallel()
 	for _, sig := range []os.Signal{os.Kill, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {

@@ -51,6 +51,7 @@ func metricRecords(t *testing.T, args ...string) []metricRecord {
 // stored number that differs is listed), with intervals, pass@k and
 // paired comparisons PARE does not give.
 func TestPAREResults(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.duckdb")
 	traces := filepath.Join(dir, "traces")

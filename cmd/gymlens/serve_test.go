@@ -49,6 +49,7 @@ func sampleServer(t *testing.T) (*httptest.Server, string) {
 // the runs behind it, and from them to a run's trajectory, in two clicks;
 // the JSON says the same; a public address without a token is refused.
 func TestServeOnTheSample(t *testing.T) {
+	t.Parallel()
 	srv, db := sampleServer(t)
 	fetch := func(path string) string {
 		t.Helper()

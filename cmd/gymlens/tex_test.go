@@ -91,6 +91,9 @@ func checkTeX(t *testing.T, tables string) {
 // (.ci/run installs TeX Live).
 func needTeX(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: compiles LaTeX with three TeX engines")
+	}
 	for _, e := range texEngines {
 		if _, err := exec.LookPath(e); err != nil {
 			if os.Getenv("CI") != "" {

@@ -19,7 +19,7 @@ import (
 // that the second ingest it needs is cheap.)
 func TestVerifyFromTheInputsAlone(t *testing.T) {
 	t.Parallel()
-	dir, db := sampleWarehouse(t, 8, 2, true)
+	dir, db, corpus := sharedCopy(t, sampleKey{8, 2, true})
 	if code, _, stderr := gymlens(t, "--db", db, "-q", "score"); code != 0 {
 		t.Fatal(stderr)
 	}
@@ -35,7 +35,7 @@ func TestVerifyFromTheInputsAlone(t *testing.T) {
 		t.Fatalf("manifest: %d score steps, %d inputs", len(m.Steps.Scores), len(m.Inputs))
 	}
 	inputs := filepath.Join(t.TempDir(), "copy")
-	if err := os.CopyFS(inputs, os.DirFS(filepath.Join(dir, "c"))); err != nil {
+	if err := os.CopyFS(inputs, os.DirFS(corpus)); err != nil {
 		t.Fatal(err)
 	}
 	code, out, stderr := gymlens(t, "verify", "--inputs", inputs, rep)

@@ -64,6 +64,9 @@ func FuzzPAREResultFiles(f *testing.F) {
 
 // Seeded mutations of the seeds in every test run.
 func TestPAREReadersOnMutatedInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 360 seeded mutations beyond the fuzz corpus (the Fuzz targets' seeds still run)")
+	}
 	r := rand.New(rand.NewPCG(17, 2))
 	trace := seed(t, "testdata/apartment_feature_comparison_query_run_4.json")
 	results := [][]byte{seed(t, resultsDir+"/combined_result.json"), seed(t, resultsDir+"/obs_gpt-5_exec_gpt-5_enmi_0_es_42_tfp_0.0_result.json"),

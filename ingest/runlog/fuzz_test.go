@@ -82,6 +82,9 @@ func FuzzLongRatings(f *testing.F) {
 // The fuzz targets of this package, each on 300 seeded mutations of its
 // seeds, as part of every test run (go test -fuzz explores further).
 func TestReadersOnMutatedInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 900 seeded mutations beyond the fuzz corpus (the Fuzz targets' seeds still run)")
+	}
 	r := rand.New(rand.NewPCG(13, 1))
 	for name, c := range map[string]struct {
 		seed   string

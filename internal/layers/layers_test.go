@@ -11,6 +11,9 @@ const module = "github.com/gymlens/gymlens/"
 // deps lists the packages pkg depends on (go list -deps).
 func deps(t *testing.T, pkg string) []string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: runs go list -deps, a process of its own, per package")
+	}
 	out, err := exec.Command("go", "list", "-deps", module+pkg).Output()
 	if err != nil {
 		t.Skipf("go list: %v", err)
