@@ -142,13 +142,9 @@ func (w *Warehouse) Export(ctx context.Context, dir, format string) ([]ExportRes
 		out = append(out, res)
 	}
 	if metaAt >= 0 {
-		// The warehouse holds its keys and references by construction
-		// (ingest refuses what would break them; lakeParents names the one
-		// it does not), and a lake exported again passed its check: the
-		// digests vouch that the lake's files are these (lake.go).
-		digests, err := lakeDigests(dir)
+		digests, err := w.exportVouches(ctx, dir)
 		if err != nil {
-			return nil, fmt.Errorf("exporting meta: digesting the tables' files: %w", err)
+			return nil, err
 		}
 		res := &out[metaAt]
 		if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM `+w.metaSource(digests)).Scan(&res.Rows); err != nil {
@@ -168,6 +164,29 @@ func (w *Warehouse) Export(ctx context.Context, dir, format string) ([]ExportRes
 		}
 	}
 	return out, nil
+}
+
+// exportVouches returns the digests of the table files just written to
+// the lake in dir (lakeDigests), to be recorded in its meta.parquet: a
+// lake whose files still have them opens without the check of its keys
+// and references (lake.go), which the warehouse holds. Ingest holds most
+// by construction, refusing what would break them; the others (lakeKeys'
+// unvouched) are checked here, on the warehouse, and a warehouse that
+// breaks one gets no record: its lake is checked when it opens, and
+// refused naming the file and the value.
+func (w *Warehouse) exportVouches(ctx context.Context, dir string) (string, error) {
+	files, err := lakeTables(dir)
+	if err != nil {
+		return "", fmt.Errorf("exporting meta: %w", err)
+	}
+	if err := runLakeCheck(ctx, w.db, dir, files, true); err != nil {
+		return "", ctx.Err()
+	}
+	digests, err := lakeDigests(dir, files)
+	if err != nil {
+		return "", fmt.Errorf("exporting meta: digesting the tables' files: %w", err)
+	}
+	return digests, nil
 }
 
 // A lake carries the run inputs (inputs.go) when they were fresh in the

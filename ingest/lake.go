@@ -204,22 +204,31 @@ type lakeKey struct {
 // lakeKeys are the keys a lake must hold unique. An engine that appends
 // to a lake's files can repeat rows that gymlens' ingest never lets in,
 // and every mean over them would weigh the repeated rows twice.
-var lakeKeys = []lakeKey{
-	{"scenarios", []string{"scenario"}},
-	{"personas", []string{"scenario", "persona"}},
-	{"runs", []string{"run_id"}},
-	{"task_outcomes", []string{"run_id", "task"}},
-	{"judgments", []string{"run_id", "task", "metric", "judge", "prompt"}},
-	{"events", []string{"run_id", "seq"}},
+//
+// unvouched marks a key or reference the warehouse does not hold by
+// construction, which export checks on the warehouse before it vouches
+// for the lake (exportVouches). The judgments' key: the judge saves a
+// batch of answers replacing the judgments of their keys, and a batch
+// holding two valid answers of one key (two seeds of --repeats before
+// they are settled) stores both. The runs' personas: a scenario replaced
+// (ingest --replace) is stored with its new personas, and only the runs
+// of that input are checked against them, so a stored run may name a
+// persona the new spec dropped.
+var lakeKeys = []struct {
+	lakeKey
+	unvouched bool
+}{
+	{lakeKey{"scenarios", []string{"scenario"}}, false},
+	{lakeKey{"personas", []string{"scenario", "persona"}}, false},
+	{lakeKey{"runs", []string{"run_id"}}, false},
+	{lakeKey{"task_outcomes", []string{"run_id", "task"}}, false},
+	{lakeKey{"judgments", []string{"run_id", "task", "metric", "judge", "prompt"}}, true},
+	{lakeKey{"events", []string{"run_id", "seq"}}, false},
 }
 
 // lakeParents are the references a lake's rows must keep: every child
 // row (its columns) has the parent row of the same values.
-// unvouched marks a reference that ingest does not hold by construction,
-// checked even in a lake as export wrote it: a scenario replaced
-// (ingest --replace) is written with its new personas, and only the runs
-// of that input are checked against them, so a stored run may name a
-// persona the new spec dropped.
+// unvouched: as for lakeKeys.
 var lakeParents = []struct {
 	child     lakeKey
 	parent    lakeKey
@@ -259,10 +268,9 @@ var lakeCheckDir = func() string {
 // over the key columns alone. The check reads every key of the largest
 // tables, several times what metrics reads from a lake with its run
 // inputs (docs/benchmarks.md). So it is left out for a lake as export
-// wrote it, from a warehouse whose ingest holds those keys: its table
-// files' digests are those export recorded in meta.parquet
-// (lakeDigestsMatch; the references export does not vouch for are still
-// checked). And a lake that passed is remembered by the names, sizes and
+// wrote it, from a warehouse that holds those keys and references: its
+// table files' digests are those export recorded in meta.parquet
+// (lakeDigestsMatch, exportVouches). And a lake that passed is remembered by the names, sizes and
 // modification times of the files checked, and checked again when one of
 // them changes.
 func checkLake(ctx context.Context, db *sql.DB, dir string, files map[string][]string) error {
@@ -276,8 +284,10 @@ func checkLake(ctx context.Context, db *sql.DB, dir string, files map[string][]s
 	if err != nil {
 		return err
 	}
-	if err := runLakeCheck(ctx, db, dir, files, vouched); err != nil {
-		return err
+	if !vouched {
+		if err := runLakeCheck(ctx, db, dir, files, false); err != nil {
+			return err
+		}
 	}
 	if memo != "" {
 		// Only a memory: a folder that cannot be written checks again next time.
@@ -337,10 +347,9 @@ func lakeTableFiles(dir string, files map[string][]string) (paths, rels []string
 	return paths, rels, nil
 }
 
-// lakeDigests is the record export writes of the lake in dir: after
-// lakeDigestsHead, a line per table file (lakeTableFiles): its relative
-// path, size and digest, tab-separated.
-func lakeDigests(dir string) (string, error) {
+// lakeTables lists the files of every table of the lake in dir but meta
+// (lakeFiles).
+func lakeTables(dir string) (map[string][]string, error) {
 	files := map[string][]string{}
 	for _, t := range exportTables {
 		if t.name == "meta" {
@@ -348,10 +357,18 @@ func lakeDigests(dir string) (string, error) {
 		}
 		fs, err := lakeFiles(dir, t)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		files[t.name] = fs
 	}
+	return files, nil
+}
+
+// lakeDigests is the record export writes of the lake in dir, whose
+// table files are files (lakeTables): after lakeDigestsHead, a line per
+// table file (lakeTableFiles): its relative path, size and digest,
+// tab-separated.
+func lakeDigests(dir string, files map[string][]string) (string, error) {
 	paths, rels, err := lakeTableFiles(dir, files)
 	if err != nil {
 		return "", err
@@ -453,17 +470,18 @@ func lakeCheckMemo(dir string, files map[string][]string) (memo, fp string) {
 // the tests: a lake as export wrote it opens without one).
 var lakeFullChecks atomic.Int64
 
-// runLakeCheck checks the lake's keys and references; of a lake export
-// vouches for (vouched), only the references marked unvouched.
-func runLakeCheck(ctx context.Context, db *sql.DB, dir string, files map[string][]string, vouched bool) error {
-	if !vouched {
+// runLakeCheck checks the keys and references of the tables of db that
+// have files (files: the lake's, named in the messages); with
+// unvouchedOnly, only those marked unvouched.
+func runLakeCheck(ctx context.Context, db *sql.DB, dir string, files map[string][]string, unvouchedOnly bool) error {
+	if !unvouchedOnly {
 		lakeFullChecks.Add(1)
 	}
 	for _, k := range lakeKeys {
-		if len(files[k.table]) == 0 || vouched {
+		if len(files[k.table]) == 0 || (unvouchedOnly && !k.unvouched) {
 			continue
 		}
-		vals, n, err := repeatedKey(ctx, db, k)
+		vals, n, err := repeatedKey(ctx, db, k.lakeKey)
 		if err != nil {
 			return fmt.Errorf("lake %s: checking the key of %s: %w", dir, k.table, err)
 		}
@@ -475,7 +493,7 @@ func runLakeCheck(ctx context.Context, db *sql.DB, dir string, files map[string]
 			dir, file, strings.Join(k.cols, ", "), k.table, keyValue(k.cols, vals), n)
 	}
 	for _, r := range lakeParents {
-		if len(files[r.child.table]) == 0 || (vouched && !r.unvouched) {
+		if len(files[r.child.table]) == 0 || (unvouchedOnly && !r.unvouched) {
 			continue
 		}
 		on := make([]string, len(r.child.cols))

@@ -236,3 +236,53 @@ func TestLakeDigestsVouch(t *testing.T) {
 		}
 	})
 }
+
+// TestLakeExportVouchesOnlyForWhatItChecked: the warehouse can hold what
+// ingest and the judge do not prevent (a run whose persona a replaced
+// scenario dropped; two answers of one judgment key saved together), and
+// its export records no digests: the lake is checked when it opens and
+// refused naming the value.
+func TestLakeExportVouchesOnlyForWhatItChecked(t *testing.T) {
+	noLakeMemo(t)
+	t.Run("run without its persona", func(t *testing.T) {
+		w := openTemp(t)
+		if _, err := w.Ingest(ctx, []string{smallCorpus(t)}, IngestOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		d := t.TempDir()
+		write(t, filepath.Join(d, "scenario.yaml"), strings.NewReplacer("  reviewer: {group: S, label: Reviewer}\n", "",
+			"reviewer: suggest, ", "", "reviewer: prepare, ", "").Replace(scenarioFile))
+		if _, err := w.Ingest(ctx, []string{d}, IngestOptions{Replace: true}); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "lake")
+		if _, err := w.Export(ctx, dir, "parquet"); err != nil {
+			t.Fatal(err)
+		}
+		checked, err := openLakeChecked(t, dir)
+		if !checked || err == nil || !strings.Contains(err.Error(), `persona "reviewer"`) || !strings.Contains(err.Error(), "personas.parquet") {
+			t.Errorf("a lake whose run r1 names a dropped persona: checked %v, %v", checked, err)
+		}
+	})
+	t.Run("judgment twice", func(t *testing.T) {
+		w := openTemp(t)
+		if _, err := w.Ingest(ctx, []string{smallCorpus(t)}, IngestOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		call := func(params string) JudgeCall {
+			return JudgeCall{Model: "m", Params: params, Prompt: "v9", InputHash: "h", Judge: "judge-new", RunID: "r1", Task: "mp_price",
+				Metric: "tc", Valid: true, Scores: map[string]float64{"correctness": 0.5, "grounding": 1}}
+		}
+		if err := w.SaveJudgeCalls(ctx, []JudgeCall{call(`{"seed":1}`), call(`{"seed":2}`)}); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "lake")
+		if _, err := w.Export(ctx, dir, "parquet"); err != nil {
+			t.Fatal(err)
+		}
+		checked, err := openLakeChecked(t, dir)
+		if !checked || err == nil || !strings.Contains(err.Error(), "run_id, task, metric, judge, prompt") || !strings.Contains(err.Error(), `"judge-new"`) {
+			t.Errorf("a lake with a judgment twice: checked %v, %v", checked, err)
+		}
+	})
+}
