@@ -409,14 +409,12 @@ func lakeDigestsMatch(ctx context.Context, db *sql.DB, dir string, files map[str
 	if len(lines) != len(paths)+1 || lines[len(paths)] != "" {
 		return false, nil
 	}
-	sums := make([]string, len(paths))
 	for i, p := range paths {
 		f := strings.Split(lines[i], "\t")
 		st, err := os.Stat(p)
 		if len(f) != 3 || f[0] != rels[i] || err != nil || strconv.FormatInt(st.Size(), 10) != f[1] {
 			return false, nil
 		}
-		sums[i] = f[2]
 	}
 	buf := make([]byte, lakeDigestBuf)
 	for i, p := range paths {
@@ -424,7 +422,7 @@ func lakeDigestsMatch(ctx context.Context, db *sql.DB, dir string, files map[str
 			return false, err
 		}
 		n, sum, err := lakeDigestFile(p, buf)
-		if err != nil || strconv.FormatInt(n, 10) != strings.Split(lines[i], "\t")[1] || sum != sums[i] {
+		if err != nil || fmt.Sprintf("%s\t%d\t%s", rels[i], n, sum) != lines[i] {
 			return false, nil
 		}
 	}
