@@ -96,17 +96,21 @@ func (w *Warehouse) Export(ctx context.Context, dir, format string) ([]ExportRes
 	}
 	defer w.db.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`SET threads = %d`, threads))
 	var out []ExportResult
+	metaAt, meta := -1, exportTable{}
 	for _, t := range exportTables {
+		if t.name == "meta" && format == "parquet" {
+			// Written last, with the digests of the other tables' files.
+			metaAt, meta = len(out), t
+			out = append(out, ExportResult{Table: t.name, Path: filepath.Join(dir, t.name+".parquet")})
+			continue
+		}
 		var n int64
 		count := `SELECT count(*) FROM ` + t.name
-		if t.name == "meta" && !w.Lake {
-			count += metaExported
+		if t.name == "meta" {
+			count = `SELECT count(*) FROM ` + w.metaSource("")
 		}
 		if err := w.db.QueryRowContext(ctx, count).Scan(&n); err != nil {
 			return nil, err
-		}
-		if t.name == "meta" && !w.Lake {
-			n++ // exported_from (copyParquet)
 		}
 		res := ExportResult{Table: t.name, Rows: n}
 		switch {
@@ -120,13 +124,13 @@ func (w *Warehouse) Export(ctx context.Context, dir, format string) ([]ExportRes
 			}
 		case format == "parquet":
 			res.Path = filepath.Join(dir, t.name+".parquet")
-			if err := w.copyParquet(ctx, t, res.Path); err != nil {
+			if err := w.copyParquet(ctx, t, res.Path, ""); err != nil {
 				return nil, err
 			}
 		default:
 			res.Path = filepath.Join(dir, t.name+".arrow")
 			tmp := res.Path + ".parquet.tmp"
-			if err := w.copyParquet(ctx, t, tmp); err != nil {
+			if err := w.copyParquet(ctx, t, tmp, ""); err != nil {
 				return nil, err
 			}
 			err := parquetToIPC(ctx, tmp, res.Path)
@@ -136,6 +140,19 @@ func (w *Warehouse) Export(ctx context.Context, dir, format string) ([]ExportRes
 			}
 		}
 		out = append(out, res)
+	}
+	if metaAt >= 0 {
+		digests, err := w.exportVouches(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		res := &out[metaAt]
+		if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM `+w.metaSource(digests)).Scan(&res.Rows); err != nil {
+			return nil, err
+		}
+		if err := w.copyParquet(ctx, meta, res.Path, digests); err != nil {
+			return nil, err
+		}
 	}
 	if format == "parquet" {
 		res, err := w.exportInputs(ctx, dir)
@@ -147,6 +164,29 @@ func (w *Warehouse) Export(ctx context.Context, dir, format string) ([]ExportRes
 		}
 	}
 	return out, nil
+}
+
+// exportVouches returns the digests of the table files just written to
+// the lake in dir (lakeDigests), to be recorded in its meta.parquet: a
+// lake whose files still have them opens without the check of its keys
+// and references (lake.go), which the warehouse holds. Ingest holds most
+// by construction, refusing what would break them; the others (lakeKeys'
+// unvouched) are checked here, on the warehouse, and a warehouse that
+// breaks one gets no record: its lake is checked when it opens, and
+// refused naming the file and the value.
+func (w *Warehouse) exportVouches(ctx context.Context, dir string) (string, error) {
+	files, err := lakeTables(dir)
+	if err != nil {
+		return "", fmt.Errorf("exporting meta: %w", err)
+	}
+	if err := runLakeCheck(ctx, w.db, dir, files, true); err != nil {
+		return "", ctx.Err()
+	}
+	digests, err := lakeDigests(dir, files)
+	if err != nil {
+		return "", fmt.Errorf("exporting meta: digesting the tables' files: %w", err)
+	}
+	return digests, nil
 }
 
 // A lake carries the run inputs (inputs.go) when they were fresh in the
@@ -354,16 +394,30 @@ func (w *Warehouse) copyPartitions(ctx context.Context, t exportTable, dir strin
 	return nil
 }
 
-// metaExported keeps the meta rows a lake takes: not the file name it
-// would be exported from, nor the run inputs' (derived data, not
-// exported: a lake reads the tables).
-const metaExported = ` WHERE key NOT IN ('exported_from', 'run_inputs', 'page_packs')`
+// metaSource is the meta rows an export writes (a FROM clause): not the
+// run inputs' rows (derived data, not exported: a lake reads the tables);
+// the warehouse it is exported from, by file name, in place of any
+// earlier one (a lake keeps the one it was exported from); and the table
+// files' digests (lakeDigestsKey) when digests is not empty, in place of
+// a lake's earlier ones.
+func (w *Warehouse) metaSource(digests string) string {
+	q := `(SELECT * FROM meta WHERE key NOT IN ('` + lakeDigestsKey + `', 'run_inputs', 'page_packs')`
+	if !w.Lake {
+		q = `(SELECT * FROM meta WHERE key NOT IN ('` + lakeDigestsKey + `', 'run_inputs', 'page_packs', 'exported_from')` +
+			` UNION ALL SELECT 'exported_from', ` + sqlString(filepath.Base(w.Path))
+	}
+	if digests != "" {
+		q += ` UNION ALL SELECT '` + lakeDigestsKey + `', ` + sqlString(digests)
+	}
+	return q + `)`
+}
 
-func (w *Warehouse) copyParquet(ctx context.Context, t exportTable, path string) error {
+// copyParquet writes table t to a Parquet file at path, sorted by its
+// key; meta as metaSource(digests) has it.
+func (w *Warehouse) copyParquet(ctx context.Context, t exportTable, path, digests string) error {
 	from := t.name
-	if t.name == "meta" && !w.Lake {
-		// The lake remembers the warehouse it came from, by file name.
-		from = fmt.Sprintf(`(SELECT * FROM meta`+metaExported+` UNION ALL SELECT 'exported_from', %s)`, sqlString(filepath.Base(w.Path)))
+	if t.name == "meta" {
+		from = w.metaSource(digests)
 	}
 	q := fmt.Sprintf(`COPY (SELECT * FROM %s ORDER BY %s) TO %s (FORMAT parquet)`, from, t.order, sqlString(path))
 	if _, err := w.db.ExecContext(ctx, q); err != nil {
