@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -154,13 +155,16 @@ func lakeFiles(dir string, t exportTable) ([]string, error) {
 			return nil, err
 		}
 	}
-	parts, err := filepath.Glob(filepath.Join(dir, t.name, "config_key=*", "*.parquet"))
-	sort.Strings(parts)
-	for _, f := range parts {
-		rel, _ := filepath.Rel(dir, f)
-		if err := lakeRegular(dir, rel); err != nil {
+	// The pattern is matched below dir, never in it: a folder named with
+	// [, *, ? or \ is a name, not a pattern.
+	rels, err := fs.Glob(os.DirFS(dir), t.name+"/config_key=*/*.parquet")
+	sort.Strings(rels)
+	parts := make([]string, len(rels))
+	for i, rel := range rels {
+		if err := lakeRegular(dir, filepath.FromSlash(rel)); err != nil {
 			return nil, err
 		}
+		parts[i] = filepath.Join(dir, filepath.FromSlash(rel))
 	}
 	return parts, err
 }
@@ -176,6 +180,9 @@ const lakeHolds = "A lake (gymlens export --format parquet --out DIR) holds meta
 // alone (query's allowed_directories): a link would read whatever file it
 // points to, as a table of the lake.
 func lakeRegular(dir, rel string) error {
+	if !filepath.IsLocal(rel) {
+		return fmt.Errorf("lake %s: %s is not a path inside the lake", dir, rel)
+	}
 	p := dir
 	for _, part := range strings.Split(filepath.Clean(rel), string(filepath.Separator)) {
 		p = filepath.Join(p, part)
