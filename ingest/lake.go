@@ -446,7 +446,7 @@ func lakeCheckMemo(dir string, files map[string][]string) (memo, fp string) {
 		return "", ""
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "gymlens lake check 1\n%s\n", abs)
+	fmt.Fprintf(h, "gymlens lake check 2\n%s\n", abs)
 	for _, k := range lakeKeys {
 		fmt.Fprintf(h, "%s %v\n", k.table, k.cols)
 	}
@@ -464,7 +464,7 @@ func lakeCheckMemo(dir string, files map[string][]string) (memo, fp string) {
 			if err != nil {
 				return "", ""
 			}
-			fmt.Fprintf(h, "%s %d %d\n", f, st.Size(), st.ModTime().UnixNano())
+			fmt.Fprintf(h, "%s %d %d %s\n", f, st.Size(), st.ModTime().UnixNano(), changeStamp(st))
 		}
 	}
 	name := sha256.Sum256([]byte(abs))
