@@ -890,6 +890,11 @@ func (s *Server) queueRuns(ctx context.Context, st *analysis.QueueState) ([]rows
 	return runs, nil
 }
 
+// maxStatusPage bounds ?page=: past it the page's first annotator
+// would lie beyond any queue (rows.DefaultMaxAnnotators raised a
+// thousandfold), and its offset could overflow.
+const maxStatusPage = 1 << 20
+
 // statusPageOf is the page of annotators a request asks (?page=N, from 1).
 func statusPageOf(r *http.Request) (int, error) {
 	v := r.URL.Query().Get("page")
@@ -897,8 +902,8 @@ func statusPageOf(r *http.Request) (int, error) {
 		return 1, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return 0, analysis.Optionf("page %q: expected a page from 1", v)
+	if err != nil || n < 1 || n > maxStatusPage {
+		return 0, analysis.Optionf("page %q: expected a page from 1 to %d", v, maxStatusPage)
 	}
 	return n, nil
 }

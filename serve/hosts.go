@@ -189,5 +189,6 @@ func refuseHost(w http.ResponseWriter, r *http.Request) {
 	if r.Host != "" {
 		msg = fmt.Sprintf("Host %q is not a name this viewer answers to (a guard against DNS rebinding): open it at a loopback address or localhost with the port it listens on, or start gymlens serve with --allowed-hosts naming it", r.Host)
 	}
+	w.Header().Set("Connection", "close") // a refused client keeps no connection slot
 	http.Error(w, msg, http.StatusForbidden)
 }

@@ -271,6 +271,7 @@ func (s *Server) authorised(w http.ResponseWriter, r *http.Request) bool {
 		http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
 		return false
 	}
+	w.Header().Set("Connection", "close") // a refused client keeps no connection slot
 	http.Error(w, "this viewer needs its token: open the link gymlens serve printed", http.StatusUnauthorized)
 	return false
 }

@@ -21,6 +21,13 @@ func CheckToken(token string) error {
 	if n := utf8.RuneCountInString(token); token != "" && n < MinTokenLength {
 		return fmt.Errorf("--token has %d characters: a token needs at least %d (or --token %s makes one)", n, MinTokenLength, AutoToken)
 	}
+	// The printed link's cookie carries the token as it is: a cookie
+	// value holds printable ASCII but space, '"', ';', ',' and '\'.
+	for i := 0; i < len(token); i++ {
+		if c := token[i]; c <= ' ' || c >= 0x7f || strings.IndexByte(`";,\`, c) >= 0 {
+			return fmt.Errorf("--token: %q at byte %d: a token is printable ASCII without space, '\"', ';', ',' or '\\' (or --token %s makes one)", c, i+1, AutoToken)
+		}
+	}
 	return nil
 }
 
