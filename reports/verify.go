@@ -179,10 +179,17 @@ func ReadManifest(dir string) (*Manifest, error) {
 	case len(m.Files) == 0:
 		return nil, fmt.Errorf("%s: field files: empty: the manifest lists no output", name)
 	}
+	listed := make(map[string]int, len(m.Files))
 	for i, f := range m.Files {
 		if !fs.ValidPath(f.Path) || f.Path == "manifest.json" {
 			return nil, fmt.Errorf("%s: field files[%d].path: %q is not a file inside the report", name, i, f.Path)
 		}
+		// A file listed twice would be hashed twice: a manifest of one
+		// large file listed over and over costs time without bound.
+		if j, ok := listed[f.Path]; ok {
+			return nil, fmt.Errorf("%s: field files[%d].path: %q is listed already, as files[%d]: not a manifest gymlens report writes", name, i, f.Path, j)
+		}
+		listed[f.Path] = i
 	}
 	for i, in := range m.Inputs {
 		if !fs.ValidPath(in.Path) {
