@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -89,9 +90,13 @@ var Commands = []*Command{
 			"ANOVA estimator of a balanced design, else by REML (saying why); with one persona per scenario (PARE's runs,\n" +
 			"--source pare) the persona terms are 0. Each component's share of the total, the correlation of a configuration's\n" +
 			"runs within a scenario (ICC) and the design effect (how many times a configuration mean's variance exceeds what\n" +
-			"independent runs would give), with cluster-bootstrap intervals (scenarios resampled).",
+			"independent runs would give), with cluster-bootstrap intervals (scenarios resampled). --two-level and --judge-noise\n" +
+			"do not apply here and are refused.",
 		Params:  params(SelectionParams(), []Param{designBy, designSource}, bootstrapParams()),
-		Formats: Formats, Default: "table", Run: runVariance,
+		Formats: Formats, Default: "table", Run: refusing("variance", runVariance, map[string]string{
+			"two-level":   "the components' intervals resample scenarios alone; a two-level bootstrap is for the metrics' intervals (metrics, compare)",
+			"judge-noise": "the components are of the runs' values as the judges' averages give them; the judges' own noise is in agree --self and in the metrics' intervals (metrics --judge-noise)",
+		}),
 	},
 	{
 		Name: "power", Usage: "the smallest difference between two configurations a design detects, and the scenarios a difference needs",
@@ -99,7 +104,8 @@ var Commands = []*Command{
 			"the same scenarios × personas × repetitions (default: the warehouse's design): the standard error of the\n" +
 			"difference (the scenario and persona effects cancel), and the minimum detectable effect of the paired t-test\n" +
 			"over scenarios (S − 1 degrees of freedom) at --alpha with --power, exact by the noncentral t; with --delta, the\n" +
-			"fewest scenarios whose MDE is at most that difference.",
+			"fewest scenarios whose MDE is at most that difference. --two-level and --judge-noise do not apply here and are\n" +
+			"refused.",
 		Params: params(SelectionParams(), []Param{
 			{Name: "scenarios", Default: 0, Usage: "scenarios `S` of the design (0: the warehouse's)"},
 			{Name: "personas", Default: 0, Usage: "personas `P` per scenario (0: the warehouse's)"},
@@ -109,18 +115,24 @@ var Commands = []*Command{
 			{Name: "delta", Default: 0.0, Usage: "a difference `D` (in the metric's units): the scenarios it needs"},
 			designBy, designSource,
 		}, bootstrapParams()),
-		Formats: Formats, Default: "table", Run: runPower,
+		Formats: Formats, Default: "table", Run: refusing("power", runPower, map[string]string{
+			"two-level":   "the MDE comes from the variance components, which have no two-level interval",
+			"judge-noise": "the standard error of the difference comes from the variance components, which leave the judges' own noise out",
+		}),
 	},
 	{
 		Name: "rank", Usage: "how sure each configuration's rank is: rank intervals, P(best), and the configurations tied with the best",
 		Description: "Every configuration's estimate of --metric and its rank (1: highest), an interval for the rank and the share of\n" +
 			"resamples in which it is first, from one cluster bootstrap that draws the same scenarios for every configuration;\n" +
-			"tied_with_best: not distinguishable from the best (paired cluster bootstrap of the difference, Holm-adjusted p ≥ α).",
+			"tied_with_best: not distinguishable from the best (paired cluster bootstrap of the difference, Holm-adjusted p ≥ α).\n" +
+			"--ci does not apply here and is refused.",
 		Params: params([]Param{
 			{Name: "metric", Default: "TC", Usage: "the `METRIC` to rank on (higher is better; with --source pare: success unless named)"},
 			whereParam, judgeParam, designSource,
 		}, bootstrapParams()),
-		Formats: Formats, Default: "table", Run: runRank,
+		Formats: Formats, Default: "table", Run: refusing("rank", runRank, map[string]string{
+			"ci": "rank reports rank intervals and P(best) from the resamples' ranks, not an interval of an estimate: no interval method applies",
+		}),
 	},
 	{
 		Name:  "agree",
@@ -733,4 +745,20 @@ func runDecisions(ctx context.Context, x *Exec) error {
 		return err
 	}
 	return WriteResult(x.Out, x.Format, &Result{Columns: cols, Rows: rows})
+}
+
+// refusing runs run unless the caller set one of the parameters in why,
+// which the command has (they are shared with other commands) but does
+// not use: such a parameter is refused, with its reason, rather than
+// taken and ignored.
+func refusing(command string, run func(ctx context.Context, x *Exec) error, why map[string]string) func(ctx context.Context, x *Exec) error {
+	names := slices.Sorted(maps.Keys(why))
+	return func(ctx context.Context, x *Exec) error {
+		for _, n := range names {
+			if x.IsSet(n) {
+				return analysis.Optionf("%s --%s does not apply: %s", command, n, why[n])
+			}
+		}
+		return run(ctx, x)
+	}
 }
