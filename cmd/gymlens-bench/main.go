@@ -42,6 +42,22 @@ import (
 	"github.com/gymlens/gymlens/internal/sample"
 )
 
+// usage lists every command: ingest and each of benches.
+const usage = "usage: gymlens-bench help\n" +
+	"       gymlens-bench ingest [--scale K] [--big-scale K] [--dir DIR] [--keep]\n" +
+	"       gymlens-bench coverage [--datasets N] [--clusters K] [--runs N] [--resamples B] [--seed S]\n" +
+	"       gymlens-bench stats [--resamples B] [--python PATH]   (run from the repository's root)\n" +
+	"       gymlens-bench judge [--judgments N] [--concurrency C] [--latency D] [--scale K]\n" +
+	"       gymlens-bench judge-pool [--judgments N] [--concurrency C] [--latency D] [--servers K]\n" +
+	"       gymlens-bench judge-batch [--items N] [--scale K]\n" +
+	"       gymlens-bench agree [--items N] [--raters R] [--missing P] [--resamples B] [--python PATH]   (from the root)\n" +
+	"       gymlens-bench agree-scale [--items N] [--items3 N] [--resamples B]   (from the root)\n" +
+	"       gymlens-bench rss [--scales 1,10] [--only TEXT] [--dir DIR]   (from the root)\n" +
+	"       gymlens-bench serve [--scales 1,10] [--db W]   (from the root; --db: an existing warehouse, labelled by --scales)\n" +
+	"       gymlens-bench mutate [--n 1000] [--seed S]\n" +
+	"       gymlens-bench tour --out DIR [--bin GYMLENS]   (from the root: every command of the tour, outputs stored)\n" +
+	"       gymlens-bench pare [--traces N]   (from the root)"
+
 // benches are the subcommands besides ingest, by name.
 var benches = map[string]func(args []string) error{
 	"judge": benchJudge, "judge-pool": benchJudgePool, "judge-batch": benchJudgeBatch, "stats": benchStats, "pare": benchPARE, "agree": benchAgree, "mutate": benchMutate,
@@ -73,18 +89,12 @@ func main() {
 			return
 		}
 	}
+	if len(os.Args) == 2 && (os.Args[1] == "help" || os.Args[1] == "-h" || os.Args[1] == "--help") {
+		fmt.Println(usage)
+		return
+	}
 	if len(os.Args) < 2 || os.Args[1] != "ingest" {
-		fmt.Fprintln(os.Stderr, "usage: gymlens-bench ingest [--scale K] [--big-scale K] [--dir DIR] [--keep]\n"+
-			"       gymlens-bench coverage [--datasets N] [--clusters K] [--runs N] [--resamples B] [--seed S]\n"+
-			"       gymlens-bench stats [--resamples B] [--python PATH]   (run from the repository's root)\n"+
-			"       gymlens-bench judge [--judgments N] [--concurrency C] [--latency D] [--scale K]\n"+
-			"       gymlens-bench agree [--items N] [--raters R] [--missing P] [--resamples B] [--python PATH]   (from the root)\n"+
-			"       gymlens-bench agree-scale [--items N] [--items3 N] [--resamples B]   (from the root)\n"+
-			"       gymlens-bench rss [--scales 1,10] [--only TEXT] [--dir DIR]   (from the root)\n"+
-			"       gymlens-bench serve [--scales 1,10] [--db W]   (from the root; --db: an existing warehouse, labelled by --scales)\n"+
-			"       gymlens-bench mutate [--n 1000] [--seed S]\n"+
-			"       gymlens-bench tour --out DIR [--bin GYMLENS]   (from the root: every command of the tour, outputs stored)\n"+
-			"       gymlens-bench pare [--traces N]   (from the root)")
+		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)
 	}
 	fl := flag.NewFlagSet("ingest", flag.ExitOnError)
