@@ -128,7 +128,7 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 		pages["Next"] = "?" + rq.encode(rq.Sort, rq.Desc, rq.Offset+rq.Limit)
 	}
 	s.page(w, "runs", map[string]any{"Title": "Runs", "Query": rq, "Where": strings.Join(rq.Where, "; "), "List": list,
-		"Sorts": sorts, "Pages": pages, "RunRows": runRowsHTML(list.Runs, analysis.MainMetrics), "Shown": min(list.Total, rq.Offset+len(list.Runs))})
+		"Sorts": sorts, "Pages": pages, "RunRows": runRowsHTML(list.Runs, analysis.MainMetrics), "First": rq.Offset + 1, "Shown": min(list.Total, rq.Offset+len(list.Runs))})
 }
 
 // runRowsHTML is the rows of the runs table, written here as the template
@@ -926,7 +926,7 @@ const pageTemplates = `
 <label>where: DIM=VALUE, several separated by “;” (harness=CC; persona_group=E)<input name="where" value="{{.Where}}" size="48"></label>
 <label>search the trajectories<input name="q" value="{{.Query.Q}}" size="30"></label>
 <button type="submit">Show</button></form>
-<p class="note">{{.List.Total}} runs{{if .Query.Where}} where {{range .Query.Where}}{{.}} {{end}}{{end}}{{if .Query.Q}} whose trajectory holds “{{.Query.Q}}”{{end}}; showing {{.List.Offset}}–{{.Shown}}{{if .Query.Sort}}, by {{.Query.Sort}}{{if .Query.Desc}} (highest first){{end}}{{end}}.</p>
+<p class="note">{{.List.Total}} runs{{if .Query.Where}} where {{range .Query.Where}}{{.}} {{end}}{{end}}{{if .Query.Q}} whose trajectory holds “{{.Query.Q}}”{{end}}; {{if .List.Runs}}showing {{.First}}–{{.Shown}}{{else}}none shown{{end}}{{if .Query.Sort}}, by {{.Query.Sort}}{{if .Query.Desc}} (highest first){{end}}{{end}}.</p>
 <div class="wrap"><table><thead><tr><th>run</th><th>configuration</th><th>scenario</th><th>persona</th><th>rep</th>
 {{range .Sorts}}<th class="num">{{.Metric}} <a href="{{.Down}}" title="highest first">↓</a><a href="{{.Up}}" title="lowest first">↑</a></th>{{end}}</tr></thead><tbody>
 {{.RunRows}}</tbody></table></div>
