@@ -112,3 +112,48 @@ func SelectedRuns(ctx context.Context, w Warehouse, name string, where map[strin
 	}
 	return out, nil
 }
+
+// AnnotationSample is what `gymlens annotate sample` asks: a stratified
+// sample of N units (task or run) by a dimension, written as a sheet to
+// fill in (Sheet), stored as an annotation queue (Queue.Name), or both.
+type AnnotationSample struct {
+	N, Tutorial int
+	Unit, By    string
+	Seed        uint64
+	Questions   []string
+	Sheet       string     // "" for no sheet
+	Queue       rows.Queue // Name "" for no queue; K and the limits as given
+}
+
+// WriteAnnotationSample draws the sample from w, writes the sheet and
+// makes the queue the request names, and returns a line for each made.
+// A queue's store is st (w itself for a warehouse that holds queues).
+func WriteAnnotationSample(ctx context.Context, w Warehouse, st QueueStore, opt Options, req AnnotationSample, histories Histories) ([]string, error) {
+	chosen, strata, history, err := DrawSample(ctx, w, opt, req.Unit, req.By, req.N, req.Seed, histories)
+	if err != nil {
+		return nil, err
+	}
+	var said []string
+	if req.Sheet != "" {
+		if err := WriteAnnotationSheet(req.Sheet, chosen, req.Questions, history); err != nil {
+			return nil, err
+		}
+		said = append(said, fmt.Sprintf("wrote %s: %d %ss × %d questions from %d strata; fill in rater and value, then `gymlens ingest %s`",
+			req.Sheet, len(chosen), req.Unit, len(req.Questions), strata, req.Sheet))
+	}
+	if req.Queue.Name == "" {
+		return said, nil
+	}
+	items, err := analysis.SampleQueueItems(chosen, history, req.Tutorial)
+	if err != nil {
+		return said, err
+	}
+	q := req.Queue
+	q.Kind, q.Questions = rows.QueueRatings, req.Questions
+	q.Source = fmt.Sprintf("gymlens annotate sample -n %d --unit %s --by %q --seed %d", req.N, req.Unit, req.By, req.Seed)
+	line, err := MakeQueue(ctx, st, opt.Name, q, items)
+	if err != nil {
+		return said, err
+	}
+	return append(said, line), nil
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"html"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -160,6 +161,19 @@ func DatasetGlossary(ctx context.Context, s GlossaryStore, ds *Dataset) ([]Gloss
 		return nil, err
 	}
 	return Glossary(ps, runs, ratings), nil
+}
+
+// WriteDatasetGlossary writes the dataset's glossary (DatasetGlossary)
+// to out as text, under the heading "codes:".
+func WriteDatasetGlossary(ctx context.Context, out io.Writer, s GlossaryStore, ds *Dataset) error {
+	g, err := DatasetGlossary(ctx, s, ds)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	WriteGlossary(&b, "table", g)
+	_, err = fmt.Fprint(out, "\ncodes:\n"+b.String())
+	return err
 }
 
 // WriteGlossary writes the glossary as text (a line per code), Markdown

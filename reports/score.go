@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -42,3 +43,27 @@ func WriteScoreReport(w io.Writer, format string, rep *analysis.ScoreReport) err
 
 // Thousands writes n with commas between groups of three digits.
 func Thousands(n int64) string { return rows.Thousands(n) }
+
+// ScoredStore is a warehouse that says whether its scores are current.
+type ScoredStore interface {
+	analysis.ScoreStore
+	Scored(ctx context.Context) (bool, error)
+}
+
+// RescoreOnce rescores w unless its scores are current and nothing was
+// ingested since (ingested false), and says in a line what it did.
+func RescoreOnce(ctx context.Context, w ScoredStore, ingested bool) (string, error) {
+	scored, err := w.Scored(ctx)
+	if err != nil {
+		return "", err
+	}
+	if scored && !ingested {
+		return "scores: kept from the earlier run (nothing new was ingested); `gymlens score` rescores and lists the disagreements", nil
+	}
+	rep, err := analysis.Rescore(ctx, w, false, 0)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("rescored %s active tasks from their trajectories: %d disagree with the logged values "+
+		"(planted by the sample; `gymlens score` lists them)", Thousands(int64(rep.Tasks)), rep.Disagreements()), nil
+}

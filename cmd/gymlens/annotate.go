@@ -13,7 +13,6 @@ import (
 	"github.com/gymlens/gymlens/ingest/runlog"
 	"github.com/gymlens/gymlens/judge"
 	"github.com/gymlens/gymlens/reports"
-	"github.com/gymlens/gymlens/serve"
 )
 
 func annotateCommand(e *env) *cli.Command {
@@ -119,35 +118,10 @@ func annotateSample(ctx context.Context, e *env, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	spec := serve.SampleSpec{N: int(cmd.Int("n")), Unit: cmd.String("unit"), By: cmd.String("by"), Seed: cmd.Uint64("seed"), Tutorial: int(cmd.Int("tutorial"))}
-	chosen, strata, history, err := reports.DrawSample(ctx, w, opt, spec.Unit, spec.By, spec.N, spec.Seed, histories(w))
-	if err != nil {
-		return err
-	}
-	if out != "" {
-		if err := reports.WriteAnnotationSheet(out, chosen, questions, history); err != nil {
-			return err
-		}
-		if !cmd.Bool("quiet") {
-			fmt.Fprintf(e.stdout, "wrote %s: %d %ss × %d questions from %d strata; fill in rater and value, then `gymlens ingest %s`\n",
-				out, len(chosen), spec.Unit, len(questions), strata, out)
-		}
-	}
-	if queue == "" {
-		return nil
-	}
-	items, err := analysis.SampleQueueItems(chosen, history, spec.Tutorial)
-	if err != nil {
-		return usageError{err}
-	}
-	q.Source = fmt.Sprintf("gymlens annotate sample -n %d --unit %s --by %q --seed %d", spec.N, spec.Unit, spec.By, spec.Seed)
-	return storeQueue(ctx, e, cmd, w, q, items)
-}
-
-func storeQueue(ctx context.Context, e *env, cmd *cli.Command, w *ingest.Warehouse, q rows.Queue, items []rows.QueueItem) error {
-	said, err := reports.MakeQueue(ctx, w, w.Path, q, items)
-	if err == nil && !cmd.Bool("quiet") {
-		fmt.Fprintln(e.stdout, said)
+	said, err := reports.WriteAnnotationSample(ctx, w, w, opt, reports.AnnotationSample{N: int(cmd.Int("n")), Tutorial: int(cmd.Int("tutorial")),
+		Unit: cmd.String("unit"), By: cmd.String("by"), Seed: cmd.Uint64("seed"), Questions: questions, Sheet: out, Queue: q}, histories(w))
+	if !cmd.Bool("quiet") && len(said) > 0 {
+		fmt.Fprintln(e.stdout, strings.Join(said, "\n"))
 	}
 	return err
 }
@@ -177,7 +151,11 @@ func annotateQueue(ctx context.Context, e *env, cmd *cli.Command) error {
 		return err
 	}
 	defer w.Close()
-	return storeQueue(ctx, e, cmd, w, q, items)
+	said, err := reports.MakeQueue(ctx, w, w.Path, q, items)
+	if err == nil && !cmd.Bool("quiet") {
+		fmt.Fprintln(e.stdout, said)
+	}
+	return err
 }
 
 func annotateExport(ctx context.Context, e *env, cmd *cli.Command) error {

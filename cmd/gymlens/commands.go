@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -305,21 +304,12 @@ func demoCommand(e *env) *cli.Command {
 			}
 			// Scores are written once: a run that ingested nothing finds
 			// them current and leaves them (and the counting) alone.
-			scored, err := w.Scored(ctx)
+			line, err := reports.RescoreOnce(ctx, w, sum.TotalRecords() > 0)
 			if err != nil {
 				return err
 			}
-			if !scored || sum.TotalRecords() > 0 {
-				rep, err := analysis.Rescore(ctx, w, false, 0)
-				if err != nil {
-					return err
-				}
-				if format == "table" {
-					fmt.Fprintf(e.stdout, "\nrescored %s active tasks from their trajectories: %d disagree with the logged values "+
-						"(planted by the sample; `gymlens score` lists them)\n", reports.Thousands(int64(rep.Tasks)), rep.Disagreements())
-				}
-			} else if format == "table" {
-				fmt.Fprintln(e.stdout, "\nscores: kept from the earlier run (nothing new was ingested); `gymlens score` rescores and lists the disagreements")
+			if format == "table" {
+				fmt.Fprintln(e.stdout, "\n"+line)
 			}
 			// The main results: configuration × the four metrics.
 			// One dataset for the main results and the report: the runs are
@@ -340,13 +330,9 @@ func demoCommand(e *env) *cli.Command {
 				return err
 			}
 			if format == "table" && !quiet {
-				g, err := reports.DatasetGlossary(ctx, w, ds)
-				if err != nil {
+				if err := reports.WriteDatasetGlossary(ctx, e.stdout, w, ds); err != nil {
 					return err
 				}
-				var b bytes.Buffer
-				reports.WriteGlossary(&b, "table", g)
-				fmt.Fprint(e.stdout, "\ncodes:\n"+b.String())
 			}
 			// Last, the report folder with every table and figure.
 			t0 := time.Now()
