@@ -191,6 +191,7 @@ func sampleFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random `SEED`; the same seed writes the same bytes"},
 		&cli.IntFlag{Name: "scale", Value: 1, Usage: "multiply the repetitions by `K` (3 × K per persona and scenario)"},
+		&cli.IntFlag{Name: "configs", Usage: "write only the grid's first `N` configurations (0: all 26)"},
 		&cli.StringFlag{Name: "compress", Value: "none", Usage: "compress the record streams: none, gz or zst"},
 	}
 }
@@ -202,12 +203,15 @@ func writeSample(cmd *cli.Command, out string, reuse bool) (st *sample.Stats, re
 	if cmd.Int("scale") < 1 {
 		return nil, false, usagef("--scale: expected a whole number ≥ 1, found %d", cmd.Int("scale"))
 	}
+	if n := cmd.Int("configs"); n < 0 || n > len(sample.Grid()) {
+		return nil, false, usagef("--configs: expected 0 (all) to %d, found %d", len(sample.Grid()), n)
+	}
 	switch cmd.String("compress") {
 	case "none", "gz", "zst":
 	default:
 		return nil, false, usagef("--compress: expected none, gz or zst, found %q", cmd.String("compress"))
 	}
-	opt := sample.Options{Seed: cmd.Uint64("seed"), Scale: int(cmd.Int("scale")), Compress: cmd.String("compress")}
+	opt := sample.Options{Seed: cmd.Uint64("seed"), Scale: int(cmd.Int("scale")), Configs: int(cmd.Int("configs")), Compress: cmd.String("compress")}
 	if st := sample.Existing(out, opt); reuse && st != nil {
 		return st, true, nil
 	}
@@ -234,17 +238,7 @@ func sampleCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if format != "table" {
-				r := &reports.Result{
-					Columns: []string{"dir", "files", "scenarios", "configurations", "runs", "events", "task_records", "judgments", "ratings", "record_bytes", "planted_disagreements"},
-					Rows:    [][]any{{cmd.String("out"), st.Files, st.Scenarios, st.Configs, st.Runs, st.Events, st.Tasks, st.Judgments, st.Ratings, st.RecordBytes, st.Planted}},
-				}
-				return reports.WriteResult(e.stdout, format, r)
-			}
-			fmt.Fprintf(e.stdout, "wrote %s: %d files, %d scenarios, %d configurations, %s runs, %s events, %s task records, %s judgments, %s ratings (%.1f MB of records)\n",
-				cmd.String("out"), st.Files, st.Scenarios, st.Configs, reports.Thousands(int64(st.Runs)), reports.Thousands(st.Events), reports.Thousands(st.Tasks),
-				reports.Thousands(st.Judgments), reports.Thousands(st.Ratings), float64(st.RecordBytes)/1e6)
-			return nil
+			return reports.WriteSampleSummary(e.stdout, format, cmd.String("out"), st)
 		},
 	}
 }

@@ -65,13 +65,14 @@ func TestPackageDocIsTheManual(t *testing.T) {
 		}
 		lines = append(lines, args)
 	}
-	// The sample written and ingested, as the README's tour begins: once
-	// for both tests when the two begin alike.
+	// The sample written (its first three configurations) and ingested,
+	// as the README's tour begins: once for both tests when the two begin
+	// alike.
 	start := 0
 	for start < len(lines) && (commandOf(lines[start]) == "sample" || commandOf(lines[start]) == "ingest") {
 		start++
 	}
-	dir, _ := startTour(t, lines[:start])
+	dir, _ := startTour(t, smallSample(lines[:start]))
 	for _, args := range lines[start:] {
 		if code, _, stderr := gymlens(t, append([]string{"-q"}, pathsIn(dir, args)...)...); code != 0 {
 			t.Errorf("gymlens %s: exit %d: %s", strings.Join(args, " "), code, stderr)

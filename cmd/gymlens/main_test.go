@@ -154,6 +154,8 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"--format", "xml", "query", "select 1"},
 		{"export", "--format", "csv", "--out", "x"},
 		{"sample", "--out", "x", "--scale", "0"},
+		{"sample", "--out", "x", "--configs", "27"},
+		{"demo", "--out", "x", "--configs", "-1"},
 		{"ingest", "--max-errors", "0", "x"},
 		{"ingest", "--skip-invalid", "--max-rejects", "0", "x"},
 		// Checked before the warehouse is opened (there is none here).
@@ -251,6 +253,9 @@ func TestBadInputExitsOneAndWritesNothing(t *testing.T) {
 }
 
 func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the demo three times at full scale (two ingests of 118 MB, three reports); TestReadmeTourSmoke runs its steps on a small corpus")
+	}
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "demo")
 	// The corpus is the shared sample of seed 1 at scale 1, copied (demo
