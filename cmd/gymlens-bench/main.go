@@ -81,6 +81,7 @@ func main() {
 	}
 	if len(os.Args) >= 2 {
 		if bench, ok := benches[os.Args[1]]; ok {
+			header(os.Stdout, time.Now())
 			if err := bench(os.Args[2:]); err != nil {
 				fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
 				pprof.StopCPUProfile()
@@ -103,6 +104,7 @@ func main() {
 	dir := fl.String("dir", "", "work folder (default: a new one under $TMPDIR)")
 	keep := fl.Bool("keep", false, "keep the work folder")
 	fl.Parse(os.Args[2:])
+	header(os.Stdout, time.Now())
 	if err := benchIngest(*scale, *big, *dir, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
 		os.Exit(1)

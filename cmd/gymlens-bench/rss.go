@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,11 +47,7 @@ func benchRSS(args []string) error {
 		return err
 	}
 	defer stopServers()
-	type result struct {
-		wall time.Duration
-		rss  int64
-		err  error
-	}
+	type result = rssCell
 	commands := []struct {
 		name string
 		args func(k int, d string) []string
@@ -146,31 +143,17 @@ func benchRSS(args []string) error {
 			fmt.Fprintf(os.Stderr, "scale %d  %-32s %7.2f s  %5.0f MB\n", k, c.name, wall.Seconds(), mb(r.rss))
 		}
 	}
-	fmt.Printf("| command |")
-	for _, k := range ks {
-		fmt.Printf(" --scale %d: peak RSS | time |", k)
-	}
-	fmt.Printf("\n| --- |")
-	for range ks {
-		fmt.Printf(" ---: | ---: |")
-	}
-	fmt.Println()
+	var rows []rssRow
 	for _, c := range commands {
-		rs, ok := results[c.name]
-		if !ok {
-			continue
-		}
-		fmt.Printf("| `%s` |", c.name)
-		for _, k := range ks {
-			r := rs[k]
-			if r.err != nil {
-				fmt.Printf(" failed: %s | |", strings.ReplaceAll(r.err.Error(), "|", "/"))
-				continue
+		if rs, ok := results[c.name]; ok {
+			row := rssRow{name: c.name}
+			for _, k := range ks {
+				row.at = append(row.at, rssCell{wall: rs[k].wall, rss: rs[k].rss, err: rs[k].err})
 			}
-			fmt.Printf(" %.0f MB | %.1f s |", mb(r.rss), r.wall.Seconds())
+			rows = append(rows, row)
 		}
-		fmt.Println()
 	}
+	rssTable(os.Stdout, ks, rows)
 	return nil
 }
 
@@ -194,4 +177,58 @@ func parseScales(list string) ([]int, error) {
 		ks = append(ks, k)
 	}
 	return ks, nil
+}
+
+// rssCell is one command's measurement at one scale.
+type rssCell struct {
+	wall time.Duration
+	rss  int64
+	err  error
+}
+
+// rssRow is one command's measurements, at each scale in order.
+type rssRow struct {
+	name string
+	at   []rssCell
+}
+
+// rssTable writes the rss command's Markdown table: per command, its peak
+// RSS and time at each scale, then for each pair of neighbouring scales
+// the ratio of the times (the larger scale's over the smaller's), which
+// the scale goals are stated in.
+func rssTable(w io.Writer, ks []int, rows []rssRow) {
+	fmt.Fprintf(w, "| command |")
+	for _, k := range ks {
+		fmt.Fprintf(w, " --scale %d: peak RSS | time |", k)
+	}
+	for i := 1; i < len(ks); i++ {
+		fmt.Fprintf(w, " time, %d ÷ %d |", ks[i], ks[i-1])
+	}
+	fmt.Fprintf(w, "\n| --- |")
+	for range ks {
+		fmt.Fprintf(w, " ---: | ---: |")
+	}
+	for i := 1; i < len(ks); i++ {
+		fmt.Fprintf(w, " ---: |")
+	}
+	fmt.Fprintln(w)
+	for _, r := range rows {
+		fmt.Fprintf(w, "| `%s` |", r.name)
+		for _, c := range r.at {
+			if c.err != nil {
+				fmt.Fprintf(w, " failed: %s | |", strings.ReplaceAll(c.err.Error(), "|", "/"))
+				continue
+			}
+			fmt.Fprintf(w, " %.0f MB | %.1f s |", mb(c.rss), c.wall.Seconds())
+		}
+		for i := 1; i < len(r.at); i++ {
+			a, b := r.at[i-1], r.at[i]
+			if a.err != nil || b.err != nil || a.wall <= 0 {
+				fmt.Fprintf(w, " – |")
+				continue
+			}
+			fmt.Fprintf(w, " %.1f× |", b.wall.Seconds()/a.wall.Seconds())
+		}
+		fmt.Fprintln(w)
+	}
 }
