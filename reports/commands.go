@@ -463,30 +463,28 @@ func runPower(ctx context.Context, x *Exec) error {
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	x.note("mde: of the two-sided paired t-test over scenarios (S − 1 degrees of freedom); gymlens compare's test (its interval inverted) " +
+		"has the same power there within a point at 10 scenarios (docs/statistics.md, gymlens-bench size)")
 	x.note("from the variance components' estimates (gymlens variance); scenarios_needed −1: more than 100,000")
 	return x.Writer().Result(t, nil)
 }
 
 func runRank(ctx context.Context, x *Exec) error {
 	var res []RankRow
-	var note string
 	var err error
 	switch x.String("source") {
 	case "gym":
 		var ds *Dataset
 		if ds, err = x.Dataset(ctx, KeepValues); err == nil {
-			res, note, err = ds.Ranks(x.String("metric"))
+			res, err = ds.Ranks(x.String("metric"))
 		}
 	case "pare":
-		res, note, err = x.pareRanks(ctx)
+		res, err = x.pareRanks(ctx)
 	default:
 		err = analysis.Optionf("--source: expected gym or pare, found %q", x.String("source"))
 	}
 	if err != nil {
 		return err
-	}
-	if note != "" {
-		x.note("%s", note)
 	}
 	return x.Writer().Result(RankOutput(x.Format, res))
 }
