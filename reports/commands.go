@@ -634,6 +634,15 @@ func (x *Exec) agreeSelf(ctx context.Context) error {
 	secs := []Section{{Name: "self", Title: fmt.Sprintf("Judge %s against itself (items asked again)", s.Judge), Table: &Result{Columns: cols, Rows: body}}}
 	if len(nbody) > 0 {
 		secs = append(secs, Section{Name: "noise", Title: "Share of the disagreement with each other judge that the judges' own noise explains", Table: &Result{Columns: ncols, Rows: nbody}})
+		noted := map[string]bool{}
+		for _, n := range s.Noise {
+			if !n.OtherNoise && !noted[n.Other] {
+				noted[n.Other] = true
+				x.note("other_noise unknown: %s was not asked every item again, so its noise is left out and the share is %s's noise alone "+
+					"(judges alike but for noise give about %s's part of their two noises, ½ for equal noise, not 1); judge it with --repeats 2 or more to count it",
+					n.Other, s.Judge, s.Judge)
+			}
+		}
 	}
 	return x.Writer().Sections(secs, x.footnotes(nil, ds.Bootstrap(), "items"))
 }
