@@ -11,10 +11,13 @@ import (
 type Comparison struct {
 	A, B, Metric string
 	MeanA, MeanB float64
-	Estimate             // the difference B − A with its interval
-	P            float64 // two-sided bootstrap p-value of "no difference"
-	PHolm, PBH   float64 // adjusted across the comparisons of the same metric
-	NA, NB       int     // runs with a value, in A and in B
+	Estimate     // the difference B − A with its interval
+	// P is the two-sided p-value of "no difference" that inverts the
+	// interval (stat.IntervalPValue): P < 1 − Level exactly when the
+	// interval excludes 0.
+	P          float64
+	PHolm, PBH float64 // adjusted across the comparisons of the same metric
+	NA, NB     int     // runs with a value, in A and in B
 }
 
 // Pair names two run sets to compare.
@@ -26,8 +29,8 @@ type Pair struct {
 // Compare estimates, for each pair and metric, the difference of means
 // B − A. One resample draws scenarios once for every pair and metric, so
 // each difference is paired by scenario: a scenario drawn twice counts
-// twice on both sides. p-values come from the replicates
-// (BootstrapPValue) and are adjusted by Holm and by Benjamini–Hochberg
+// twice on both sides. Each p-value is the smallest α whose 1 − α
+// interval excludes 0 (stat.IntervalPValue), adjusted by Holm and by Benjamini–Hochberg
 // across the pairs, metric by metric.
 func Compare(pairs []Pair, values [][]float64, scenario []string, metrics []int, opt BootstrapOptions) []Comparison {
 	names := make([]string, len(metrics))
@@ -184,25 +187,17 @@ func compareCells(pairs []Pair, cell func(i, m int) (float64, float64, bool), sc
 			}
 		}
 	}
-	est, reps := stat.ClusterBootstrapReplicates(ns, k, statFn, opt)
+	est, ps := stat.ClusterBootstrapTested(ns, k, statFn, opt)
 	ones := make([]float64, ns)
 	for i := range ones {
 		ones[i] = 1
 	}
 	out := make([]Comparison, 0, k)
-	col := make([]float64, opt.Resamples)
 	for p, pr := range pairs {
 		for m := range nm {
 			j := p*nm + m
-			pv := math.NaN()
-			if reps != nil {
-				for b := range col {
-					col[b] = reps[b*k+j]
-				}
-				pv = stat.BootstrapPValue(col)
-			}
 			out = append(out, Comparison{A: pr.A, B: pr.B, Metric: names[m], MeanA: mean(ones, 0, p, m), MeanB: mean(ones, 1, p, m),
-				Estimate: est[j], P: pv, PHolm: math.NaN(), PBH: math.NaN(), NA: nA[j], NB: nB[j]})
+				Estimate: est[j], P: ps[j], PHolm: math.NaN(), PBH: math.NaN(), NA: nA[j], NB: nB[j]})
 		}
 	}
 	// Adjust across pairs, per metric.

@@ -30,9 +30,13 @@ type PowerResult struct {
 	//
 	// the scenario and persona effects, shared by both sides, cancelling.
 	SE float64
-	// MDE is the smallest true difference the paired test (scenarios its
-	// units, S − 1 degrees of freedom) detects with the power asked for:
-	// (t_{1−α/2, S−1} + t_{power, S−1}) · SE.
+	// MDE is the smallest true difference the two-sided paired t-test
+	// over scenarios (S − 1 degrees of freedom) detects at level Alpha
+	// with the power asked for: SE times the noncentrality λ at which the
+	// noncentral t(S − 1, λ) passes ±t_{1−α/2, S−1} with that probability
+	// (MDE, TPower). gymlens compare's test (the expanded percentile
+	// interval, inverted) has the same power there within simulation
+	// error (gymlens-bench size; docs/statistics.md).
 	MDE float64
 	// Delta and ScenariosNeeded: the fewest scenarios (with P and R as
 	// given) whose MDE is at most Delta; 0 when Delta is not asked for, −1
@@ -45,7 +49,8 @@ type PowerResult struct {
 // components v (in VarianceTerms' order): SE times the noncentrality at
 // which the two-sided t-test with S − 1 degrees of freedom has the power
 // asked for (TPower), found by bisection. (The textbook (t_{1−α/2} +
-// t_power)·SE approximates it: 0.2% low at 10 scenarios, 6% at 5.)
+// t_power)·SE is lower: at α = .05 and power .8 by 0.13% at 10 scenarios
+// and 1.2% at 5; at α = .01 by 1.9% and 5.7%; testdata/make_power_refs.py.)
 func MDE(v [5]float64, d PowerDesign) (se, mde float64) {
 	S, P, R := float64(d.Scenarios), float64(d.Personas), float64(d.Repetitions)
 	se = math.Sqrt(2 * (v[2]/S + v[3]/(S*P) + v[4]/(S*P*R)))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -139,4 +140,65 @@ func TestVarianceWithOnePersona(t *testing.T) {
 			t.Errorf("%s: one run less moved %v to %v", ub.Terms[k].Term, a, b)
 		}
 	}
+}
+
+// On a balanced design where the ANOVA estimate of σ²_config×persona is
+// negative, ANOVA sets it to 0 and keeps the others as their mean squares
+// give them; REML, fitting on the boundary, equals the ANOVA of the model
+// without the term: its mean square pooled with the residual's,
+// MS' = (SS_CP + SS_E)/(df_CP + df_E), in every formula that read MS_CP or
+// MS_E. So the two differ in every other component (docs/statistics.md).
+func TestREMLPoolsANegativeANOVAComponent(t *testing.T) {
+	const C, S, P, R = 4, 8, 3, 3
+	for seed := uint64(1); seed < 50; seed++ {
+		r := rand.New(rand.NewPCG(seed, 22))
+		var runs []rows.RunRow
+		var values [][]float64
+		for s := range S {
+			us := r.NormFloat64() * 4
+			for p := range P {
+				up := r.NormFloat64() * 2
+				for c := range C {
+					ucs := r.NormFloat64() * 3 // no configuration × persona term
+					for k := range R {
+						runs = append(runs, rows.RunRow{ConfigID: fmt.Sprintf("c%d", c), Scenario: fmt.Sprintf("s%d", s), Persona: fmt.Sprintf("p%d", p), Rep: k})
+						values = append(values, []float64{50 + float64(c) + us + up + ucs + r.NormFloat64()*5})
+					}
+				}
+			}
+		}
+		d, _, err := balancedDesign(runs, values, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := d.anova(nil)
+		if v[3] >= 0 || v[0] <= 0 || v[1] <= 0 || v[2] <= 0 {
+			continue
+		}
+		msE := v[4]
+		msCP := R*v[3] + msE
+		msCS, msP := P*R*v[2]+msCP, C*R*v[1]+msCP
+		msS := C*P*R*v[0] + msCS + msP - msCP
+		dfCP, dfE := float64((C-1)*S*(P-1)), float64(C*S*P*(R-1))
+		pooled := (dfCP*msCP + dfE*msE) / (dfCP + dfE)
+		want := [5]float64{(msS - msCS - msP + pooled) / (C * P * R), (msP - pooled) / (C * R), (msCS - pooled) / (P * R), 0, pooled}
+		rd, err := remlDesign(runs, values, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := rd.fit(remlStart(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, term := range VarianceTerms {
+			if math.Abs(got[k]-want[k]) > 1e-4*max(1, math.Abs(want[k])) {
+				t.Errorf("seed %d, %s: REML %v, the pooled ANOVA %v (ANOVA with the term set to 0: %v)", seed, term, got[k], want[k], math.Max(0, v[k]))
+			}
+			if k != 3 && math.Abs(got[k]-v[k]) < 1e-6*math.Abs(v[k]) {
+				t.Errorf("seed %d, %s: REML equals the unpooled ANOVA (%v)", seed, term, v[k])
+			}
+		}
+		return
+	}
+	t.Fatal("no seed gave a negative configuration × persona estimate with the others positive")
 }

@@ -41,23 +41,32 @@ type SelfScore struct {
 
 // NoiseShare is how much of the disagreement between the judge and
 // another judge on one score the judges' own noise explains: over the
-// items both judged, with ā and b̄ the judges' means of an item's answers
-// and v_A, v_B the variances of its answers (n in the denominator; 0 for a
-// judge asked once),
+// items both judged, with ā and b̄ the judges' means of an item's n_A and
+// n_B answers, v_A, v_B the variances of its answers with n in the
+// denominator (0 for a judge asked once) and s²_A, s²_B with n − 1,
 //
 //	MSD   = mean over items of (ā − b̄)² + v_A + v_B,
 //
-// the mean squared difference between one answer of each, and
+// the mean squared difference between one answer of each (exactly, and
+// unbiased for its expectation Δ² + σ²_A + σ²_B), and
 //
-//	Share = mean(v_A + v_B) / MSD,
+//	Share = mean(s²_A + s²_B) / MSD,
 //
-// the part of it that asking again would change (1: noise alone; 0: the
-// judges differ systematically).
+// the part of it that asking again would change, each variance unbiased
+// for σ² (1 for judges alike but for noise; 0: the judges differ
+// systematically and never vary). s²_B is counted only when the other
+// judge was asked again on every item (OtherNoise); otherwise its noise is
+// unknown and left out.
 type NoiseShare struct {
 	Score, Other string
 	Items        int
 	MSD, Noise   float64
 	Share        Estimate
+	// OtherNoise says whether the other judge's noise is counted: it was
+	// asked again on every item. When not, its noise is unknown and left
+	// out, and the share is the judge's own noise alone (for two judges
+	// alike but for noise, about its part of their two noises, not 1).
+	OtherNoise bool
 }
 
 // Scales of a score for self-agreement.
@@ -331,6 +340,15 @@ func mean(vs []float64) float64 {
 	return s / float64(len(vs))
 }
 
+// varianceN1 is the variance of an item's answers with n − 1 in the
+// denominator, unbiased for the answers' σ²; 0 for fewer than two.
+func varianceN1(vs []float64) float64 {
+	if len(vs) < 2 {
+		return 0
+	}
+	return variance0(vs) * float64(len(vs)) / float64(len(vs)-1)
+}
+
 func variance0(vs []float64) float64 {
 	if len(vs) < 2 {
 		return 0
@@ -347,10 +365,13 @@ func variance0(vs []float64) float64 {
 // answers and judge b's judgments (and b's repeats, where b was asked
 // again), over the items both have.
 func noiseShare(name string, a, bRep *repeated, runs RunSet, b string, opt BootstrapOptions) (NoiseShare, bool) {
-	bVar := map[[3]string]float64{}
+	// The other judge's v and s² of the items it was asked again.
+	bVar := map[[3]string][2]float64{}
 	if bRep != nil {
 		for i := range bRep.items {
-			bVar[bRep.key(i)] = variance0(bRep.values[i])
+			if len(bRep.values[i]) > 1 {
+				bVar[bRep.key(i)] = [2]float64{variance0(bRep.values[i]), varianceN1(bRep.values[i])}
+			}
 		}
 	}
 	type key = [3]string
@@ -360,7 +381,8 @@ func noiseShare(name string, a, bRep *repeated, runs RunSet, b string, opt Boots
 		byKey[a.key(i)] = i
 		inRun[it.RunID] = true
 	}
-	var d2, noise []float64
+	var d2, noise, otherV0, otherS2 []float64
+	otherNoise := true
 	for i := range runs.Len() {
 		if !inRun[RunIDOf(runs, i)] { // nothing to read in it
 			continue
@@ -376,8 +398,13 @@ func noiseShare(name string, a, bRep *repeated, runs RunSet, b string, opt Boots
 					continue
 				}
 				am := mean(a.values[j])
-				d2 = append(d2, (am-bv)*(am-bv))
-				noise = append(noise, variance0(a.values[j])+bVar[key{r.RunID, task, metric}])
+				vb, asked := bVar[key{r.RunID, task, metric}]
+				otherNoise = otherNoise && asked
+				// d2 carries both judges' v (the MSD's terms), noise the
+				// judge's s²; the other's are added below if known.
+				d2 = append(d2, float64((am-bv)*(am-bv))+variance0(a.values[j])+vb[0])
+				noise = append(noise, varianceN1(a.values[j]))
+				otherV0, otherS2 = append(otherV0, vb[0]), append(otherS2, vb[1])
 			}
 		}
 		if strings.HasPrefix(name, "TA.") {
@@ -398,22 +425,27 @@ func noiseShare(name string, a, bRep *repeated, runs RunSet, b string, opt Boots
 	if len(d2) == 0 {
 		return NoiseShare{}, false
 	}
+	if otherNoise {
+		for i := range noise {
+			noise[i] += otherS2[i]
+		}
+	}
 	msd, nz, _ := noiseParts(d2, noise, nil)
 	est := stat.ClusterBootstrap(len(d2), 1, func(w, out []float64) { _, _, out[0] = noiseParts(d2, noise, w) }, opt)[0]
-	return NoiseShare{Score: name, Other: b, Items: len(d2), MSD: msd, Noise: nz, Share: est}, true
+	return NoiseShare{Score: name, Other: b, Items: len(d2), MSD: msd, Noise: nz, Share: est, OtherNoise: otherNoise}, true
 }
 
 // noiseParts are the MSD, the mean noise and the share of items with
-// squared mean differences d2 and noise v_A + v_B, each weighted w (nil:
-// 1).
-func noiseParts(d2, noise, w []float64) (msd, nz, share float64) {
+// terms of the MSD msd[i] ((ā − b̄)² + v_A + v_B) and noise s²_A (+ s²_B),
+// each weighted w (nil: 1).
+func noiseParts(terms, noise, w []float64) (msd, nz, share float64) {
 	var n float64
-	for i := range d2 {
+	for i := range terms {
 		wi := 1.0
 		if w != nil {
 			wi = w[i]
 		}
-		msd, nz, n = msd+float64(wi*(d2[i]+noise[i])), nz+float64(wi*noise[i]), n+wi
+		msd, nz, n = msd+float64(wi*terms[i]), nz+float64(wi*noise[i]), n+wi
 	}
 	if msd == 0 {
 		return 0, 0, math.NaN()
@@ -424,14 +456,23 @@ func noiseParts(d2, noise, w []float64) (msd, nz, share float64) {
 // NoiseDecomposition is NoiseShare's arithmetic for two judges' answers
 // to the same items (a[i], b[i]: every answer of each to item i): the
 // mean squared difference of one answer of each, the mean noise, and the
-// noise's share of it.
-func NoiseDecomposition(a, b [][]float64) (msd, noise, share float64) {
-	d2, nz := make([]float64, len(a)), make([]float64, len(a))
+// noise's share of it; b's noise counts when b has two answers or more to
+// every item (otherNoise).
+func NoiseDecomposition(a, b [][]float64) (msd, noise, share float64, otherNoise bool) {
+	terms, nz := make([]float64, len(a)), make([]float64, len(a))
+	otherNoise = true
 	for i := range a {
 		d := mean(a[i]) - mean(b[i])
-		d2[i], nz[i] = d*d, variance0(a[i])+variance0(b[i])
+		terms[i], nz[i] = float64(d*d)+variance0(a[i])+variance0(b[i]), varianceN1(a[i])
+		otherNoise = otherNoise && len(b[i]) > 1
 	}
-	return noiseParts(d2, nz, nil)
+	if otherNoise {
+		for i := range b {
+			nz[i] += varianceN1(b[i])
+		}
+	}
+	msd, noise, share = noiseParts(terms, nz, nil)
+	return msd, noise, share, otherNoise
 }
 
 // metricsOfScore is the judged metric a score comes from.
@@ -464,12 +505,18 @@ func SelfTable(s *SelfAgreement) ([]string, [][]any) {
 	return cols, out
 }
 
-// NoiseTable lays the noise shares out, a row per score and other judge.
+// NoiseTable lays the noise shares out, a row per score and other judge;
+// other_noise says whether the other judge's noise is counted ("counted":
+// it was asked again on every item) or not ("unknown": asked once).
 func NoiseTable(s *SelfAgreement) ([]string, [][]any) {
-	cols := []string{"judge", "other", "score", "items", "msd", "noise", "share", "share_low", "share_high"}
+	cols := []string{"judge", "other", "score", "items", "msd", "noise", "other_noise", "share", "share_low", "share_high"}
 	var out [][]any
 	for _, n := range s.Noise {
-		out = append(out, []any{s.Judge, n.Other, n.Score, n.Items, n.MSD, n.Noise, nanNil(n.Share.Value), nanNil(n.Share.Lo), nanNil(n.Share.Hi)})
+		other := "unknown"
+		if n.OtherNoise {
+			other = "counted"
+		}
+		out = append(out, []any{s.Judge, n.Other, n.Score, n.Items, n.MSD, n.Noise, other, nanNil(n.Share.Value), nanNil(n.Share.Lo), nanNil(n.Share.Hi)})
 	}
 	return cols, out
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"testing"
@@ -18,6 +19,7 @@ type selfRefs struct {
 		ICC           float64 `json:"icc"`
 		NoiseShare    float64 `json:"noise_share"`
 		MSD, Noise    float64
+		OtherNoise    bool `json:"other_noise"`
 	}
 }
 
@@ -32,16 +34,16 @@ func TestSelfAgreementReferences(t *testing.T) {
 	if err := json.Unmarshal(b, &refs); err != nil {
 		t.Fatal(err)
 	}
-	if len(refs.Cases) != 3 {
+	if len(refs.Cases) != 4 {
 		t.Fatalf("%d cases", len(refs.Cases))
 	}
 	for _, c := range refs.Cases {
 		if got := ICC1(c.Groups, nil); math.Abs(got-c.ICC) > 1e-12 {
 			t.Errorf("%s: ICC %v, scipy %v", c.Name, got, c.ICC)
 		}
-		msd, noise, share := NoiseDecomposition(c.Groups, c.Other)
-		if math.Abs(msd-c.MSD) > 1e-9*c.MSD || math.Abs(noise-c.Noise) > 1e-9*c.Noise || math.Abs(share-c.NoiseShare) > 1e-12 {
-			t.Errorf("%s: msd %v noise %v share %v, numpy %v %v %v", c.Name, msd, noise, share, c.MSD, c.Noise, c.NoiseShare)
+		msd, noise, share, otherNoise := NoiseDecomposition(c.Groups, c.Other)
+		if math.Abs(msd-c.MSD) > 1e-9*c.MSD || math.Abs(noise-c.Noise) > 1e-9*c.Noise || math.Abs(share-c.NoiseShare) > 1e-12 || otherNoise != c.OtherNoise {
+			t.Errorf("%s: msd %v noise %v share %v other's noise %v, numpy %v %v %v %v", c.Name, msd, noise, share, otherNoise, c.MSD, c.Noise, c.NoiseShare, c.OtherNoise)
 		}
 		// Weights are multiplicities: an item weighted 2 is the item twice.
 		w := make([]float64, len(c.Groups))
@@ -149,10 +151,12 @@ func TestRepeatScoresWithMissingAnswers(t *testing.T) {
 
 // The noise share against another judge, by hand: j asked four tasks
 // twice (on the metric's scale 40 and 60, 60 and 60, 50 and 90, 80 and
-// 80: means 50, 60, 70, 80, variances with n 100, 0, 400, 0), b once
-// (45, 60, 80, 80): squared differences 25, 0, 100, 0, so MSD = (125 + 0 +
-// 500 + 0)/4 = 156.25, noise 125, share 0.8. A run j was not asked again
-// and a task b did not judge add nothing; packed runs give the same.
+// 80: means 50, 60, 70, 80, variances with n 100, 0, 400, 0, with n − 1
+// 200, 0, 800, 0), b once (45, 60, 80, 80): squared differences 25, 0,
+// 100, 0, so MSD = (125 + 0 + 500 + 0)/4 = 156.25; b's noise is unknown
+// (left out), j's is 1000/4 = 250, share 1.6 (an unbiased variance of two
+// answers can exceed the disagreement). A run j was not asked again and a
+// task b did not judge add nothing; packed runs give the same.
 func TestNoiseShareByHand(t *testing.T) {
 	ja := [][2]float64{{0.4, 0.6}, {0.6, 0.6}, {0.5, 0.9}, {0.8, 0.8}, {0.1, 0.9}}
 	b := []float64{0.45, 0.6, 0.8, 0.8}
@@ -186,8 +190,70 @@ func TestNoiseShareByHand(t *testing.T) {
 			t.Fatalf("noise shares: %+v", s.Noise)
 		}
 		n := s.Noise[0]
-		if n.Score != "TC.correctness" || n.Other != "b" || n.Items != 4 || math.Abs(n.MSD-156.25) > 1e-9 || math.Abs(n.Noise-125) > 1e-9 || math.Abs(n.Share.Value-0.8) > 1e-12 {
-			t.Errorf("%T: %+v, want 4 items, MSD 156.25, noise 125, share 0.8", set, n)
+		if n.Score != "TC.correctness" || n.Other != "b" || n.Items != 4 || math.Abs(n.MSD-156.25) > 1e-9 || math.Abs(n.Noise-250) > 1e-9 || math.Abs(n.Share.Value-1.6) > 1e-12 || n.OtherNoise {
+			t.Errorf("%T: %+v, want 4 items, MSD 156.25, noise 250, share 1.6, b's noise left out", set, n)
+		}
+	}
+}
+
+// noisyPair is 300 tasks judged by j and b, alike in everything but noise:
+// each answer is the task's value plus noise of sd 0.05; j was asked three
+// times, b three times (bRepeats) or once. b's judgment in the runs is
+// the mean of its answers.
+func noisyPair(bRepeats int) ([]rows.RunRow, []rows.RepeatItem) {
+	r := rand.New(rand.NewPCG(55, 2))
+	var runs []rows.RunRow
+	var items []rows.RepeatItem
+	answers := func(u float64, n int) ([]map[string]float64, float64) {
+		var out []map[string]float64
+		var m float64
+		for range n {
+			v := u + r.NormFloat64()*0.05
+			out = append(out, map[string]float64{"correctness": v})
+			m += v / float64(n)
+		}
+		return out, m
+	}
+	for i := range 300 {
+		id := fmt.Sprintf("r%d", i)
+		u := 0.3 + 0.4*r.Float64()
+		ja, jm := answers(u, 3)
+		ba, bm := answers(u, bRepeats)
+		task := rows.TaskRow{Task: "t", Weight: 1, TC: []rows.TCJudgment{{Judge: "j", Correctness: jm}, {Judge: "b", Correctness: bm}}}
+		runs = append(runs, rows.RunRow{RunID: id, Scenario: fmt.Sprintf("s%d", i%30), ConfigID: "c", Tasks: []rows.TaskRow{task}})
+		items = append(items, repeatItem(rows.RepeatItem{RunID: id, Task: "t", Metric: "tc", Judge: "j", Seeds: []int64{1, 2, 3}}, ja))
+		if bRepeats > 1 {
+			items = append(items, repeatItem(rows.RepeatItem{RunID: id, Task: "t", Metric: "tc", Judge: "b", Seeds: []int64{1, 2, 3}}, ba))
+		}
+	}
+	return runs, items
+}
+
+// Two judges that differ only by noise: asked three times each, their
+// disagreement is all noise, and the share's interval holds 1 (issue 55,
+// item 2: with the variances' n in the denominator it was about 2/3).
+// With b asked once, b's noise is unknown: it is left out and the row
+// says so; the share is then j's noise alone, half the disagreement here.
+func TestNoiseShareOfJudgesAlikeButForNoise(t *testing.T) {
+	for _, c := range []struct {
+		repeats    int
+		share      float64
+		otherNoise bool
+	}{{3, 1, true}, {1, 0.5, false}} {
+		runs, items := noisyPair(c.repeats)
+		s, err := CompareSelf("j", items, RunSlice(runs), BootstrapOptions{Resamples: 1000, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Noise) != 1 {
+			t.Fatalf("noise shares: %+v", s.Noise)
+		}
+		n := s.Noise[0]
+		if !(n.Share.Lo <= c.share && c.share <= n.Share.Hi) || n.Share.Hi-n.Share.Lo > 0.4 {
+			t.Errorf("b asked %d times: share %.3f [%.3f, %.3f], want an interval holding %g", c.repeats, n.Share.Value, n.Share.Lo, n.Share.Hi, c.share)
+		}
+		if n.OtherNoise != c.otherNoise {
+			t.Errorf("b asked %d times: OtherNoise %v", c.repeats, n.OtherNoise)
 		}
 	}
 }

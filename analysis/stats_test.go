@@ -256,15 +256,6 @@ func TestFewClustersWarn(t *testing.T) {
 	}
 }
 
-func TestBootstrapPValue(t *testing.T) {
-	if p := stat.BootstrapPValue([]float64{1, 2, 3, 4}); math.Abs(p-0.4) > 1e-12 {
-		t.Errorf("all positive: p = %v, want 2·1/5", p)
-	}
-	if p := stat.BootstrapPValue([]float64{-1, 1, -2, 2}); p != 1 {
-		t.Errorf("balanced: p = %v", p)
-	}
-}
-
 // BCa where many replicates equal the estimate: z₀ counts them as half
 // below, as scipy.stats.bootstrap does (analysis/testdata/make_audit_refs.py).
 func TestBCaTiesAgainstScipy(t *testing.T) {

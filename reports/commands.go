@@ -463,30 +463,28 @@ func runPower(ctx context.Context, x *Exec) error {
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	x.note("mde: of the two-sided paired t-test over scenarios (S − 1 degrees of freedom); gymlens compare's test (its interval inverted) " +
+		"has the same power there within a point at 10 scenarios (docs/statistics.md, gymlens-bench size)")
 	x.note("from the variance components' estimates (gymlens variance); scenarios_needed −1: more than 100,000")
 	return x.Writer().Result(t, nil)
 }
 
 func runRank(ctx context.Context, x *Exec) error {
 	var res []RankRow
-	var note string
 	var err error
 	switch x.String("source") {
 	case "gym":
 		var ds *Dataset
 		if ds, err = x.Dataset(ctx, KeepValues); err == nil {
-			res, note, err = ds.Ranks(x.String("metric"))
+			res, err = ds.Ranks(x.String("metric"))
 		}
 	case "pare":
-		res, note, err = x.pareRanks(ctx)
+		res, err = x.pareRanks(ctx)
 	default:
 		err = analysis.Optionf("--source: expected gym or pare, found %q", x.String("source"))
 	}
 	if err != nil {
 		return err
-	}
-	if note != "" {
-		x.note("%s", note)
 	}
 	return x.Writer().Result(RankOutput(x.Format, res))
 }
@@ -636,6 +634,15 @@ func (x *Exec) agreeSelf(ctx context.Context) error {
 	secs := []Section{{Name: "self", Title: fmt.Sprintf("Judge %s against itself (items asked again)", s.Judge), Table: &Result{Columns: cols, Rows: body}}}
 	if len(nbody) > 0 {
 		secs = append(secs, Section{Name: "noise", Title: "Share of the disagreement with each other judge that the judges' own noise explains", Table: &Result{Columns: ncols, Rows: nbody}})
+		noted := map[string]bool{}
+		for _, n := range s.Noise {
+			if !n.OtherNoise && !noted[n.Other] {
+				noted[n.Other] = true
+				x.note("other_noise unknown: %s was not asked every item again, so its noise is left out and the share is %s's noise alone "+
+					"(judges alike but for noise give about %s's part of their two noises, ½ for equal noise, not 1); judge it with --repeats 2 or more to count it",
+					n.Other, s.Judge, s.Judge)
+			}
+		}
 	}
 	return x.Writer().Sections(secs, x.footnotes(nil, ds.Bootstrap(), "items"))
 }

@@ -769,27 +769,27 @@ type RankRow struct {
 }
 
 // Ranks ranks the configurations Where keeps on metric (RankConfigs).
-func (s *Dataset) Ranks(metric string) ([]RankRow, string, error) {
+func (s *Dataset) Ranks(metric string) ([]RankRow, error) {
 	m := analysis.MetricIndex(metric)
 	if m < 0 {
-		return nil, "", analysis.Optionf("--metric: unknown metric %q: expected one of %s", metric, strings.Join(analysis.MetricNames(), ", "))
+		return nil, analysis.Optionf("--metric: unknown metric %q: expected one of %s", metric, strings.Join(analysis.MetricNames(), ", "))
 	}
 	v, err := s.Values()
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	groups, err := analysis.GroupRuns(v.Runs, []string{"config"}, s.opt.Where)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if len(groups) == 0 {
-		return nil, "", analysis.NoDataf("no run matches --where %s", s.whereText())
+		return nil, analysis.NoDataf("no run matches --where %s", s.whereText())
 	}
-	out, note := RankConfigs(groups, v.Values, v.Scenario, m, s.opt.Bootstrap)
+	out := RankConfigs(groups, v.Values, v.Scenario, m, s.opt.Bootstrap)
 	if len(out) == 0 {
-		return nil, "", analysis.NoDataf("no configuration has a value of %s", metric)
+		return nil, analysis.NoDataf("no configuration has a value of %s", metric)
 	}
-	return out, note, nil
+	return out, nil
 }
 
 // RankConfigs ranks the groups (configurations, by Key["config"]) on the
@@ -797,10 +797,10 @@ func (s *Dataset) Ranks(metric string) ([]RankRow, string, error) {
 // best (the paired cluster bootstrap of each against the best, Holm-
 // adjusted p ≥ α, as TiesWithBest) and gives the compact letter display
 // from every pair's paired comparison, Holm-adjusted across all pairs.
-// The note, when not empty, says that the letters cannot separate
-// anything: a bootstrap p-value is at least 2/(B+1), and Holm over m pairs
-// needs one below α/m.
-func RankConfigs(groups []analysis.Group, values [][]float64, scenario []string, m int, opt analysis.BootstrapOptions) ([]RankRow, string) {
+// The p-values invert the comparisons' intervals (stat.IntervalPValue),
+// whose normal tails resolve them below 1/B, as Holm over many pairs
+// needs.
+func RankConfigs(groups []analysis.Group, values [][]float64, scenario []string, m int, opt analysis.BootstrapOptions) []RankRow {
 	var out []RankRow
 	var order []string
 	runsOf := map[string][]int{}
@@ -812,10 +812,9 @@ func RankConfigs(groups []analysis.Group, values [][]float64, scenario []string,
 		order = append(order, r.Config)
 	}
 	if len(out) == 0 {
-		return nil, ""
+		return nil
 	}
-	o := opt.WithDefaults()
-	alpha := 1 - o.Level
+	alpha := 1 - opt.WithDefaults().Level
 	// Tied with the best: each against the best, Holm over those.
 	best := out[0].Config
 	out[0].TiedWithBest = true
@@ -846,12 +845,7 @@ func RankConfigs(groups []analysis.Group, values [][]float64, scenario []string,
 	for i, l := range analysis.LetterDisplay(order, different) {
 		out[i].Letters = l
 	}
-	note := ""
-	if m := len(pairs); m > 0 && 2/float64(o.Resamples+1) >= alpha/float64(m) {
-		note = fmt.Sprintf("the letters can separate nothing: Holm over %d pairs needs a p-value below %.2g, and %d resamples give none below %.2g; "+
-			"--resamples %d or more", m, alpha/float64(m), o.Resamples, 2/float64(o.Resamples+1), int(math.Ceil(2*float64(m)/alpha)))
-	}
-	return out, note
+	return out
 }
 
 // Metrics estimates Options.Metrics per group of the dimensions by, among

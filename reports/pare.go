@@ -170,10 +170,10 @@ func (x *Exec) variance(ctx context.Context, pointOnly bool) ([]*analysis.Varian
 
 // pareRanks ranks the PARE configurations on --metric (success unless
 // named) as Dataset.Ranks ranks the Proactivity-Gym ones (RankConfigs).
-func (x *Exec) pareRanks(ctx context.Context) ([]RankRow, string, error) {
+func (x *Exec) pareRanks(ctx context.Context) ([]RankRow, error) {
 	opt, units, err := x.pare(ctx)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	metric := "success"
 	if x.IsSet("metric") {
@@ -181,19 +181,19 @@ func (x *Exec) pareRanks(ctx context.Context) ([]RankRow, string, error) {
 	}
 	runs, values, err := analysis.PAREDesign(units, opt, metric)
 	if err != nil {
-		return nil, "", x.noPARE(err)
+		return nil, x.noPARE(err)
 	}
 	groups, err := analysis.GroupRuns(runs, []string{"config"}, nil)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	scen := make([]string, len(runs))
 	for i, r := range runs {
 		scen[i] = r.Scenario
 	}
-	res, note := RankConfigs(groups, values, scen, 0, opt.Bootstrap)
+	res := RankConfigs(groups, values, scen, 0, opt.Bootstrap)
 	for i := range res {
 		res[i].Metric = metric
 	}
-	return res, note, nil
+	return res, nil
 }

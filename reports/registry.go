@@ -94,20 +94,14 @@ func Tables(ds *Dataset, name string) ([]*Table, error) {
 		return []*Table{PowerTable(ps)}, nil
 	case "rank":
 		var all [][]RankRow
-		var notes []string
 		for _, m := range ds.Options().Metrics {
-			rs, note, err := ds.Ranks(m)
+			rs, err := ds.Ranks(m)
 			if err != nil {
 				return nil, err
 			}
 			all = append(all, rs)
-			if note != "" && len(notes) == 0 {
-				notes = append(notes, "Here "+note+".")
-			}
 		}
-		t := RankTable(all)
-		t.Notes = append(t.Notes, notes...)
-		return []*Table{t}, nil
+		return []*Table{RankTable(all)}, nil
 	case "custom":
 		metrics := ds.Rubrics()
 		if len(metrics) == 0 {
@@ -231,7 +225,7 @@ func figure(ds *Dataset, name string) (*plots.Figure, error) {
 	}
 	switch name {
 	case "rank":
-		rs, _, err := ds.Ranks(metric)
+		rs, err := ds.Ranks(metric)
 		if err != nil {
 			return nil, err
 		}

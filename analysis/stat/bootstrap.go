@@ -165,7 +165,7 @@ type IndexedStatistics func(b int, w []float64, out []float64)
 // ClusterBootstrapIndexed is ClusterBootstrapReplicates for a statistic
 // that is told its resample.
 func ClusterBootstrapIndexed(clusters, k int, istat IndexedStatistics, opt BootstrapOptions) ([]Estimate, []float64) {
-	return bootstrap(clusters, nil, 0, k, istat, opt)
+	return bootstrap(clusters, nil, 0, k, istat, opt, false)
 }
 
 // ClusterBootstrapGrouped is ClusterBootstrap for a statistic that tells
@@ -181,12 +181,13 @@ func ClusterBootstrapIndexed(clusters, k int, istat IndexedStatistics, opt Boots
 // (The draws themselves cost as much: with percentile intervals it is no
 // faster, with BCa much faster; docs/benchmarks.md.)
 func ClusterBootstrapGrouped(group []int32, groups, k int, stat Statistics, opt BootstrapOptions) []Estimate {
-	est, _ := bootstrap(len(group), group, groups, k, func(_ int, w, out []float64) { stat(w, out) }, opt)
+	est, _ := bootstrap(len(group), group, groups, k, func(_ int, w, out []float64) { stat(w, out) }, opt, false)
 	return est
 }
 
-// bootstrap is ClusterBootstrapIndexed, or with group ClusterBootstrapGrouped.
-func bootstrap(clusters int, group []int32, groups, k int, istat IndexedStatistics, opt BootstrapOptions) ([]Estimate, []float64) {
+// bootstrap is ClusterBootstrapIndexed, or with group ClusterBootstrapGrouped;
+// tails: intervals read the normal tails of pvalue.go (ClusterBootstrapTested).
+func bootstrap(clusters int, group []int32, groups, k int, istat IndexedStatistics, opt BootstrapOptions, tails bool) ([]Estimate, []float64) {
 	stat := func(w, out []float64) { istat(-1, w, out) }
 	opt = opt.WithDefaults()
 	est := make([]Estimate, k)
@@ -252,15 +253,15 @@ func bootstrap(clusters int, group []int32, groups, k int, istat IndexedStatisti
 			for i := range jk {
 				jk[i] = jack[i][j]
 			}
-			lo, hi, warn := BCaInterval(est[j].Value, col, jk, opt.Level)
+			lo, hi, warn := bcaInterval(est[j].Value, col, jk, opt.Level, tails)
 			est[j].Lo, est[j].Hi = lo, hi
 			if warn != "" {
 				est[j].Warn(CaveatInterval, warn)
 			}
 		case Expanded:
-			est[j].Lo, est[j].Hi = ExpandedPercentileInterval(col, opt.Level, clusters)
+			est[j].Lo, est[j].Hi = expandedInterval(col, opt.Level, clusters, tails)
 		default:
-			est[j].Lo, est[j].Hi = PercentileInterval(col, opt.Level)
+			est[j].Lo, est[j].Hi = percentileInterval(col, opt.Level, tails)
 		}
 	}
 	for j := range est {
@@ -458,8 +459,14 @@ func groupedJackknife(group []int32, counts []float64, k int, stat Statistics) [
 // in any order: its two order statistics are selected (Quantiles7), which
 // reorders reps.
 func PercentileInterval(reps []float64, level float64) (lo, hi float64) {
+	return percentileInterval(reps, level, false)
+}
+
+// percentileInterval is PercentileInterval, with the normal tails of
+// pvalue.go when tails is set.
+func percentileInterval(reps []float64, level float64, tails bool) (lo, hi float64) {
 	a := float64((1 - level) / 2)
-	q := Quantiles7(reps, a, 1-a)
+	q := tailQuantiles(reps, []float64{a, 1 - a}, nil, tails)
 	return q[0], q[1]
 }
 
@@ -468,19 +475,31 @@ func PercentileInterval(reps []float64, level float64) (lo, hi float64) {
 // 2015, "What teachers should know about the bootstrap"); reps as for
 // PercentileInterval.
 func ExpandedPercentileInterval(reps []float64, level float64, n int) (lo, hi float64) {
+	return expandedInterval(reps, level, n, false)
+}
+
+// expandedInterval is ExpandedPercentileInterval, with the normal tails
+// of pvalue.go when tails is set.
+func expandedInterval(reps []float64, level float64, n int, tails bool) (lo, hi float64) {
 	if n < 2 {
 		return math.NaN(), math.NaN()
 	}
-	a := ExpandedAlpha(level, n)
-	q := Quantiles7(reps, a, 1-a)
+	z := expandedScore(level, n)
+	a := Portable(distuv.UnitNormal.CDF(z))
+	q := tailQuantiles(reps, []float64{a, 1 - a}, []float64{z, -z}, tails)
 	return q[0], q[1]
 }
 
 // ExpandedAlpha is the lower tail level α'/2 of the expanded percentile
 // interval for n clusters.
 func ExpandedAlpha(level float64, n int) float64 {
+	return Portable(distuv.UnitNormal.CDF(expandedScore(level, n)))
+}
+
+// expandedScore is the normal score of ExpandedAlpha, −√(n/(n−1))·t_{1−α/2, n−1}.
+func expandedScore(level float64, n int) float64 {
 	t := Portable(distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - float64((1-level)/2)))
-	return Portable(distuv.UnitNormal.CDF(float64(-math.Sqrt(float64(n)/float64(n-1)) * t)))
+	return float64(-math.Sqrt(float64(n)/float64(n-1)) * t)
 }
 
 // BCaInterval is the bias-corrected and accelerated interval of the
@@ -496,12 +515,52 @@ func ExpandedAlpha(level float64, n int) float64 {
 // boot counts it above, which biases z₀ for discrete statistics such as
 // κ, rates and means of ratings, whose replicates often equal θ̂).
 func BCaInterval(theta float64, sorted, jack []float64, level float64) (lo, hi float64, warning string) {
-	t := SnapTie(theta)
-	below := sort.Search(len(sorted), func(i int) bool { return SnapTie(sorted[i]) >= t })
-	upTo := sort.Search(len(sorted), func(i int) bool { return SnapTie(sorted[i]) > t })
-	z0 := portableQuantile((float64(below) + float64(float64(upTo-below)/2)) / float64(len(sorted)))
+	return bcaInterval(theta, sorted, jack, level, false)
+}
+
+// bcaInterval is BCaInterval, with the normal tails of pvalue.go when
+// tails is set.
+func bcaInterval(theta float64, sorted, jack []float64, level float64, tails bool) (lo, hi float64, warning string) {
+	z0, acc, warning := bcaParams(theta, sorted, jack)
 	if math.IsInf(z0, 0) || math.IsNaN(z0) {
-		return math.NaN(), math.NaN(), "no BCa interval: every replicate lies on one side of the estimate"
+		return math.NaN(), math.NaN(), warning
+	}
+	a := float64((1 - level) / 2)
+	// adj is the adjusted level of level q, and its normal score.
+	adj := func(q float64) (float64, float64) {
+		z := portableQuantile(q)
+		score := z0 + (z0+z)/(1-float64(acc*(z0+z)))
+		return Portable(distuv.UnitNormal.CDF(score)), Portable(score)
+	}
+	var s float64
+	sd := func() float64 {
+		if s == 0 {
+			s = SD(sorted)
+		}
+		return s
+	}
+	pLo, zLo := adj(a)
+	pHi, zHi := adj(1 - a)
+	return tailQuantile(pLo, zLo, sorted, sd, tails), tailQuantile(pHi, zHi, sorted, sd, tails), warning
+}
+
+// bcaParams are BCa's bias correction z₀ and acceleration a (BCaInterval)
+// from replicates in any order; z₀ infinite, with a warning, when every
+// replicate lies on one side of the estimate.
+func bcaParams(theta float64, reps, jack []float64) (z0, acc float64, warning string) {
+	t := SnapTie(theta)
+	var below, equal int
+	for _, v := range reps {
+		switch v := SnapTie(v); {
+		case v < t:
+			below++
+		case v == t:
+			equal++
+		}
+	}
+	z0 = portableQuantile((float64(below) + float64(float64(equal)/2)) / float64(len(reps)))
+	if math.IsInf(z0, 0) || math.IsNaN(z0) {
+		return z0, 0, "no BCa interval: every replicate lies on one side of the estimate"
 	}
 	var mean float64
 	for _, v := range jack {
@@ -514,41 +573,12 @@ func BCaInterval(theta float64, sorted, jack []float64, level float64) (lo, hi f
 		num += float64(d * d * d)
 		den += float64(d * d)
 	}
-	acc := 0.0
 	if den > 0 {
 		acc = Portable(num / (6 * math.Pow(den, 1.5)))
 	} else {
 		warning = "every jackknife value is the same: no acceleration (a = 0)"
 	}
-	a := float64((1 - level) / 2)
-	adj := func(q float64) float64 {
-		z := portableQuantile(q)
-		return Portable(distuv.UnitNormal.CDF(z0 + (z0+z)/(1-float64(acc*(z0+z)))))
-	}
-	return Quantile7(adj(a), sorted), Quantile7(adj(1-a), sorted), warning
-}
-
-// BootstrapPValue is the two-sided p-value of "the statistic is zero" from
-// its replicates: twice the smaller share of replicates on either side of
-// zero, counting the observed data as one more on each side, at most 1.
-func BootstrapPValue(reps []float64) float64 {
-	var le, ge, n float64
-	for _, v := range reps {
-		if math.IsNaN(v) {
-			continue
-		}
-		n++
-		if v <= 0 {
-			le++
-		}
-		if v >= 0 {
-			ge++
-		}
-	}
-	if n == 0 {
-		return math.NaN()
-	}
-	return math.Min(1, 2*math.Min(le+1, ge+1)/(n+1))
+	return z0, acc, warning
 }
 
 // Check says what is wrong with the options as a user gave them, naming

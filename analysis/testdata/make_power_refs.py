@@ -38,4 +38,14 @@ for v, S, P, R, alpha, power in [
     lam = optimize.brentq(lambda l: pw(l) - power, 0, 100, xtol=1e-12)
     cases.append({"v": v, "S": S, "P": P, "R": R, "alpha": alpha, "power": power, "se": se, "mde_approx": mde,
                   "power_at_approx": exact, "mde": lam * se})
-print(json.dumps({"generator": "make_power_refs.py", "cases": cases}, indent=1))
+# How far the textbook MDE, (t_{1-alpha/2} + t_power) * SE, is from the
+# exact one, in per cent of the exact (negative: the textbook's is lower).
+gaps = []
+for alpha, S in [(0.05, 10), (0.05, 5), (0.01, 10), (0.01, 5)]:
+    df = S - 1
+    tc = stats.t.ppf(1 - alpha / 2, df)
+    pw = lambda lam: stats.nct.sf(tc, df, lam) + stats.nct.cdf(-tc, df, lam)
+    lam = optimize.brentq(lambda l: pw(l) - 0.8, 0, 100, xtol=1e-13)
+    gaps.append({"S": S, "alpha": alpha, "power": 0.8, "exact": lam, "textbook": tc + stats.t.ppf(0.8, df),
+                 "percent": 100 * ((tc + stats.t.ppf(0.8, df)) / lam - 1)})
+print(json.dumps({"generator": "make_power_refs.py", "cases": cases, "textbook_gaps": gaps}, indent=1))

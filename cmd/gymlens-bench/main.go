@@ -46,6 +46,7 @@ import (
 const usage = "usage: gymlens-bench help\n" +
 	"       gymlens-bench ingest [--scale K] [--big-scale K] [--dir DIR] [--keep]\n" +
 	"       gymlens-bench coverage [--datasets N] [--clusters K] [--runs N] [--resamples B] [--seed S]\n" +
+	"       gymlens-bench size [--pairs N] [--scenarios K] [--resamples B] [--alpha A] [--seed S]   (compare's test: size, power at the MDE)\n" +
 	"       gymlens-bench stats [--resamples B] [--python PATH]   (run from the repository's root)\n" +
 	"       gymlens-bench judge [--judgments N] [--concurrency C] [--latency D] [--scale K]\n" +
 	"       gymlens-bench judge-pool [--judgments N] [--concurrency C] [--latency D] [--servers K]\n" +
@@ -62,6 +63,7 @@ const usage = "usage: gymlens-bench help\n" +
 var benches = map[string]func(args []string) error{
 	"judge": benchJudge, "judge-pool": benchJudgePool, "judge-batch": benchJudgeBatch, "stats": benchStats, "pare": benchPARE, "agree": benchAgree, "mutate": benchMutate,
 	"rss": benchRSS, "serve": benchServe, "tour": benchTour, "agree-scale": benchAgreeScale, "coverage": benchCoverage,
+	"size": benchSize,
 }
 
 func main() {

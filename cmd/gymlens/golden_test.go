@@ -38,6 +38,7 @@ func TestGoldenCommandOutputs(t *testing.T) {
 		{"metrics-unknown-dimension", []string{"metrics", "--by", "colour"}},
 		{"compare", []string{"compare", "--harness-switch", "CC,CD", B}},
 		{"corr", []string{"corr", B}},
+		{"power", []string{"power", "--metrics", "TC,TA"}},
 		{"agree-judges", []string{"agree", "--judges", "judge-gpt-5.6-luna,judge-qwen3.5-397b", B}},
 		{"agree-human", []string{"agree", "--human", B}},
 		{"agree-input", []string{"agree", "--input", ratings, "--level", "ordinal", B}},

@@ -325,6 +325,11 @@ func TestRepeatsThenAgreeSelf(t *testing.T) {
 	if now == "" || noise == "" {
 		t.Fatalf("agree --self:\n%s", out)
 	}
+	// The other judges were asked once: their noise is unknown, left out,
+	// and the row and a note say so.
+	if !strings.Contains(noise, ",unknown,") || !strings.Contains(stderr, "noise is left out") {
+		t.Errorf("agree --self against judges asked once: %s\n%s", noise, stderr)
+	}
 
 	if code, _, stderr := gymlens(t, "--db", db, "agree", "--self", "nobody"); code == 0 || !strings.Contains(stderr, "asked no item twice") {
 		t.Errorf("a judge never asked again: %d %s", code, stderr)
