@@ -220,6 +220,9 @@ func runTable(ctx context.Context, x *Exec) error {
 	if err != nil {
 		return err
 	}
+	if x.Format != "csv" { // the other formats write the tables' notes
+		x.judgesNoted(ds)
+	}
 	return WriteTables(x.Out, x.Format, tables, opt)
 }
 
@@ -317,7 +320,20 @@ func runMetrics(ctx context.Context, x *Exec) error {
 		if err != nil {
 			return err
 		}
-		return x.Writer().Result(MetricsOutput(x.Format, by, res))
+		notes, err := ds.JudgeNotes()
+		if err != nil {
+			return err
+		}
+		t, foot := MetricsOutput(x.Format, by, res)
+		x.judgesNoted(ds)
+		for _, n := range notes {
+			if Wide(x.Format) {
+				foot = append(foot, "note: "+n)
+			} else {
+				x.note("%s", n) // JSON and CSV keep to their rows
+			}
+		}
+		return x.Writer().Result(t, foot)
 	case "pare":
 		if x.Bool("pare-report") {
 			return x.pareReport(ctx)
