@@ -3,6 +3,8 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"sync"
 
 	"gonum.org/v1/gonum/integrate/quad"
@@ -166,4 +168,68 @@ func Power(vc *VarianceComponents, d PowerDesign, delta float64) (PowerResult, e
 // String says a result in a sentence.
 func (p PowerResult) String() string {
 	return fmt.Sprintf("%s: MDE %.3g on %d scenarios × %d personas × %d repetitions", p.Metric, p.MDE, p.Scenarios, p.Personas, p.Repetitions)
+}
+
+// MetricUnit says in words the unit of a difference of a metric's values
+// (an MDE, a --delta): points of its scale ("points of the 1–5 scale"),
+// percentage points, or the scale's own unit.
+func MetricUnit(name string) string {
+	m, ok := MetricNamed(name)
+	switch {
+	case !ok:
+		return ""
+	case m.Scale == "percent":
+		return "percentage points"
+	case strings.Contains(m.Scale, "–"):
+		return "points of the " + m.Scale + " scale"
+	}
+	return m.Scale
+}
+
+// ParseDeltas reads power's --delta: METRIC=D pairs, comma-separated,
+// each a difference in that metric's unit (MetricUnit), for some of the
+// metrics analysed (matched without regard to case); or one number D,
+// taken only when one metric is analysed, since the metrics' scales
+// differ (3 points of TC's 0–100 are not 3 of TR-J's 1–5). Empty: none.
+func ParseDeltas(arg string, metrics []string) (map[string]float64, error) {
+	out := map[string]float64{}
+	if strings.TrimSpace(arg) == "" {
+		return out, nil
+	}
+	if !strings.Contains(arg, "=") {
+		if len(metrics) != 1 {
+			var units []string
+			for _, m := range metrics {
+				units = append(units, m+" in "+MetricUnit(m))
+			}
+			return nil, Optionf("--delta %s: one number for %d metrics whose units differ (%s): give each its metric, --delta %s=%s,…, or name one metric with --metrics",
+				arg, len(metrics), strings.Join(units, ", "), metrics[0], strings.TrimSpace(arg))
+		}
+		arg = metrics[0] + "=" + arg
+	}
+	for _, part := range strings.Split(arg, ",") {
+		k, v, _ := strings.Cut(part, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		name := ""
+		for _, m := range metrics {
+			if strings.EqualFold(m, k) {
+				name = m
+			}
+		}
+		if name == "" {
+			return nil, Optionf("--delta: %q is not among the metrics analysed (%s)", k, strings.Join(metrics, ", "))
+		}
+		if _, ok := out[name]; ok {
+			return nil, Optionf("--delta: %s given twice", name)
+		}
+		d, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(d) || math.IsInf(d, 0) {
+			return nil, Optionf("--delta %s=%s: expected a number (in %s)", name, v, MetricUnit(name))
+		}
+		if d <= 0 {
+			return nil, Optionf("--delta %s=%s: expected a difference above 0", name, v)
+		}
+		out[name] = d
+	}
+	return out, nil
 }

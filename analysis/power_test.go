@@ -234,3 +234,41 @@ func TestTextbookMDEGap(t *testing.T) {
 		}
 	}
 }
+
+// --delta is per metric (METRIC=D, …) or one number for the one metric
+// analysed: one number for metrics of different scales is refused, as is
+// a metric not analysed, a repeated one and a difference not above 0.
+func TestParseDeltas(t *testing.T) {
+	four := []string{"TC", "TA", "TR-D", "TR-J"}
+	for _, c := range []struct {
+		arg     string
+		metrics []string
+		want    map[string]float64
+		err     string
+	}{
+		{"", four, map[string]float64{}, ""},
+		{"TC=3,TR-J=0.2", four, map[string]float64{"TC": 3, "TR-J": 0.2}, ""},
+		{" tr-j = 0.25 ", four, map[string]float64{"TR-J": 0.25}, ""},
+		{"3", []string{"TC"}, map[string]float64{"TC": 3}, ""},
+		{"3", four, nil, "one number for 4 metrics"},
+		{"TC=3,TC=4", four, nil, "TC given twice"},
+		{"success=3", four, nil, `"success" is not among the metrics analysed`},
+		{"TC=x", four, nil, `TC=x: expected a number`},
+		{"TC=-1", four, nil, "above 0"},
+		{"TC", four, nil, "one number for 4 metrics"},
+	} {
+		got, err := ParseDeltas(c.arg, c.metrics)
+		switch {
+		case c.err == "" && (err != nil || fmt.Sprint(got) != fmt.Sprint(c.want)):
+			t.Errorf("%q: %v, %v; want %v", c.arg, got, err, c.want)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%q: error %v, want one saying %q", c.arg, err, c.err)
+		}
+	}
+	if u := MetricUnit("TR-J"); u != "points of the 1–5 scale" {
+		t.Errorf("TR-J's unit: %q", u)
+	}
+	if u := MetricUnit("TA"); u != "percentage points" {
+		t.Errorf("TA's unit: %q", u)
+	}
+}

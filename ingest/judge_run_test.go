@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -308,5 +309,55 @@ func TestBadRequestDecidesPerEndpoint(t *testing.T) {
 		Client: judge.ClientOptions{Concurrency: 1}})
 	if err != nil || len(reps[0].Notes) != 1 || !strings.Contains(reps[0].Notes[0], "refused structured output") {
 		t.Errorf("%v %+v", err, reps[0])
+	}
+}
+
+// --limit N judges a stratified random sample of N items per metric:
+// equal shares of the configuration × scenario cells (here 2 × 10, so 20
+// items take one of each), drawn with the seed: the same seed draws the
+// same items, another seed others; a larger N holds a smaller one's
+// items.
+func TestLimitSamplesAcrossConfigurationsAndScenarios(t *testing.T) {
+	path, _ := ingest.SampleCopy(t, 6, 2, true)
+	w, err := ingest.Open(context.Background(), path, ingest.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	f := server(t)
+	judged := func(name string, limit int, seed int64) string {
+		t.Helper()
+		ep := endpoint(f, name)
+		ep.Model = "model-" + name // nothing cached by another's answers
+		opt := judge.RunOptions{Metrics: []string{judge.TC}, Judges: []judge.Endpoint{ep}, Limit: limit, Client: judge.ClientOptions{Concurrency: 2, Seed: seed}}
+		if _, err := judge.Run(context.Background(), w, opt); err != nil {
+			t.Fatal(err)
+		}
+		var s string
+		if err := w.DB().QueryRow(`SELECT string_agg(run_id || '/' || task, ' ' ORDER BY run_id, task) FROM judgments WHERE judge = ?`, name).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a := judged("a", 20, 1)
+	cells := count(t, w, `SELECT count(DISTINCT r.config_id || '/' || r.scenario) FROM judgments j JOIN runs r USING (run_id) WHERE j.judge = 'a'`)
+	all := count(t, w, `SELECT count(DISTINCT config_id || '/' || scenario) FROM runs`)
+	if n := len(strings.Fields(a)); n != 20 || all != 20 || cells != 20 {
+		t.Errorf("--limit 20: %d items in %d of %d configuration × scenario cells, want one in each", n, cells, all)
+	}
+	if b := judged("b", 20, 1); b != a {
+		t.Errorf("the same seed drew other items:\n%s\n%s", a, b)
+	}
+	if c := judged("c", 20, 2); c == a {
+		t.Errorf("seed 2 drew seed 1's items")
+	}
+	d := strings.Fields(judged("d", 45, 1))
+	for _, it := range strings.Fields(a) {
+		if !slices.Contains(d, it) {
+			t.Errorf("--limit 45 lacks %s, which --limit 20 drew", it)
+		}
+	}
+	if per := count(t, w, `SELECT max(n) - min(n) FROM (SELECT count(*) AS n FROM judgments j JOIN runs r USING (run_id) WHERE j.judge = 'd' GROUP BY r.config_id, r.scenario)`); len(d) != 45 || per > 1 {
+		t.Errorf("--limit 45: %d items, cells' shares differing by %d", len(d), per)
 	}
 }

@@ -29,21 +29,21 @@ func (w *Warehouse) JudgeHeads(ctx context.Context, after string, n int) ([]*Jud
 			texts[*p] = *p
 		}
 	}
-	err := w.scan(ctx, `SELECT r.run_id, r.scenario, coalesce(r.domain, ''), coalesce(r.scenario_title, ''), r.persona,
+	err := w.scan(ctx, `SELECT r.run_id, r.config_id, r.scenario, coalesce(r.domain, ''), coalesce(r.scenario_title, ''), r.persona,
 		coalesce(r.persona_group, ''), coalesce(r.persona_label, ''), s.ta_window_start, s.ta_window_end,
 		coalesce(s.ta_urgent, ''), coalesce(s.ta_deferrable, ''), rr.content_hash, coalesce(s.content_hash, 0)
 		FROM run_view r JOIN runs rr USING (run_id) LEFT JOIN scenarios s ON s.scenario = r.scenario
 		WHERE r.run_id > ? ORDER BY r.run_id LIMIT ?`, func(rows *sql.Rows) error {
 		r := &JudgeRun{}
 		var ws, we sql.NullTime
-		if err := rows.Scan(&r.RunID, &r.Scenario, &r.Domain, &r.ScenarioTitle, &r.Persona, &r.PersonaGroup, &r.PersonaLabel,
+		if err := rows.Scan(&r.RunID, &r.ConfigID, &r.Scenario, &r.Domain, &r.ScenarioTitle, &r.Persona, &r.PersonaGroup, &r.PersonaLabel,
 			&ws, &we, &r.TAUrgent, &r.TADeferable, &r.RunHash, &r.ScenarioHash); err != nil {
 			return err
 		}
 		if ws.Valid && we.Valid {
 			r.TAStart, r.TAEnd = &ws.Time, &we.Time
 		}
-		for _, p := range []*string{&r.Scenario, &r.Domain, &r.ScenarioTitle, &r.Persona, &r.PersonaGroup, &r.PersonaLabel, &r.TAUrgent, &r.TADeferable} {
+		for _, p := range []*string{&r.ConfigID, &r.Scenario, &r.Domain, &r.ScenarioTitle, &r.Persona, &r.PersonaGroup, &r.PersonaLabel, &r.TAUrgent, &r.TADeferable} {
 			one(p)
 		}
 		runs = append(runs, r)

@@ -32,10 +32,13 @@ var DefaultPrices = map[string]Price{}
 
 // RunOptions tunes Run.
 type RunOptions struct {
-	Metrics  []string
-	Judges   []Endpoint
-	Client   ClientOptions
-	Limit    int  // at most this many items per metric (0: all)
+	Metrics []string
+	Judges  []Endpoint
+	Client  ClientOptions
+	// Limit judges at most this many items per metric (0: all), a
+	// stratified random sample over configuration × scenario drawn with
+	// Client.Seed (sample.go).
+	Limit    int
 	DryRun   bool // count calls, cache hits and tokens; send nothing
 	Force    bool // ask again what is cached
 	Prices   map[string]Price
@@ -305,6 +308,14 @@ func run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 	if opt.DryRun || keep < 0 {
 		keep = 0
 	}
+	// --limit's items: a stratified random sample (sample.go).
+	var sampled map[itemKey]bool
+	if opt.Limit > 0 {
+		var err error
+		if sampled, err = sampleItems(ctx, w, opt, rubs, slice); err != nil {
+			return nil, err
+		}
+	}
 	planned := map[string]int{} // items of each metric in the slices so far (for Limit)
 	// next reads the next slice of runs (those of opt.Runs), nil after
 	// the last.
@@ -431,8 +442,15 @@ func run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 					continue
 				}
 			}
-			stubs[rb.Metric] = stubsOf(part, rb, rest)
-			planned[rb.Metric] += len(stubs[rb.Metric])
+			sts := stubsOf(part, rb)
+			if sampled != nil {
+				sts = slices.DeleteFunc(sts, func(st stub) bool { return !sampled[itemKey{rb.Metric, st.run.RunID, st.task}] })
+			}
+			if rest > 0 && len(sts) > rest {
+				sts = sts[:rest]
+			}
+			stubs[rb.Metric] = sts
+			planned[rb.Metric] += len(sts)
 		}
 		for _, p := range plans {
 			p.rep.Items += len(stubs[p.metric])
@@ -1154,8 +1172,8 @@ type stub struct {
 type itemKey struct{ metric, run, task string }
 
 // stubsOf lists the items of a metric in order (runs by id, then tasks as
-// the scenario lists them), the first limit when limit > 0.
-func stubsOf(runs []*rows.JudgeRun, rb *Rubric, limit int) []stub {
+// the scenario lists them).
+func stubsOf(runs []*rows.JudgeRun, rb *Rubric) []stub {
 	var out []stub
 	for _, r := range runs {
 		switch rb.Item {
@@ -1169,9 +1187,6 @@ func stubsOf(runs []*rows.JudgeRun, rb *Rubric, limit int) []stub {
 			for i := range r.Tasks {
 				out = append(out, stub{run: r, task: r.Tasks[i].Task, key: sourceKey(rb, r, &r.Tasks[i])})
 			}
-		}
-		if limit > 0 && len(out) >= limit {
-			return out[:limit]
 		}
 	}
 	return out

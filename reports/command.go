@@ -152,6 +152,8 @@ type Exec struct {
 	// for the next Exec that shares the map (the blocks of a notebook).
 	Datasets map[string]*Dataset
 	w        Warehouse
+	made     []*Dataset        // the datasets it used
+	noted    map[*Dataset]bool // those whose judge notes are said
 }
 
 // Warehouse opens the warehouse on first use.
@@ -236,6 +238,7 @@ func (x *Exec) Dataset(ctx context.Context, keep Keep) (*Dataset, error) {
 	}
 	key := fmt.Sprintf("%+v", opt)
 	if ds := x.Datasets[key]; ds != nil {
+		x.made = append(x.made, ds)
 		return ds, nil
 	}
 	opt.Progress = x.Progress // not in the key: the same read whoever watches it
@@ -252,6 +255,7 @@ func (x *Exec) Dataset(ctx context.Context, keep Keep) (*Dataset, error) {
 		}
 		x.Datasets[key] = ds
 	}
+	x.made = append(x.made, ds)
 	return ds, nil
 }
 
@@ -282,6 +286,41 @@ var NotebookCommands []string
 func init() {
 	for _, c := range Commands {
 		NotebookCommands = append(NotebookCommands, c.Name)
+		// Every reading command notes the judges that judged some of
+		// the items its numbers average, unless its output did.
+		run := c.Run
+		c.Run = func(ctx context.Context, x *Exec) error {
+			err := run(ctx, x)
+			if err == nil && !(c.Name == "agree" && !x.Bool("human")) { // agree compares judges, never averages them
+				x.noteJudges()
+			}
+			return err
+		}
+	}
+}
+
+// judgesNoted records that the output of ds's numbers carries its judge
+// notes (Dataset.JudgeNotes) already.
+func (x *Exec) judgesNoted(ds *Dataset) {
+	if x.noted == nil {
+		x.noted = map[*Dataset]bool{}
+	}
+	x.noted[ds] = true
+}
+
+// noteJudges prints the judge notes of each dataset this Exec read
+// whose output did not carry them.
+func (x *Exec) noteJudges() {
+	for _, ds := range x.made {
+		if x.noted[ds] || ds.values == nil {
+			continue
+		}
+		x.judgesNoted(ds)
+		if notes, err := ds.JudgeNotes(); err == nil {
+			for _, n := range notes {
+				x.note("%s", n)
+			}
+		}
 	}
 }
 

@@ -104,15 +104,17 @@ var Commands = []*Command{
 			"the same scenarios × personas × repetitions (default: the warehouse's design): the standard error of the\n" +
 			"difference (the scenario and persona effects cancel), and the minimum detectable effect of the paired t-test\n" +
 			"over scenarios (S − 1 degrees of freedom) at --alpha with --power, exact by the noncentral t; with --delta, the\n" +
-			"fewest scenarios whose MDE is at most that difference. --two-level and --judge-noise do not apply here and are\n" +
-			"refused.",
+			"fewest scenarios whose MDE is at most that difference. se, mde and delta are in each metric's unit (the unit\n" +
+			"column): points of TC's 0–100 scale, percentage points of TA and TR-D, points of TR-J's 1–5 scale; so --delta\n" +
+			"is per metric, TC=3,TR-J=0.2 (a metric not named gets none), or one number with one metric (--metrics TC).\n" +
+			"--two-level and --judge-noise do not apply here and are refused.",
 		Params: params(SelectionParams(), []Param{
 			{Name: "scenarios", Default: 0, Usage: "scenarios `S` of the design (0: the warehouse's)"},
 			{Name: "personas", Default: 0, Usage: "personas `P` per scenario (0: the warehouse's)"},
 			{Name: "repetitions", Default: 0, Usage: "repetitions `R` (0: the warehouse's)"},
 			{Name: "alpha", Default: 0.05, Usage: "the test's two-sided level `A`"},
 			{Name: "power", Default: 0.8, Usage: "the power `P` asked for"},
-			{Name: "delta", Default: 0.0, Usage: "a difference `D` (in the metric's units): the scenarios it needs"},
+			{Name: "delta", Default: "", Usage: "differences `METRIC=D,…` (each in its metric's unit; one number D with one metric): the scenarios each needs"},
 			designBy, designSource,
 		}, bootstrapParams()),
 		Formats: Formats, Default: "table", Run: refusing("power", runPower, map[string]string{
@@ -218,6 +220,9 @@ func runTable(ctx context.Context, x *Exec) error {
 	if err != nil {
 		return err
 	}
+	if x.Format != "csv" { // the other formats write the tables' notes
+		x.judgesNoted(ds)
+	}
 	return WriteTables(x.Out, x.Format, tables, opt)
 }
 
@@ -315,7 +320,20 @@ func runMetrics(ctx context.Context, x *Exec) error {
 		if err != nil {
 			return err
 		}
-		return x.Writer().Result(MetricsOutput(x.Format, by, res))
+		notes, err := ds.JudgeNotes()
+		if err != nil {
+			return err
+		}
+		t, foot := MetricsOutput(x.Format, by, res)
+		x.judgesNoted(ds)
+		for _, n := range notes {
+			if Wide(x.Format) {
+				foot = append(foot, "note: "+n)
+			} else {
+				x.note("%s", n) // JSON and CSV keep to their rows
+			}
+		}
+		return x.Writer().Result(t, foot)
 	case "pare":
 		if x.Bool("pare-report") {
 			return x.pareReport(ctx)
@@ -437,7 +455,17 @@ func runPower(ctx context.Context, x *Exec) error {
 	if err != nil {
 		return err
 	}
-	t := &Result{Columns: []string{"metric", "scenarios", "personas", "repetitions", "alpha", "power", "se", "mde", "delta", "scenarios_needed"}}
+	var metrics []string
+	for _, vc := range vcs {
+		if !slices.Contains(metrics, vc.Metric) {
+			metrics = append(metrics, vc.Metric)
+		}
+	}
+	deltas, err := analysis.ParseDeltas(x.String("delta"), metrics)
+	if err != nil {
+		return err
+	}
+	t := &Result{Columns: []string{"metric", "unit", "scenarios", "personas", "repetitions", "alpha", "power", "se", "mde", "delta", "scenarios_needed"}}
 	grouped := len(vcs) > 0 && vcs[0].Group != nil
 	if grouped {
 		t.Columns = append([]string{"group"}, t.Columns...)
@@ -449,15 +477,15 @@ func runPower(ctx context.Context, x *Exec) error {
 				*v = n
 			}
 		}
-		p, err := analysis.Power(vc, d, x.Float("delta"))
+		p, err := analysis.Power(vc, d, deltas[vc.Metric])
 		if err != nil {
 			return err
 		}
-		var needed any
+		var delta, needed any
 		if p.Delta > 0 {
-			needed = p.ScenariosNeeded
+			delta, needed = p.Delta, p.ScenariosNeeded
 		}
-		row := []any{p.Metric, p.Scenarios, p.Personas, p.Repetitions, p.Alpha, p.Power, p.SE, p.MDE, p.Delta, needed}
+		row := []any{p.Metric, analysis.MetricUnit(p.Metric), p.Scenarios, p.Personas, p.Repetitions, p.Alpha, p.Power, p.SE, p.MDE, delta, needed}
 		if grouped {
 			row = append([]any{groupText(vc.Group)}, row...)
 		}
@@ -465,7 +493,7 @@ func runPower(ctx context.Context, x *Exec) error {
 	}
 	x.note("mde: of the two-sided paired t-test over scenarios (S − 1 degrees of freedom); gymlens compare's test (its interval inverted) " +
 		"has the same power there within a point at 10 scenarios (docs/statistics.md, gymlens-bench size)")
-	x.note("from the variance components' estimates (gymlens variance); scenarios_needed −1: more than 100,000")
+	x.note("from the variance components' estimates (gymlens variance); se, mde and delta in each metric's unit; scenarios_needed −1: more than 100,000")
 	return x.Writer().Result(t, nil)
 }
 

@@ -118,6 +118,7 @@ type Dataset struct {
 	summary map[string][]analysis.GroupEstimate
 	rubrics []string // the store's rubrics' metrics (custom.NAME, then its fields)
 	noise   *analysis.JudgeNoise
+	cover   *analysis.JudgeCoverage // the judges' items (nil with one judge)
 	date    *time.Time
 	// packOnly, when not nil, says which runs' tasks KeepPacked keeps
 	// (the others are kept without them); noiseOnly: the tasks are kept
@@ -226,7 +227,7 @@ func (s *Dataset) ShareFrom(o *Dataset) bool {
 		for _, n := range s.opt.Metrics {
 			v.Metrics = append(v.Metrics, analysis.MetricIndex(n))
 		}
-		s.values, s.noise, s.packed = &v, o.noise, o.packed
+		s.values, s.noise, s.packed, s.cover = &v, o.noise, o.packed, o.cover
 	}
 	if o.loaded && !s.loaded {
 		s.ratings, s.loaded = o.ratings, true
@@ -332,6 +333,10 @@ func (s *Dataset) Values() (*Values, error) {
 	}
 	judge := s.opt.Judge
 	judges := map[string]bool{}
+	var cover *analysis.JudgeCoverage
+	if judge == "" {
+		cover = analysis.NewJudgeCoverage()
+	}
 	var packed *analysis.PackedRuns
 	if s.opt.Keep == KeepPacked {
 		packed = analysis.NewPackedRuns()
@@ -342,6 +347,9 @@ func (s *Dataset) Values() (*Values, error) {
 			s.opt.Progress(Progress{Stage: "reading runs", Done: int64(i + 1), Total: -1})
 		}
 		analysis.AddJudges(judges, r)
+		if cover != nil {
+			cover.Add(r)
+		}
 		vals, m := analysis.RunValues(r, judge)
 		v.Values, v.Missing = append(v.Values, vals), append(v.Missing, m)
 		switch s.opt.Keep {
@@ -388,8 +396,20 @@ func (s *Dataset) Values() (*Values, error) {
 			s.noise.Progress = func(done int64) { p(Progress{Stage: "redrawing the judges' repeated answers", Done: done, Total: -1}) }
 		}
 	}
-	s.values = v
+	s.values, s.cover = v, cover
 	return v, nil
+}
+
+// JudgeNotes name each judge that judged some but not all of the items
+// of a metric family that the selected runs' values average (the judges
+// that judged an item are averaged for it, so such a judge moves those
+// items' values alone): analysis.JudgeCoverage. None with Options.Judge.
+func (s *Dataset) JudgeNotes() ([]string, error) {
+	groups, err := s.Groups(nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.cover.Notes(groups[0].Runs), nil
 }
 
 // Groups are the runs Where keeps, grouped by dims.

@@ -45,7 +45,26 @@ func TableKeep(name string) Keep {
 
 // Tables computes what the paper table name shows (TableNames) and lays
 // it out: one table, or several for judge-agreement and judge-human.
+// A table of values that average the judges notes each judge that
+// judged some of their items only (Dataset.JudgeNotes).
 func Tables(ds *Dataset, name string) ([]*Table, error) {
+	ts, err := tables(ds, name)
+	if err != nil || name == "judge-agreement" || name == "judge-human" {
+		return ts, err
+	}
+	notes, err := ds.JudgeNotes()
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range ts {
+		for _, n := range notes {
+			t.Notes = append(t.Notes, "Note: "+n+".")
+		}
+	}
+	return ts, nil
+}
+
+func tables(ds *Dataset, name string) ([]*Table, error) {
 	switch name {
 	case "judge-agreement":
 		ja, err := ds.Judges()

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -416,11 +417,13 @@ func InputFiles(m *Manifest, root, scratch string) ([]string, []Problem, error) 
 			return nil, nil, fmt.Errorf("--inputs: %w", err)
 		}
 	}
+	missing := map[string][]string{} // the inputs not found, by their first folder
 	for _, in := range m.Inputs {
 		p := filepath.Join(read, filepath.FromSlash(in.Path))
 		f, err := os.Open(p)
 		if err != nil {
-			out = append(out, Problem{in.Path, fmt.Sprintf("not found under %s", base)})
+			top, _, _ := strings.Cut(in.Path, "/")
+			missing[top] = append(missing[top], in.Path)
 			continue
 		}
 		h := sha256.New()
@@ -435,7 +438,54 @@ func InputFiles(m *Manifest, root, scratch string) ([]string, []Problem, error) 
 		}
 		paths = append(paths, p)
 	}
-	return paths, out, nil
+	return paths, append(notFound(m, root, base, missing, len(paths)+len(out) == 0), out...), nil
+}
+
+// notFound says which inputs are not under base (the folder --inputs
+// root gave), by their first folder (missing). When none is there, or
+// none of a first folder's, it says so once, with the folder to give
+// instead where it can tell (the inputs of several ingests may lie under
+// two folders, and input_root is then the one that holds both).
+func notFound(m *Manifest, root, base string, missing map[string][]string, none bool) []Problem {
+	if len(missing) == 0 {
+		return nil
+	}
+	tops := slices.Sorted(maps.Keys(missing))
+	if none {
+		where := fmt.Sprintf("in a folder named %q", m.InputRoot)
+		if m.InputRoot == "" {
+			where = "in a folder"
+		}
+		var held []string
+		for _, t := range tops {
+			if strings.Contains(missing[t][0], "/") {
+				held = append(held, t+"/")
+			}
+		}
+		if len(held) > 0 {
+			where += " that holds " + strings.Join(held, ", ")
+		}
+		what := fmt.Sprintf("none of the report's %d inputs is there: they are %s (manifest.json's input_root)", len(m.Inputs), where)
+		// The user named one of the folders the inputs' root holds.
+		if abs, err := filepath.Abs(root); err == nil && missing[filepath.Base(abs)] != nil && strings.Contains(missing[filepath.Base(abs)][0], "/") {
+			what += "; give --inputs " + filepath.Join(filepath.Dir(filepath.Clean(root)), "") + " instead"
+		} else {
+			what += "; give --inputs that folder"
+		}
+		return []Problem{{"--inputs " + root, what}}
+	}
+	var out []Problem
+	for _, t := range tops {
+		ins := missing[t]
+		if st, err := os.Stat(filepath.Join(base, t)); len(ins) > 1 && strings.Contains(ins[0], "/") && (err != nil || !st.IsDir()) {
+			out = append(out, Problem{t + "/", fmt.Sprintf("%d inputs of the report are under %s/, and %s has no folder %s", len(ins), t, base, t)})
+			continue
+		}
+		for _, in := range ins {
+			out = append(out, Problem{in, fmt.Sprintf("not found under %s", base)})
+		}
+	}
+	return out
 }
 
 // CompareFolders compares the report folder with one rebuilt from the
@@ -631,9 +681,10 @@ type VerifyOptions struct {
 	Version string // this gymlens's version
 	// Open opens a warehouse for reading; it is closed before Rebuild.
 	Open func(ctx context.Context, path string) (VerifyStore, error)
-	// Load reads files into a new warehouse at path, skipping invalid
-	// records (to a file beside it) when skip says so.
-	Load func(ctx context.Context, path string, files []string, skip bool) (LoadedStore, error)
+	// Load reads files into the warehouse at path (made by its first
+	// call) as one ingest with the options o, invalid records skipped (to
+	// a file beside it) when o says so.
+	Load func(ctx context.Context, path string, files []string, o IngestReplay) (LoadedStore, error)
 	// Rebuild writes the report folder out from the warehouse db with the
 	// recorded arguments of `gymlens report`.
 	Rebuild func(ctx context.Context, db, out string, args []string) error
@@ -710,8 +761,12 @@ func Verify(ctx context.Context, o VerifyOptions) (*Verified, error) {
 			v.Problems = append(v.Problems, bad...)
 			return v, nil
 		}
+		found := make(map[string]string, len(paths))
+		for i, in := range m.Inputs {
+			found[in.Path] = paths[i]
+		}
 		db = filepath.Join(o.Scratch, name)
-		if err := loadInputs(ctx, o, m, db, paths); err != nil {
+		if err := loadInputs(ctx, o, m, db, found, paths); err != nil {
 			return nil, err
 		}
 	} else if filepath.Base(db) != name {
@@ -755,17 +810,63 @@ func Verify(ctx context.Context, o VerifyOptions) (*Verified, error) {
 	return v, nil
 }
 
-// loadInputs loads the inputs into a new warehouse at db as the
-// manifest's steps did: invalid records skipped if an ingest skipped
-// them, rescored as the scores were (derived values if all were).
-func loadInputs(ctx context.Context, o VerifyOptions, m *Manifest, db string, paths []string) error {
-	skip := false
-	for _, st := range m.Steps.Ingests {
-		skip = skip || st.Options["skip_invalid"] == true
+// IngestReplay are the options of one recorded ingest (rows.IngestStep)
+// that change what it loads, as verify --inputs replays it.
+type IngestReplay struct {
+	SkipInvalid, Replace  bool
+	MaxErrors, MaxRejects int // 0: the ingest's default
+}
+
+// replayOf reads a recorded ingest's options (JSON numbers are float64).
+func replayOf(o map[string]any) IngestReplay {
+	num := func(k string) int {
+		if f, ok := o[k].(float64); ok {
+			return int(f)
+		}
+		return 0
 	}
-	w, err := o.Load(ctx, db, paths, skip)
-	if err != nil {
-		return err
+	return IngestReplay{SkipInvalid: o["skip_invalid"] == true, Replace: o["replace"] == true, MaxErrors: num("max_errors"), MaxRejects: num("max_rejects")}
+}
+
+// loadInputs loads the inputs into a new warehouse at db as the
+// manifest's steps did: each recorded ingest again, in its order, with
+// its options and its files (found is each input's path under the
+// folder given, by its path in the manifest), then rescored as the
+// scores were (derived values if all were). A manifest that records no
+// ingest has its inputs loaded by one.
+func loadInputs(ctx context.Context, o VerifyOptions, m *Manifest, db string, found map[string]string, all []string) error {
+	type step struct {
+		files []string
+		opt   IngestReplay
+	}
+	var steps []step
+	for _, st := range m.Steps.Ingests {
+		x := step{opt: replayOf(st.Options)}
+		for _, f := range st.Files {
+			p, ok := found[f]
+			if !ok {
+				return fmt.Errorf("verify --inputs: ingest %d of the manifest read %s, which is not among its inputs: not a manifest gymlens report writes", st.Ingest, f)
+			}
+			x.files = append(x.files, p)
+		}
+		if len(x.files) > 0 {
+			steps = append(steps, x)
+		}
+	}
+	if len(steps) == 0 {
+		steps = []step{{files: all}}
+	}
+	var w LoadedStore
+	for i, st := range steps {
+		var err error
+		if w, err = o.Load(ctx, db, st.files, st.opt); err != nil {
+			return err
+		}
+		if i < len(steps)-1 {
+			if err := w.Close(); err != nil {
+				return err
+			}
+		}
 	}
 	defer w.Close()
 	if len(m.Steps.Scores) == 0 {
@@ -775,6 +876,6 @@ func loadInputs(ctx context.Context, o VerifyOptions, m *Manifest, db string, pa
 	for _, s := range m.Steps.Scores {
 		derived = derived && s.Prefer == "derived"
 	}
-	_, err = analysis.Rescore(ctx, w, derived, 0)
+	_, err := analysis.Rescore(ctx, w, derived, 0)
 	return err
 }

@@ -30,6 +30,7 @@ type fake struct {
 	mu       sync.Mutex
 	reads    []int         // the runs of each RunPages call
 	gate     chan struct{} // when set, RunPages waits for it
+	trial    bool          // a second judge, "trial", judged the first run's task
 }
 
 func (f *fake) LoadRunsWith(_ context.Context, visit func(int, *rows.RunRow), _ bool) ([]rows.RunRow, error) {
@@ -45,6 +46,9 @@ func (f *fake) LoadRunsWith(_ context.Context, visit func(int, *rows.RunRow), _ 
 				TA: []rows.TAJudgment{{Judge: "j", Now: 1, Later: float64(j)}}}
 			out = append(out, r)
 		}
+	}
+	if f.trial {
+		out[0].Tasks[0].TC = append(out[0].Tasks[0].TC, rows.TCJudgment{Judge: "trial", Correctness: 1, Grounding: 1, Completeness: 1, ArtifactQ: 1})
 	}
 	for i := range out {
 		visit(i, &out[i])
@@ -410,4 +414,28 @@ func TestNewPacksEvents(t *testing.T) {
 	if _, err := New(context.Background(), p, Options{Name: "test.duckdb", Bootstrap: opt}); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Errorf("a failed pack: %v", err)
 	}
+}
+
+// A judge that judged some of the items the overview averages is named
+// under its tables, with its share.
+func TestOverviewNamesAPartialJudge(t *testing.T) {
+	f := &fake{trial: true}
+	opt := analysis.DefaultBootstrap
+	opt.Resamples = 100
+	s, err := New(context.Background(), f, Options{Name: "test.duckdb", Bootstrap: opt, AllowedHosts: []string{"example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := html.UnescapeString(get(t, s, "/").Body.String())
+	if !strings.Contains(body, "judge trial judged 1 of the 4 TC items judged (25%)") {
+		t.Errorf("the overview does not name judge trial:\n%s", body)
+	}
+	if body := html.UnescapeString(get(t, newServerHandler(t), "/").Body.String()); strings.Contains(body, "items judged") {
+		t.Errorf("a note with one judge judging every item")
+	}
+}
+
+func newServerHandler(t *testing.T) http.Handler {
+	s, _ := newServer(t, "")
+	return s
 }

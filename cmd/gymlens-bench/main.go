@@ -57,13 +57,15 @@ const usage = "usage: gymlens-bench help\n" +
 	"       gymlens-bench serve [--scales 1,10] [--db W]   (from the root; --db: an existing warehouse, labelled by --scales)\n" +
 	"       gymlens-bench mutate [--n 1000] [--seed S]\n" +
 	"       gymlens-bench tour --out DIR [--bin GYMLENS]   (from the root: every command of the tour, outputs stored)\n" +
-	"       gymlens-bench pare [--traces N]   (from the root)"
+	"       gymlens-bench pare [--traces N]   (from the root)\n" +
+	"       gymlens-bench openai-server [--addr 127.0.0.1:8000] [--latency D]   (a fake judge endpoint: valid, fixed answers; docs/judge.md)"
 
 // benches are the subcommands besides ingest, by name.
 var benches = map[string]func(args []string) error{
 	"judge": benchJudge, "judge-pool": benchJudgePool, "judge-batch": benchJudgeBatch, "stats": benchStats, "pare": benchPARE, "agree": benchAgree, "mutate": benchMutate,
 	"rss": benchRSS, "serve": benchServe, "tour": benchTour, "agree-scale": benchAgreeScale, "coverage": benchCoverage,
-	"size": benchSize,
+	"size":          benchSize,
+	"openai-server": benchOpenAIServer,
 }
 
 func main() {

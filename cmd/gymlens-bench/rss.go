@@ -60,7 +60,7 @@ func benchRSS(args []string) error {
 		{"compare --harness-switch CC,OC", func(int, string) []string { return []string{"compare", "--harness-switch", "CC,OC"} }},
 		{"corr", func(int, string) []string { return []string{"corr"} }},
 		{"variance", func(int, string) []string { return []string{"variance"} }},
-		{"power --delta 3", func(int, string) []string { return []string{"power", "--delta", "3"} }},
+		{"power --delta TC=3", func(int, string) []string { return []string{"power", "--delta", "TC=3"} }},
 		{"rank --metric TC", func(int, string) []string { return []string{"rank", "--metric", "TC"} }},
 		{"agree --judges", func(int, string) []string {
 			return []string{"agree", "--judges", "judge-gpt-5.6-luna,judge-qwen3.5-397b"}

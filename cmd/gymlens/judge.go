@@ -102,7 +102,7 @@ func judgeFlags() []cli.Flag {
 		&cli.Int64Flag{Name: "seed", Value: 1, Usage: "sampling `SEED` sent where supported"},
 		&cli.IntFlag{Name: "repeats", Value: 1, Usage: "ask each item `N` times, with seeds SEED, SEED+1, …: every answer kept, the judgment their mean (gymlens agree --self)"},
 		&cli.FloatFlag{Name: "temperature", Usage: "sampling `T` (0: the most likely answer; repeats differ more above 0)"},
-		&cli.IntFlag{Name: "limit", Usage: "at most `N` items per metric"},
+		&cli.IntFlag{Name: "limit", Usage: "`N` items per metric: a stratified random sample, equal shares of configuration × scenario, drawn with --seed"},
 		&cli.BoolFlag{Name: "force", Usage: "ask again what is cached"},
 		&cli.BoolFlag{Name: "replace", Usage: "let a judge take the name of one whose judgments were ingested from run logs, taking those out (ingest --replace of the logs restores them)"},
 		&cli.StringFlag{Name: "prices", Usage: "JSON `FILE`: {\"model\": {\"input\": $ per 1M tokens, \"output\": …}}"},

@@ -465,7 +465,7 @@ func TestVariance(t *testing.T) {
 		t.Errorf("variance --by: %d %s\n%s", code, stderr, out)
 	}
 	code, out, _ = gymlens(t, "--db", db, "-q", "power", "--by", "persona_group", "--metrics", "TC", "--format", "csv")
-	if code != 0 || !strings.HasPrefix(out, "group,metric,scenarios,") || strings.Count(out, "persona_group=") != 3 || !strings.Contains(out, "persona_group=E,TC,10,1,3,") {
+	if code != 0 || !strings.HasPrefix(out, "group,metric,unit,scenarios,") || strings.Count(out, "persona_group=") != 3 || !strings.Contains(out, "persona_group=E,TC,points of the 0–100 scale,10,1,3,") {
 		t.Errorf("power --by: %d\n%s", code, out)
 	}
 	if code, _, stderr := gymlens(t, "--db", db, "variance", "--by", "colour"); code != 2 || !strings.Contains(stderr, "--by") {

@@ -445,7 +445,7 @@ func TestStudyDesignOnPARE(t *testing.T) {
 		t.Fatalf("variance: exit %d\n%s\n%s", code, out, stderr)
 	}
 	code, out, stderr = gymlens(t, "--db", db, "power", "--source", "pare", "--delta", "20", "-f", "csv")
-	if code != 0 || !strings.Contains(out, "success,9,1,3,0.05,0.8,") {
+	if code != 0 || !strings.Contains(out, "success,percentage points,9,1,3,0.05,0.8,") {
 		t.Errorf("power: exit %d\n%s%s", code, out, stderr)
 	}
 	code, out, stderr = gymlens(t, "--db", db, "rank", "--source", "pare", "--resamples", "500", "-f", "json")

@@ -30,8 +30,9 @@ func verifyCommand(e *env) *cli.Command {
 				Open: func(ctx context.Context, path string) (reports.VerifyStore, error) {
 					return ingest.Open(ctx, path, openOptions(cmd, true, ""))
 				},
-				Load: func(ctx context.Context, path string, files []string, skip bool) (reports.LoadedStore, error) {
-					w, _, err := load(ctx, e, cmd, path, files, ingest.IngestOptions{SkipInvalid: skip, RejectsPath: path + ".rejects.jsonl"})
+				Load: func(ctx context.Context, path string, files []string, o reports.IngestReplay) (reports.LoadedStore, error) {
+					w, _, err := load(ctx, e, cmd, path, files, ingest.IngestOptions{SkipInvalid: o.SkipInvalid, Replace: o.Replace, MaxErrors: o.MaxErrors,
+						MaxRejects: o.MaxRejects, RejectsPath: path + ".rejects.jsonl"})
 					return w, err
 				},
 				Rebuild: func(ctx context.Context, db, out string, args []string) error {

@@ -67,3 +67,58 @@ func TestVerifyFromTheInputsAlone(t *testing.T) {
 		}
 	}
 }
+
+// verify --inputs replays the warehouse's ingests one by one, in their
+// order and with their options: a warehouse made by three ingests (the
+// corpus, PARE files added under it and ingested again with --replace,
+// then the ratings, in a folder beside it) rebuilds to the same manifest. Its inputs lie
+// under two folders: given one of them, verify says once which folder to
+// give, instead of naming every input as not found.
+func TestVerifyInputsReplaysEveryIngest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three ingests and two rebuilds of a report: some 20 s")
+	}
+	t.Parallel()
+	_, _, corpus := sharedCopy(t, sampleKey{8, 2, false})
+	x := filepath.Join(t.TempDir(), "x")
+	c, d := filepath.Join(x, "c"), filepath.Join(x, "d")
+	if err := os.CopyFS(c, os.DirFS(corpus)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(c, "ratings"), d); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", c); code != 0 {
+		t.Fatal(stderr)
+	}
+	pare := os.DirFS(filepath.Join("..", "..", "ingest", "pare", "testdata"))
+	if err := os.CopyFS(filepath.Join(c, "pare"), pare); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", "--replace", c); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "ingest", d); code != 0 {
+		t.Fatal(stderr)
+	}
+	rep := filepath.Join(t.TempDir(), "rep")
+	if code, _, stderr := gymlens(t, "--db", db, "-q", "report", "--out", rep, "--resamples", "200"); code != 0 {
+		t.Fatal(stderr)
+	}
+	m, err := reports.ReadManifest(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Steps.Ingests) != 3 || m.Steps.Ingests[1].Options["replace"] != true || m.InputRoot != "x" {
+		t.Fatalf("manifest: %d ingests (%+v), input root %q", len(m.Steps.Ingests), m.Steps.Ingests, m.InputRoot)
+	}
+	code, out, stderr := gymlens(t, "verify", "--inputs", c, rep)
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); code != 1 || len(lines) != 1 || !strings.Contains(out, "give --inputs "+x) {
+		t.Errorf("--inputs x/c: exit %d, want 1 and one line saying to give %s:\n%s%s", code, x, out, stderr)
+	}
+	code, out, stderr = gymlens(t, "verify", "--inputs", x, rep)
+	if code != 0 || !strings.Contains(out, "all ") {
+		t.Errorf("--inputs x: exit %d\n%s%s", code, out, stderr)
+	}
+}

@@ -242,6 +242,7 @@ type PAREReportRow struct {
 // no model, harness or configuration: judges must not see them.
 type JudgeRun struct {
 	RunID                 string // for the warehouse only; never put in a prompt
+	ConfigID              string // for drawing judge --limit's sample only; never put in a prompt
 	Scenario, Domain      string
 	ScenarioTitle         string
 	Persona, PersonaGroup string

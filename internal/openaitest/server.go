@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -69,6 +70,22 @@ func New(script ...string) *Server {
 	f := &Server{script: script, Hang: 300 * time.Millisecond}
 	f.Server = httptest.NewServer(http.HandlerFunc(f.handle))
 	return f
+}
+
+// NewAt starts a server listening on addr (host:port; port 0: any
+// free one), answering "ok" to everything and keeping no request; Close
+// it when done.
+func NewAt(addr string) (*Server, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	f := &Server{Hang: 300 * time.Millisecond, Forget: true}
+	f.Server = httptest.NewUnstartedServer(http.HandlerFunc(f.handle))
+	f.Server.Listener.Close()
+	f.Server.Listener = l
+	f.Server.Start()
+	return f, nil
 }
 
 // Script appends steps.
