@@ -485,6 +485,10 @@ func trajectoryHTML(days []timelineDay) template.HTML {
 				b.WriteString(`<div class="pause">`)
 				b.text(it.Pause)
 				b.WriteString(`</div>`)
+			case it.Back != "":
+				b.WriteString(`<div class="backwards">`)
+				b.text(it.Back)
+				b.WriteString(`</div>`)
 			case e != nil:
 				b.WriteString(`<div id="e`)
 				b.num(e.Seq)
@@ -542,6 +546,7 @@ const sleepGap = 6 * time.Hour
 type timelineItem struct {
 	E     *eventLine
 	Pause string // a long pause before the next event, in words
+	Back  string // the next event is timed before the one above it
 }
 
 // eventLine is an event as the timeline shows it, its heading put
@@ -553,12 +558,12 @@ type eventLine struct {
 	Class              string // "event ACTOR", and " in-window" within the TA window
 	Meta               string // clock, number, actor, kind, task, tool, depth, decision
 	Ref                int64  // the event it answers (0: none)
-	Hidden             bool   // not shown to the user
+	Hidden             bool   // the agent's, not shown to the user
 	Text, Args, Result string
 }
 
 func newEventLine(e *rows.EventRow, inWindow bool) *eventLine {
-	l := &eventLine{Seq: e.Seq, Class: "event " + e.Actor, Ref: e.Ref, Hidden: !e.Visible, Text: e.Text, Args: e.Args, Result: e.Result}
+	l := &eventLine{Seq: e.Seq, Class: "event " + e.Actor, Ref: e.Ref, Hidden: !e.Visible && e.Actor == "agent", Text: e.Text, Args: e.Args, Result: e.Result}
 	if inWindow {
 		l.Class += " in-window"
 	}
@@ -593,6 +598,9 @@ func timeline(d *RunDetail) []timelineDay {
 			if gap := e.T.Sub(prev); gap >= sleepGap {
 				days[len(days)-1].Items = append(days[len(days)-1].Items, timelineItem{Pause: fmt.Sprintf("pause: %s → %s (%.0f h)",
 					prev.Format("Mon 15:04"), e.T.Format("Mon 15:04"), gap.Hours())})
+			} else if gap < 0 {
+				days[len(days)-1].Items = append(days[len(days)-1].Items, timelineItem{Back: fmt.Sprintf("#%d at %s is timed %s before #%d (%s); events stay in the log’s order",
+					e.Seq, e.T.Format("Mon 15:04"), span(-gap), d.Events[i-1].Seq, prev.Format("Mon 15:04"))})
 			}
 		}
 		date := e.T.Format("Monday 2 January 2006")
@@ -603,6 +611,17 @@ func timeline(d *RunDetail) []timelineDay {
 		days[len(days)-1].Items = append(days[len(days)-1].Items, timelineItem{E: newEventLine(e, in)})
 	}
 	return days
+}
+
+// span is a duration in words: seconds, minutes or hours.
+func span(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%.0f s", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%.0f min", d.Minutes())
+	}
+	return fmt.Sprintf("%.1f h", d.Hours())
 }
 
 // taskView is a task on the run page: as logged and as rescored, with
@@ -937,9 +956,6 @@ const pageTemplates = `
 {{$d := .D}}<h1>{{$d.Run.RunID}}</h1>
 <p>{{$d.Run.Config}} · scenario {{$d.Run.Scenario}} · persona {{$d.Run.Persona}} ({{$d.Run.PersonaGroup}}) · repetition {{$d.Run.Rep}}</p>
 <p>{{range .Metrics}}{{.}} <strong>{{num (metric $d.Run.Metrics .) (digits .)}}</strong> · {{end}}</p>
-{{if $d.Counterparts}}<h2>The same scenario, persona and repetition in other configurations</h2><ul>
-{{range $d.Counterparts}}<li><a href="{{runPath .RunID}}">{{.Config}}</a> · <a href="/compare?a={{$d.Run.RunID}}&amp;b={{.RunID}}">compare side by side</a></li>
-{{end}}</ul>{{end}}
 <h2>Tasks</h2>
 <p class="note">Depths and rule components as logged and, where <code>gymlens score</code> rescored the run, as derived from the trajectory; the metrics use the effective ones (“the metrics use”). <span class="flag">Flagged</span>: the chosen depth is not the expected one, or the rescoring disagrees with the log.</p>
 <div class="wrap"><table><thead><tr><th>task</th><th>active</th><th class="num">weight</th><th>expected → chosen (logged)</th><th>rescored</th><th>the metrics use</th><th>rules (logged)</th><th>rules (rescored)</th></tr></thead><tbody>
@@ -950,6 +966,10 @@ const pageTemplates = `
 <h2>Trajectory</h2>
 {{if $d.Capped}}<p class="note">The first {{len $d.Events}} events are shown.</p>{{end}}
 {{.Trajectory}}
+{{if $d.Counterparts}}<h2>The same scenario, persona and repetition in other configurations</h2>
+<details class="counterparts"><summary>{{len $d.Counterparts}} runs</summary><ul>
+{{range $d.Counterparts}}<li><a href="{{runPath .RunID}}">{{.Config}}</a> · <a href="/compare?a={{$d.Run.RunID}}&amp;b={{.RunID}}">compare side by side</a></li>
+{{end}}</ul></details>{{end}}
 {{template "foot" .}}{{end}}
 
 {{define "events"}}{{range .}}<div class="event {{.Actor}}"><div class="meta">{{clock .}} · #{{.Seq}} · {{.Actor}} · {{.Kind}}{{if .Task}} · task {{.Task}}{{end}}{{if .Tool}} · {{.Tool}}{{end}}{{if .Depth}} · depth {{.Depth}}{{end}}{{if .Decision}} · {{.Decision}}{{end}}</div>

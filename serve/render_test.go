@@ -149,7 +149,7 @@ const referenceParts = `{{define "rows"}}{{range .}}<tr{{if not .Active}} class=
 {{if .Reasons}}<div class="text">{{.Reasons}}</div>{{end}}
 {{if .Evidence}}<ul class="cites">{{range .Evidence}}<li><a href="#e{{.Seq}}">#{{.Seq}}</a>{{if .Quote}} “{{.Quote}}”{{end}}</li>{{end}}</ul>{{end}}</div>
 {{end}}{{end}}{{end}}{{end}}{{define "days"}}{{range .}}<div class="day">{{.Date}}</div>
-{{range .Items}}{{if .Pause}}<div class="pause">{{.Pause}}</div>{{else}}{{with .E}}<div id="e{{.Seq}}" class="{{.Class}}"><div class="meta">{{.Meta}}{{if .Ref}} · answers <a href="#e{{.Ref}}">#{{.Ref}}</a>{{end}}{{if .Hidden}} · not shown to the user{{end}}</div>
+{{range .Items}}{{if .Pause}}<div class="pause">{{.Pause}}</div>{{else if .Back}}<div class="backwards">{{.Back}}</div>{{else}}{{with .E}}<div id="e{{.Seq}}" class="{{.Class}}"><div class="meta">{{.Meta}}{{if .Ref}} · answers <a href="#e{{.Ref}}">#{{.Ref}}</a>{{end}}{{if .Hidden}} · not shown to the user{{end}}</div>
 {{if .Text}}<div class="text">{{.Text}}</div>{{end}}
 {{if .Args}}<details><summary>arguments</summary><pre>{{.Args}}</pre></details>{{end}}
 {{if .Result}}<details><summary>result</summary><pre>{{.Result}}</pre></details>{{end}}</div>{{end}}{{end}}

@@ -411,3 +411,42 @@ func TestNewPacksEvents(t *testing.T) {
 		t.Errorf("a failed pack: %v", err)
 	}
 }
+
+// A run page reads from the run itself: its metrics, tasks and trajectory
+// come first, the same cell's runs in other configurations after them,
+// folded; an event timed before the one above it carries a note there;
+// only the agent's events can be "not shown to the user" (a user's own
+// message is not shown to the user by definition, and says nothing).
+func TestRunPageReadingOrder(t *testing.T) {
+	s, _ := newServer(t, "")
+	d := longRun()
+	d.Events[10].T = d.Events[9].T.Add(-3 * time.Minute)
+	b, err := renderRun(s, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	tasks, traj, other := strings.Index(page, "<h2>Tasks"), strings.Index(page, "<h2>Trajectory"), strings.Index(page, "in other configurations")
+	if !(tasks >= 0 && traj > tasks && other > traj) {
+		t.Errorf("run page order: tasks at %d, trajectory at %d, other configurations at %d", tasks, traj, other)
+	}
+	if rest := page[max(other, 0):]; !(strings.Index(rest, `<details class="counterparts">`) >= 0 && strings.Index(rest, `<details class="counterparts">`) < strings.Index(rest, "compare side by side")) {
+		t.Error("the other configurations' runs are not folded")
+	}
+	if !strings.Contains(page, `<div class="backwards">#11 at Mon 11:42 is timed 3 min before #10 (Mon 11:45); events stay in the log’s order</div>`) {
+		t.Errorf("no note where time runs backwards")
+	}
+	meta := func(seq string) string {
+		at := strings.Index(page, `<div id="e`+seq+`" `)
+		if at < 0 {
+			t.Fatalf("no event %s", seq)
+		}
+		return page[at : at+strings.Index(page[at:], "</div>")]
+	}
+	if m := meta("1"); strings.Contains(m, "not shown") { // the user's message, visible false
+		t.Errorf("a user's message: %s", m)
+	}
+	if m := meta("22"); !strings.Contains(m, "not shown to the user") { // an agent's message, visible false
+		t.Errorf("an agent's hidden message: %s", m)
+	}
+}
