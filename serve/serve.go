@@ -43,6 +43,8 @@ type Store interface {
 	// viewer keeps the runs' values only).
 	LoadRunTasks(ctx context.Context, r *rows.RunRow) error
 	SearchRuns(ctx context.Context, q string) (map[string]bool, error)
+	// PARETexts reads what a PARE run's events and proposals say.
+	PARETexts(ctx context.Context, id string) (*rows.PARETexts, error)
 }
 
 // Options configure the viewer.

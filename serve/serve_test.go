@@ -53,9 +53,18 @@ func (f *fake) LoadRunsWith(_ context.Context, visit func(int, *rows.RunRow), _ 
 }
 func (f *fake) LoadRatings(context.Context) ([]rows.RatingRow, error) { return nil, nil }
 func (f *fake) LoadPARERuns(context.Context) ([]rows.PARERun, error) {
-	return []rows.PARERun{{RunID: "trip_" + payload + "_run_1", Source: "pare", Scenario: "trip", ConfigID: "m | u", Success: 1, Tokens: math.NaN(), LLMCalls: 7,
-		Events:    []rows.PAREEvent{{T: 1, Actor: "agent", Function: "send_message_to_user", Mode: "observe", Turn: 0}, {T: 4.5, Actor: "user", Function: "accept_proposal", Turn: -1}},
-		Decisions: []rows.PAREDecision{{Final: true, ProposalT: 1, DecisionT: 4.5}}}}, nil
+	return []rows.PARERun{{RunID: "trip_" + payload + "_run_1", Source: "pare", Scenario: "trip", ConfigID: bedrockARN + " | gpt-5-mini", Success: 1, Tokens: math.NaN(), LLMCalls: 7,
+		Events: []rows.PAREEvent{{T: 1763456425.9, Actor: "agent", Function: "send_message_to_user", Mode: "observe", Turn: 0},
+			{T: 1763456429.4, Actor: "user", Function: "accept_proposal", Turn: -1}},
+		Decisions: []rows.PAREDecision{{Final: true, ProposalT: 1763456425.9, DecisionT: 1763456429.4}}}}, nil
+}
+
+// bedrockARN is a provider's model id as PARE's traces name models.
+const bedrockARN = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-20250514-v1:0"
+
+func (f *fake) PARETexts(_ context.Context, id string) (*rows.PARETexts, error) {
+	return &rows.PARETexts{Events: []rows.PAREEventText{{Text: "Shall I move the meeting? " + payload, Args: `{"content":"Shall I move the meeting?"}`}, {Result: "ok " + payload}},
+		Proposals: []string{"Shall I move the meeting? " + payload}}, nil
 }
 func (f *fake) LoadPAREResults(context.Context) ([]rows.PAREResultRow, error) { return nil, nil }
 func (f *fake) LoadPAREReports(context.Context) ([]rows.PAREReportRow, error) { return nil, nil }
@@ -273,7 +282,7 @@ func TestPARERuns(t *testing.T) {
 		t.Error("the search does not filter")
 	}
 	page := get(t, s, link).Body.String()
-	for _, want := range []string{"send_message_to_user", "accept_proposal", "<td class=\"num\">4.5</td><td>yes</td>", "7 LLM calls"} {
+	for _, want := range []string{"send_message_to_user", "accept_proposal", "7 LLM calls"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("PARE run page lacks %q:\n%s", want, page)
 		}
@@ -283,6 +292,36 @@ func TestPARERuns(t *testing.T) {
 	}
 	if rec := get(t, s, "/pare/nope"); rec.Code != 404 {
 		t.Errorf("missing PARE run: %d", rec.Code)
+	}
+}
+
+// A PARE run's page gives times as dates (UTC) and from the run's start,
+// never as Unix seconds; shows the texts the trace holds (messages,
+// arguments, results, the proposals), escaped; and names configurations
+// by a short name (a provider's ARN cut to its model), the full id on
+// hover, in the list and on the page.
+func TestPARERunPageReads(t *testing.T) {
+	s, _ := newServer(t, "")
+	list := get(t, s, "/pare").Body.String()
+	page := get(t, s, "/pare/"+url.PathEscape("trip_"+payload+"_run_1")).Body.String()
+	for name, body := range map[string]string{"list": list, "page": page} {
+		if strings.Count(body, bedrockARN) != strings.Count(body, `title="`+bedrockARN) {
+			t.Errorf("%s: the ARN is shown as a name", name)
+		}
+		if !strings.Contains(body, `title="`+bedrockARN+` | gpt-5-mini"`) || !strings.Contains(body, ">claude-sonnet-4-20250514-v1:0 | gpt-5-mini<") {
+			t.Errorf("%s: no short configuration name with the full id on hover", name)
+		}
+	}
+	for _, want := range []string{"2025-11-18 09:00:25.9 UTC", "&#43;3.5 s", "Shall I move the meeting? &lt;script&gt;", "ok &lt;script&gt;", "<summary>arguments</summary>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("PARE run page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "1763456425") || strings.Contains(page, "<script>") {
+		t.Error("PARE run page shows Unix seconds, or an unescaped text")
+	}
+	if strings.Count(page, "Shall I move the meeting? &lt;script&gt;") != 2 {
+		t.Error("the proposal's text is not with its decision point")
 	}
 }
 
@@ -448,5 +487,22 @@ func TestRunPageReadingOrder(t *testing.T) {
 	}
 	if m := meta("22"); !strings.Contains(m, "not shown to the user") { // an agent's message, visible false
 		t.Errorf("an agent's hidden message: %s", m)
+	}
+}
+
+// Model ids are shortened to the model's own name, and only ids a
+// provider wraps: a plain name, dotted version numbers included, stays.
+func TestShortModels(t *testing.T) {
+	for in, want := range map[string]string{
+		bedrockARN + " | gpt-5-mini":               "claude-sonnet-4-20250514-v1:0 | gpt-5-mini",
+		"gpt-4.1 | qwen.qwen3-32b-v1:0":            "gpt-4.1 | qwen3-32b-v1:0",
+		"meta-llama/Llama-3.3-70B-Instruct":        "Llama-3.3-70B-Instruct",
+		"trip_run_1 | eu.amazon.nova-pro-v1:0 | x": "trip_run_1 | nova-pro-v1:0 | x",
+		strings.Repeat("m", 50):                    strings.Repeat("m", 35) + "…",
+		"claude-opus-5":                            "claude-opus-5",
+	} {
+		if got := shortModels(in); got != want {
+			t.Errorf("shortModels(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
