@@ -27,7 +27,8 @@ var overviewTables = []string{"main", "by-persona", "by-scenario"}
 // runs behind it.
 type cell struct {
 	Text, CI, Link string
-	Num, Best      bool
+	Num            bool
+	Mark           int // 1 bold, 2 underlined (reports.Table.Marks)
 }
 
 type overviewTable struct {
@@ -68,7 +69,8 @@ func linkTable(t *reports.Table, dims, metrics []string) overviewTable {
 		o.Head = append(o.Head, c.Header)
 	}
 	keys := make([]string, len(t.Keys))
-	for _, row := range t.Rows {
+	marks := t.Marks()
+	for i, row := range t.Rows {
 		var cells []cell
 		for k, key := range row.Keys {
 			if key != "" || k > 0 {
@@ -85,7 +87,7 @@ func linkTable(t *reports.Table, dims, metrics []string) overviewTable {
 		}
 		for j, v := range row.Cells {
 			c := t.Columns[j]
-			x := cell{Num: true, Text: "–"}
+			x := cell{Num: true, Text: "–", Mark: marks[i][j]}
 			if !math.IsNaN(v.V) {
 				x.Text = fmt.Sprintf("%.*f", c.Digits, v.V)
 			}
@@ -934,7 +936,7 @@ const pageTemplates = `
 <p class="note">Every value links to the runs behind it, sorted by that metric, highest first; a count links to the runs in order.</p>
 {{range .Tables}}<h2>{{.Caption}}</h2><div class="wrap"><table class="overview">
 <thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
-{{range .Rows}}<tr>{{range .}}{{if .Num}}<td class="num"><a href="{{.Link}}">{{.Text}}</a>{{if .CI}} <span class="ci">{{.CI}}</span>{{end}}</td>{{else}}<td>{{.Text}}</td>{{end}}{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}{{if .Num}}<td class="num">{{if eq .Mark 1}}<strong><a href="{{.Link}}">{{.Text}}</a></strong>{{else if eq .Mark 2}}<u><a href="{{.Link}}">{{.Text}}</a></u>{{else}}<a href="{{.Link}}">{{.Text}}</a>{{end}}{{if .CI}} <span class="ci">{{.CI}}</span>{{end}}</td>{{else}}<td>{{.Text}}</td>{{end}}{{end}}</tr>
 {{end}}</tbody></table></div>
 {{range .Notes}}<p class="note">{{.}}</p>{{end}}
 {{end}}{{template "foot" .}}{{end}}

@@ -506,3 +506,30 @@ func TestShortModels(t *testing.T) {
 		}
 	}
 }
+
+// The overview marks what its notes say it marks: each column's best
+// value in bold and the second underlined, in every table.
+func TestOverviewMarksWhatItSays(t *testing.T) {
+	s, _ := newServer(t, "")
+	body := get(t, s, "/").Body.String()
+	tables := strings.Split(body, "<h2>")[1:]
+	if len(tables) == 0 {
+		t.Fatal("no table in the overview")
+	}
+	underlined := false
+	for _, tb := range tables {
+		if !strings.Contains(tb, "in bold, second underlined") {
+			continue
+		}
+		if !strings.Contains(tb, `<td class="num"><strong><a`) {
+			t.Errorf("the table %.60q says it marks the best, and marks none", tb)
+		}
+		underlined = underlined || strings.Contains(tb, `<td class="num"><u><a`)
+	}
+	if !underlined {
+		t.Error("no second-best value underlined")
+	}
+	if !strings.Contains(body, "in bold, second underlined") {
+		t.Error("no note says what is marked")
+	}
+}
