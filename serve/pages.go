@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -129,15 +130,72 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 	if rq.Offset+rq.Limit < list.Total {
 		pages["Next"] = "?" + rq.encode(rq.Sort, rq.Desc, rq.Offset+rq.Limit)
 	}
+	var after func(*pageHTML, *RunSummary)
+	if rq.Q != "" && len(list.Runs) > 0 {
+		ids := make([]string, len(list.Runs))
+		for i := range list.Runs {
+			ids[i] = list.Runs[i].RunID
+		}
+		snips, err := s.store.SearchSnippets(r.Context(), rq.Q, ids)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		re := matcher(rq.Q)
+		after = func(b *pageHTML, r *RunSummary) {
+			sn, ok := snips[r.RunID]
+			if !ok {
+				return
+			}
+			b.WriteString(`<tr class="snippet"><td colspan="`)
+			b.num(int64(5 + len(analysis.MainMetrics)))
+			b.WriteString(`"><a href="`)
+			b.text(runPath(r.RunID) + "?" + url.Values{"q": {rq.Q}}.Encode() + "#e" + strconv.FormatInt(sn.Seq, 10))
+			b.WriteString(`">#`)
+			b.num(sn.Seq)
+			b.WriteString(`</a> `)
+			b.marked(sn.Text, re)
+			b.WriteString("</td></tr>\n")
+		}
+	}
 	s.page(w, "runs", map[string]any{"Title": "Runs", "Query": rq, "Where": strings.Join(rq.Where, "; "), "List": list,
-		"Sorts": sorts, "Pages": pages, "RunRows": runRowsHTML(list.Runs, analysis.MainMetrics), "First": rq.Offset + 1, "Shown": min(list.Total, rq.Offset+len(list.Runs))})
+		"Sorts": sorts, "Pages": pages, "RunRows": runRowsHTML(list.Runs, analysis.MainMetrics, after), "First": rq.Offset + 1, "Shown": min(list.Total, rq.Offset+len(list.Runs))})
+}
+
+// matcher finds a search's text as the warehouse does, in any case (nil
+// for no search).
+func matcher(q string) *regexp.Regexp {
+	if q == "" {
+		return nil
+	}
+	return regexp.MustCompile(`(?i)` + regexp.QuoteMeta(q))
+}
+
+// marked writes s escaped, each match of re in a <mark>; it tells whether
+// there was one.
+func (b *pageHTML) marked(s string, re *regexp.Regexp) bool {
+	if re == nil {
+		b.text(s)
+		return false
+	}
+	locs := re.FindAllStringIndex(s, -1)
+	at := 0
+	for _, l := range locs {
+		b.text(s[at:l[0]])
+		b.WriteString("<mark>")
+		b.text(s[l[0]:l[1]])
+		b.WriteString("</mark>")
+		at = l[1]
+	}
+	b.text(s[at:])
+	return len(locs) > 0
 }
 
 // runRowsHTML is the rows of the runs table, written here as the template
 // wrote them (pageHTML): fifty rows of a dozen actions each were most of a
 // /runs page's time, and in a burst of cold pages /runs cost more than a
 // run page (docs/benchmarks.md).
-func runRowsHTML(runs []RunSummary, metrics []string) template.HTML {
+func runRowsHTML(runs []RunSummary, metrics []string, after func(*pageHTML, *RunSummary)) template.HTML {
 	var b pageHTML
 	b.Grow(len(runs) * (300 + 30*len(metrics)))
 	for i := range runs {
@@ -167,6 +225,9 @@ func runRowsHTML(runs []RunSummary, metrics []string) template.HTML {
 			b.WriteString(`</td>`)
 		}
 		b.WriteString("</tr>\n")
+		if after != nil {
+			after(&b, r)
+		}
 	}
 	return b.html()
 }
@@ -263,19 +324,29 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	if len(q) > maxMarked {
+		fail(w, analysis.Optionf("q: %d bytes; a run page marks a text of at most %d", len(q), maxMarked))
+		return
+	}
 	s.cmu.Lock()
 	page := d.html
 	s.cmu.Unlock()
+	if q != "" {
+		page = nil // a searched page is its own, and not kept
+	}
 	if page == nil {
-		b, err := s.render("run", runPageData(d))
+		b, err := s.render("run", runPageData(d, q))
 		if err != nil {
 			fail(w, err)
 			return
 		}
 		page = b
-		s.cmu.Lock()
-		d.html = b // kept with the run's detail for its next reader
-		s.cmu.Unlock()
+		if q == "" {
+			s.cmu.Lock()
+			d.html = b // kept with the run's detail for its next reader
+			s.cmu.Unlock()
+		}
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Write(page)
@@ -284,11 +355,41 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 // runPageData is what the run template shows of a run: its tasks'
 // table, their judgments and its trajectory written here (pageHTML), the
 // rest by the template.
-func runPageData(d *RunDetail) map[string]any {
+func runPageData(d *RunDetail, q string) map[string]any {
 	tasks := taskViews(d)
-	return map[string]any{"Title": "Run " + d.Run.RunID, "D": d, "Trajectory": trajectoryHTML(timeline(d)), "Metrics": analysis.MainMetrics,
-		"TaskRows": taskRowsHTML(tasks), "Judgments": judgmentsHTML(tasks)}
+	re := matcher(q)
+	data := map[string]any{"Title": "Run " + d.Run.RunID, "D": d, "Trajectory": trajectoryHTML(timeline(d), re), "Metrics": analysis.MainMetrics,
+		"TaskRows": taskRowsHTML(tasks), "Judgments": judgmentsHTML(tasks), "Q": q}
+	if re != nil {
+		var b pageHTML
+		n := 0
+		for i := range d.Events {
+			e := &d.Events[i]
+			if !re.MatchString(e.Text) && !re.MatchString(e.Tool) && !re.MatchString(e.Args) && !re.MatchString(e.Result) {
+				continue
+			}
+			if n++; n <= maxMatchLinks {
+				b.WriteString(` <a href="#e`)
+				b.num(e.Seq)
+				b.WriteString(`">#`)
+				b.num(e.Seq)
+				b.WriteString(`</a>`)
+			}
+		}
+		if n > maxMatchLinks {
+			fmt.Fprintf(&b, " and %d more", n-maxMatchLinks)
+		}
+		data["Matches"], data["NMatches"] = b.html(), n
+	}
+	return data
 }
+
+// maxMarked is the longest text a run page marks (?q=).
+const maxMarked = 200
+
+// maxMatchLinks is the most events a searched run page links to above
+// its trajectory.
+const maxMatchLinks = 100
 
 // pageHTML writes the parts of a run page that repeat for every task,
 // judgment and event, as the template wrote them, every warehouse string
@@ -466,7 +567,7 @@ var htmlText = strings.NewReplacer("\x00", "\uFFFD", `"`, "&#34;", "&", "&amp;",
 
 // trajectoryHTML is a run page's trajectory: the events by day, with the
 // pauses between them.
-func trajectoryHTML(days []timelineDay) template.HTML {
+func trajectoryHTML(days []timelineDay, re *regexp.Regexp) template.HTML {
 	var b pageHTML
 	size := 0 // what the page writes, about: its text and the markup around it
 	for _, d := range days {
@@ -511,20 +612,16 @@ func trajectoryHTML(days []timelineDay) template.HTML {
 				b.WriteString("</div>\n")
 				if e.Text != "" {
 					b.WriteString(`<div class="text">`)
-					b.text(e.Text)
+					b.marked(e.Text, re)
 					b.WriteString(`</div>`)
 				}
 				b.WriteString("\n")
 				if e.Args != "" {
-					b.WriteString(`<details><summary>arguments</summary><pre>`)
-					b.text(e.Args)
-					b.WriteString(`</pre></details>`)
+					b.folded("arguments", e.Args, re)
 				}
 				b.WriteString("\n")
 				if e.Result != "" {
-					b.WriteString(`<details><summary>result</summary><pre>`)
-					b.text(e.Result)
-					b.WriteString(`</pre></details>`)
+					b.folded("result", e.Result, re)
 				}
 				b.WriteString(`</div>`)
 			}
@@ -532,6 +629,19 @@ func trajectoryHTML(days []timelineDay) template.HTML {
 		}
 	}
 	return b.html()
+}
+
+// folded writes a folded text, open when it holds a match of re.
+func (b *pageHTML) folded(summary, s string, re *regexp.Regexp) {
+	if re != nil && re.MatchString(s) {
+		b.WriteString(`<details open><summary>`)
+	} else {
+		b.WriteString(`<details><summary>`)
+	}
+	b.WriteString(summary)
+	b.WriteString(`</summary><pre>`)
+	b.marked(s, re)
+	b.WriteString(`</pre></details>`)
 }
 
 func fnv64(s string) uint64 {
@@ -966,7 +1076,8 @@ const pageTemplates = `
 {{if $d.TA}}<h2>Temporal allocation</h2><ul>{{range $d.TA}}<li>{{.Judge}}: now {{.Now}}, later {{.Later}}{{if .HasCQ}}, CQ {{.CQ}}{{end}}</li>{{end}}</ul>{{end}}
 {{with index $d.Window 0}}<p class="note">The scenario’s TA window: <span class="window">{{.Format "Mon 2 Jan 15:04"}} – {{(index $d.Window 1).Format "Mon 2 Jan 15:04"}}</span>; its events are shaded.</p>{{end}}
 <h2>Trajectory</h2>
-{{if $d.Capped}}<p class="note">The first {{len $d.Events}} events are shown.</p>{{end}}
+{{if .Q}}<p class="note">“{{.Q}}” (any case) is marked in {{.NMatches}} events:{{.Matches}}</p>
+{{end}}{{if $d.Capped}}<p class="note">The first {{len $d.Events}} events are shown.</p>{{end}}
 {{.Trajectory}}
 {{if $d.Counterparts}}<h2>The same scenario, persona and repetition in other configurations</h2>
 <details class="counterparts"><summary>{{len $d.Counterparts}} runs</summary><ul>

@@ -130,6 +130,15 @@ func (f *fake) LoadRunTasks(ctx context.Context, r *rows.RunRow) error {
 	}
 	return nil
 }
+func (f *fake) SearchSnippets(_ context.Context, q string, ids []string) (map[string]rows.Snippet, error) {
+	out := map[string]rows.Snippet{}
+	for _, id := range ids {
+		if id == "Model A/s1/p/1" {
+			out[id] = rows.Snippet{Seq: 1, Text: "Hello " + payload}
+		}
+	}
+	return out, nil
+}
 func (f *fake) SearchRuns(_ context.Context, q string) (map[string]bool, error) {
 	f.searched = append(f.searched, q)
 	return map[string]bool{"Model A/s1/p/1": true}, nil
@@ -531,5 +540,32 @@ func TestOverviewMarksWhatItSays(t *testing.T) {
 	}
 	if !strings.Contains(body, "in bold, second underlined") {
 		t.Error("no note says what is marked")
+	}
+}
+
+// A search shows, under each run found, the text that matched with the
+// match marked, linking to the event on the run's page; the run's page,
+// asked with the search, marks every match, opens the folded arguments
+// that hold one, and lists the events that do, each a link to it.
+func TestSearchSnippetsAndHighlights(t *testing.T) {
+	s, _ := newServer(t, "")
+	list := get(t, s, "/runs?q=hello").Body.String()
+	link := html.EscapeString(runPath("Model A/s1/p/1") + "?q=hello#e1")
+	if !strings.Contains(list, `<mark>Hello</mark> &lt;script&gt;`) || !strings.Contains(list, `href="`+link+`"`) {
+		t.Errorf("no snippet in the list:\n%s", list)
+	}
+	page := get(t, s, runPath("Model A/s1/p/1")+"?q=SCRIPT").Body.String()
+	if n := strings.Count(page, "<mark>script</mark>"); n < 3 {
+		t.Errorf("%d matches marked on the run page", n)
+	}
+	if !strings.Contains(page, `<a href="#e1">#1</a>`) || !strings.Contains(page, `<details open><summary>arguments</summary>`) {
+		t.Error("the run page neither lists the matching events nor opens the arguments that match")
+	}
+	if strings.Contains(page, "<script>") {
+		t.Error("a marked text reached the page unescaped")
+	}
+	// Without a search, nothing is marked (and the cached page is not the searched one).
+	if page := get(t, s, runPath("Model A/s1/p/1")).Body.String(); strings.Contains(page, "<mark>") {
+		t.Error("a run page without a search marks text")
 	}
 }

@@ -244,6 +244,13 @@ type PAREEventText struct {
 	Text, Args, Result string
 }
 
+// Snippet is where a run's trajectory first holds a searched text: the
+// event and some of its text around the match.
+type Snippet struct {
+	Seq  int64
+	Text string
+}
+
 // PAREReportRow is a section of a stored PARE or Meta-ARE summary report.
 type PAREReportRow struct {
 	Source, Kind, Section, ConfigID string
