@@ -854,11 +854,25 @@ func (s *Server) status(r *http.Request, name string, page int) (*QueueStatus, e
 			}
 		}
 		for _, x := range h.VsHumans {
-			out.Against = append(out.Against, Figure{Question: x.Score, Stat: x.Stat, N: x.N, Value: finite(x.Value), Lo: finite(x.Lo), Hi: finite(x.Hi)})
+			stat := x.Stat
+			if w, ok := statWords[stat]; ok {
+				stat = w
+			}
+			out.Against = append(out.Against, Figure{Question: x.Score, Stat: stat, N: x.N, Value: finite(x.Value), Lo: finite(x.Lo), Hi: finite(x.Hi)})
 		}
 		out.Notes = append(out.Notes, h.Notes...)
 	}
 	return out, nil
+}
+
+// statWords name the judge-against-annotators statistics (A the judges'
+// average, B the annotators' mean) on the status page.
+var statWords = map[string]string{
+	analysis.StatMeanA: "mean of the judges", analysis.StatMeanB: "mean of the annotators", analysis.StatDelta: "difference (annotators − judges)",
+	analysis.StatMAE: "mean absolute difference", analysis.StatPearson: "Pearson r", analysis.StatSpearman: "Spearman ρ",
+	analysis.StatKendall: "Kendall τ-b", analysis.StatWeightedKappa: "quadratic-weighted κ", analysis.StatConfigPearson: "Pearson r of the configurations' means",
+	analysis.StatConfigSpearman: "Spearman ρ of the configurations' means", analysis.StatRateA: "judges' rate (%)", analysis.StatRateB: "annotators' rate (%)",
+	analysis.StatAgreement: "agreement (%)", analysis.StatKappa: "Cohen's κ",
 }
 
 // queueRuns are the runs of a queue's items with their tasks and

@@ -70,8 +70,10 @@ const annotateTemplates = `
 {{if .Link}}<p>{{.LinkFor}}’s link{{if .Token}} (theirs alone: it opens this queue only, as {{.LinkFor}}){{end}}: <code class="link">{{.Link}}</code></p>{{end}}
 <h2>Agreement among the annotators</h2>
 {{template "figures" $s.Among}}
+{{if $s.Among}}<p class="note">n: the items two annotators or more answered (on that question).</p>{{end}}
 <h2>Against {{$s.Versus}}</h2>
 {{template "figures" $s.Against}}
+{{if $s.Against}}<p class="note">n: the items both sides scored on that question (for the configurations' means: the configurations); it differs between questions and statistics as their answers and scores do.</p>{{end}}
 {{range $s.Notes}}<p class="note">{{.}}</p>{{end}}
 {{template "foot" .}}{{end}}
 

@@ -253,6 +253,19 @@ func TestAnnotateFlow(t *testing.T) {
 			t.Errorf("status lacks %s:\n%s", want, st)
 		}
 	}
+	// The status page names its statistics in words, and says what n
+	// counts in each table.
+	page = get(t, s, "/annotate/q1/status").Body.String()
+	for _, raw := range []string{">mean_a<", ">mean_b<", ">mae<", ">delta<", ">pearson<"} {
+		if strings.Contains(page, raw) {
+			t.Errorf("the status page shows the raw name %s", raw)
+		}
+	}
+	for _, want := range []string{"mean of the annotators", "n: the items two annotators or more answered", "n: the items both"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the status page lacks %q", want)
+		}
+	}
 }
 
 // Answers that do not fit the question, or questions and items the queue
