@@ -751,6 +751,13 @@ type taskView struct {
 func taskViews(d *RunDetail) []taskView {
 	byTask := map[string][]rows.JudgmentView{}
 	for _, j := range d.Judgments {
+		if j.Metric == "tc" { // TC's parts on TC's scale, 0–100
+			sc := make([]rows.NamedScore, len(j.Scores))
+			for k, x := range j.Scores {
+				sc[k] = rows.NamedScore{Name: x.Name, Value: 100 * x.Value}
+			}
+			j.Scores = sc
+		}
 		byTask[j.Task] = append(byTask[j.Task], j)
 	}
 	use := map[string]rows.TaskRow{}
@@ -761,7 +768,7 @@ func taskViews(d *RunDetail) []taskView {
 		var parts []string
 		for i, n := range []string{"evidence", "outputs", "constraints"} {
 			if r[i] != nil {
-				parts = append(parts, fmt.Sprintf("%s %.2f", n, *r[i]))
+				parts = append(parts, fmt.Sprintf("%s %.2f", n, 100**r[i]))
 			}
 		}
 		return strings.Join(parts, ", ")
@@ -1069,7 +1076,7 @@ const pageTemplates = `
 <p>{{$d.Run.Config}} · scenario {{$d.Run.Scenario}} · persona {{$d.Run.Persona}} ({{$d.Run.PersonaGroup}}) · repetition {{$d.Run.Rep}}</p>
 <p>{{range .Metrics}}{{.}} <strong>{{num (metric $d.Run.Metrics .) (digits .)}}</strong> · {{end}}</p>
 <h2>Tasks</h2>
-<p class="note">Depths and rule components as logged and, where <code>gymlens score</code> rescored the run, as derived from the trajectory; the metrics use the effective ones (“the metrics use”). <span class="flag">Flagged</span>: the chosen depth is not the expected one, or the rescoring disagrees with the log.</p>
+<p class="note">TC and its parts (rule components, the judges' scores) are on TC’s scale, 0–100. Depths and rule components as logged and, where <code>gymlens score</code> rescored the run, as derived from the trajectory; the metrics use the effective ones (“the metrics use”). <span class="flag">Flagged</span>: the chosen depth is not the expected one, or the rescoring disagrees with the log.</p>
 <div class="wrap"><table><thead><tr><th>task</th><th>active</th><th class="num">weight</th><th>expected → chosen (logged)</th><th>rescored</th><th>the metrics use</th><th>rules (logged)</th><th>rules (rescored)</th></tr></thead><tbody>
 {{.TaskRows}}</tbody></table></div>
 {{.Judgments}}

@@ -219,7 +219,7 @@ func TestRunPage(t *testing.T) {
 	id := "Model A/s1/p/1"
 	body := get(t, s, runPath(id)).Body.String()
 	for _, want := range []string{"Monday 2 March 2026", "Tuesday 3 March 2026", "tool_call", "depth read", `<span class="flag">prepare → execute</span>`,
-		"correctness <strong>0.40</strong>", "now 1, later 0", `<span class="flag">prepare → suggest</span>`, "evidence 0.50, outputs 1.00",
+		"correctness <strong>40.00</strong>", "now 1, later 0", `<span class="flag">prepare → suggest</span>`, "evidence 50.00, outputs 100.00",
 		`<a href="#e1">#1</a> “&lt;script&gt;`, "Because &lt;script&gt;", "superseded by a newer prompt version", `id="e1" class="event env in-window"`,
 		`id="e3" class="event user"`, "pause: Mon 09:01 → Tue 11:00 (26 h)", "not active", "t2 &lt;script&gt;"} {
 		if !strings.Contains(body, want) {
@@ -410,6 +410,10 @@ func TestCompare(t *testing.T) {
 	// TC: A's task has evidence 0.4, outputs 1 and judged 0.4 and 0.4, so
 	// 100 × 0.55; B's 0.6, 1, 0.6, 0.6: 70.00; B − A = +15.00.
 	page = html.UnescapeString(page)
+	// The task table on the same 0–100 scale as the metrics.
+	if !strings.Contains(page, `<td class="num">55.00</td><td class="num">70.00</td><td class="num">+15.00</td>`) {
+		t.Error("compare's task table is not on TC's 0–100 scale")
+	}
 	for _, want := range []string{"Two runs side by side", "B − A", "55.00", "70.00", "+15.00", "Monday 2 March 2026", "Tuesday 3 March 2026", "t1", "prepare → "} {
 		if !strings.Contains(page, want) {
 			t.Errorf("compare lacks %q", want)
