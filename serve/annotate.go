@@ -397,9 +397,19 @@ func (s *Server) queueHome(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var done []map[string]any
+	tutorials := 0
+	for _, it := range st.Items {
+		if it.Tutorial {
+			tutorials++
+		}
+	}
 	for _, it := range st.Items {
 		if st.Done(it.Item, a.name) {
-			done = append(done, map[string]any{"N": it.Pos + 1, "Tutorial": it.Tutorial})
+			label := strconv.Itoa(it.Pos + 1 - tutorials) // as the item pages count
+			if it.Tutorial {
+				label = fmt.Sprintf("practice %d", it.Pos+1)
+			}
+			done = append(done, map[string]any{"N": it.Pos + 1, "Label": label})
 		}
 	}
 	data["Done"] = done
@@ -479,8 +489,14 @@ func (s *Server) item(w http.ResponseWriter, r *http.Request) {
 			tutorials++
 		}
 	}
-	data := map[string]any{"Title": fmt.Sprintf("%s: item %d", name, it.Pos+1), "Queue": st.Queue, "Item": it, "N": it.Pos + 1,
-		"Of": len(st.Items), "Tutorials": tutorials, "Questions": qs, "Annotator": a.name, "Fixed": a.fixed, "Base": base,
+	// Counted as the CLI and the status page count: practice items
+	// apart (they come first), the others from 1.
+	place := fmt.Sprintf("practice item %d of %d", it.Pos+1, tutorials)
+	if !it.Tutorial {
+		place = fmt.Sprintf("item %d of %d", it.Pos+1-tutorials, len(st.Items)-tutorials)
+	}
+	data := map[string]any{"Title": fmt.Sprintf("%s: %s", name, place), "Queue": st.Queue, "Item": it, "Place": place, "ShowsKey": it.Tutorial && len(it.Key) > 0,
+		"Tutorials": tutorials, "Questions": qs, "Annotator": a.name, "Fixed": a.fixed, "Base": base,
 		"Action": fmt.Sprintf("%s/items/%d", base, it.Pos+1), "Done": done, "Saved": r.URL.Query().Get("saved") != ""}
 	s.page(w, "annotate-item", data)
 }
@@ -522,7 +538,7 @@ func (s *Server) answerForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	base := "/annotate/" + url.PathEscape(name)
-	if it.Tutorial {
+	if it.Tutorial && len(it.Key) > 0 { // to its key
 		http.Redirect(w, r, fmt.Sprintf("%s/items/%d?saved=1", base, it.Pos+1), http.StatusSeeOther)
 		return
 	}

@@ -38,11 +38,11 @@ const annotateTemplates = `
 {{define "annotate-done"}}{{template "head" .}}
 <h1>Annotate: {{.Queue.Name}}</h1>
 <p>Thank you, {{.Annotator}}: nothing is left for you in this queue.</p>
-{{if .Done}}<p>Your answers (open one to change it): {{range .Done}}<a href="{{$.Base}}/items/{{.N}}">{{.N}}{{if .Tutorial}} (practice){{end}}</a> {{end}}</p>{{end}}
+{{if .Done}}<p>Your answers (open one to change it): {{range .Done}}<a href="{{$.Base}}/items/{{.N}}">{{.Label}}</a> {{end}}</p>{{end}}
 {{template "foot" .}}{{end}}
 
 {{define "annotate-item"}}{{template "head" .}}
-<h1>{{.Queue.Name}} · item {{.N}} of {{.Of}}</h1>
+<h1>{{.Queue.Name}} · {{.Place}}</h1>
 <p class="note">Annotating as <strong>{{.Annotator}}</strong>{{if not .Fixed}} · <a href="{{.Base}}?annotator=">not you?</a>{{end}}{{if .Done}} · answered: you may change your answers{{end}}</p>
 {{if .Item.Tutorial}}<p class="tutorial">A practice item{{if .Item.Key}}: once you answer, the reference answer is shown{{end}}. Practice answers do not count in the agreement.</p>{{end}}
 {{if .Item.Task}}<p>Task: <strong>{{.Item.Task}}</strong></p>{{end}}
@@ -54,7 +54,7 @@ const annotateTemplates = `
 {{end}}{{else}}<input name="q:{{.Question}}" value="{{.Given}}" inputmode="decimal" required>{{end}}
 {{if .Key}}<p class="{{if .Match}}match{{else}}flag{{end}}">Reference answer: {{.Key}}{{if .Match}} — the same as yours{{else}} — yours: {{.Given}}{{end}}</p>{{end}}
 </fieldset>
-{{end}}<button type="submit">{{if .Done}}Save the change{{else}}Save and go on{{end}}</button></form>
+{{end}}<button type="submit">{{if .Done}}Save the change{{else if .ShowsKey}}Save and see the reference answer{{else}}Save and go on{{end}}</button></form>
 {{if and .Item.Tutorial .Done}}<p><a href="{{.Base}}">go on to the next item</a></p>{{end}}
 {{template "foot" .}}{{end}}
 

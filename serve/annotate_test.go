@@ -430,3 +430,38 @@ func TestPAREQueue(t *testing.T) {
 		t.Errorf("practice against its key: %+v", st.Annotators[0])
 	}
 }
+
+// An item page counts as the CLI and the status page do: practice items
+// apart ("practice item 1 of 1"), the others from 1 ("item 1 of 3"); a
+// practice item with a key says its button shows the key, and one
+// without a key goes on like any other.
+func TestAnnotateCountsAndPracticeGoesOn(t *testing.T) {
+	s, n := annotated(t, "", false)
+	alice := []string{"Cookie", nameCookie + "=alice"}
+	page := get(t, s, "/annotate/q1/items/1", alice...).Body.String()
+	if !strings.Contains(page, "q1 · practice item 1 of 1") || !strings.Contains(page, "Save and see the reference answer") {
+		t.Errorf("practice item page: %.400s", page[strings.Index(page, "<h1>"):])
+	}
+	page = get(t, s, "/annotate/q1/items/2", alice...).Body.String()
+	if !strings.Contains(page, "q1 · item 1 of 3") || !strings.Contains(page, "Save and go on") {
+		t.Errorf("item page: %.400s", page[strings.Index(page, "<h1>"):])
+	}
+	status := get(t, s, "/annotate/q1/status").Body.String()
+	if !strings.Contains(status, "3 items (and 1 practice)") {
+		t.Error("the status page counts otherwise")
+	}
+	// A practice item without a key: saved, the annotator goes on.
+	n.mu.Lock()
+	n.items["q1"][0].Key = nil
+	n.mu.Unlock()
+	s2, err := New(context.Background(), n, Options{Name: "test.duckdb", Bootstrap: s.opt.Bootstrap, AllowedHosts: []string{"example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page := get(t, s2, "/annotate/q1/items/1", alice...).Body.String(); !strings.Contains(page, "Save and go on") {
+		t.Error("a practice item without a key does not say it goes on")
+	}
+	if rec := post(t, s2, "/annotate/q1/items/1", form, "q:trj.competence=4&q:tc=0.5", alice...); rec.Code != 303 || rec.Header().Get("Location") != "/annotate/q1" {
+		t.Errorf("a practice item without a key: %d to %s", rec.Code, rec.Header().Get("Location"))
+	}
+}
