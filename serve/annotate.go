@@ -495,7 +495,14 @@ func (s *Server) item(w http.ResponseWriter, r *http.Request) {
 	if !it.Tutorial {
 		place = fmt.Sprintf("item %d of %d", it.Pos+1-tutorials, len(st.Items)-tutorials)
 	}
+	skipped := len(given) > 0
+	for q, g := range given {
+		if q != analysis.CommentQuestion && !analysis.IsSkip(g) {
+			skipped = false
+		}
+	}
 	data := map[string]any{"Title": fmt.Sprintf("%s: %s", name, place), "Queue": st.Queue, "Item": it, "Place": place, "ShowsKey": it.Tutorial && len(it.Key) > 0,
+		"Comment": given[analysis.CommentQuestion].Choice, "Skipped": skipped, "MaxComment": analysis.MaxComment,
 		"Tutorials": tutorials, "Questions": qs, "Annotator": a.name, "Fixed": a.fixed, "Base": base,
 		"Action": fmt.Sprintf("%s/items/%d", base, it.Pos+1), "Done": done, "Saved": r.URL.Query().Get("saved") != ""}
 	s.page(w, "annotate-item", data)
@@ -528,10 +535,16 @@ func (s *Server) answerForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	given := map[string]string{}
+	skip := r.PostForm.Get("skip") == "1"
 	for _, q := range st.Queue.Questions {
-		if v := r.PostForm.Get("q:" + q); v != "" {
+		if v := r.PostForm.Get("q:" + q); skip {
+			given[q] = analysis.SkipAnswer
+		} else if v != "" {
 			given[q] = v
 		}
+	}
+	if c := strings.TrimSpace(r.PostForm.Get("comment")); c != "" {
+		given[analysis.CommentQuestion] = c
 	}
 	if err := s.save(r.Context(), st, it, a.name, given); err != nil {
 		failAnswer(w, err)
@@ -555,7 +568,7 @@ func (s *Server) save(ctx context.Context, st *analysis.QueueState, it rows.Queu
 		return analysis.Optionf("answers: none given (questions: %s)", strings.Join(st.Queue.Questions, ", "))
 	}
 	var answers []rows.Answer
-	for _, q := range st.Queue.Questions {
+	for _, q := range append(slices.Clip(st.Queue.Questions), analysis.CommentQuestion) {
 		v, ok := given[q]
 		if !ok {
 			continue
@@ -567,7 +580,7 @@ func (s *Server) save(ctx context.Context, st *analysis.QueueState, it rows.Queu
 		answers = append(answers, ans)
 	}
 	for q := range given {
-		if !contains(st.Queue.Questions, q) {
+		if !contains(st.Queue.Questions, q) && q != analysis.CommentQuestion {
 			return analysis.Optionf("answers: queue %q asks no question %q (it asks %s)", st.Queue.Name, q, strings.Join(st.Queue.Questions, ", "))
 		}
 	}

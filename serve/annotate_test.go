@@ -465,3 +465,54 @@ func TestAnnotateCountsAndPracticeGoesOn(t *testing.T) {
 		t.Errorf("a practice item without a key: %d to %s", rec.Code, rec.Header().Get("Location"))
 	}
 }
+
+// An annotator may add a comment to an item and may skip it ("cannot
+// judge"): both are stored as the annotator's answers (a skip to every
+// question), count as done, are not ratings (nor PARE decisions), and the
+// export writes them.
+func TestAnnotateSkipAndComment(t *testing.T) {
+	s, n := annotated(t, "", false)
+	alice := []string{"Cookie", nameCookie + "=alice"}
+	page := get(t, s, "/annotate/q1/items/2", alice...).Body.String()
+	if !strings.Contains(page, `<textarea name="comment"`) || !strings.Contains(page, `name="skip" value="1" formnovalidate`) {
+		t.Fatalf("the item page has no comment or skip: %s", page[strings.Index(page, "<form"):])
+	}
+	if rec := post(t, s, "/annotate/q1/items/2", form, "skip=1&comment="+url.QueryEscape("no deliverable <b>shown</b>"), alice...); rec.Code != 303 {
+		t.Fatalf("skip: %d %s", rec.Code, rec.Body.String())
+	}
+	if rec := post(t, s, "/annotate/q1/items/3", form, "q:trj.competence=4&q:tc=0.5&comment=fine", alice...); rec.Code != 303 {
+		t.Fatalf("answer with a comment: %d %s", rec.Code, rec.Body.String())
+	}
+	n.mu.Lock()
+	got := map[string]string{}
+	for _, a := range n.answers["q1"] {
+		got[a.Item[len(a.Item)-8:]+" "+a.Question] = analysis.AnswerText(a)
+	}
+	q := n.queues["q1"]
+	items, answers := n.items["q1"], slices.Clone(n.answers["q1"])
+	n.mu.Unlock()
+	if len(got) != 6 {
+		t.Errorf("answers stored: %v", got)
+	}
+	st := analysis.NewQueueState(q, items, answers)
+	if !st.Done(items[1].Item, "alice") {
+		t.Error("a skipped item is not done")
+	}
+	for _, r := range st.Ratings() {
+		if r.Question == analysis.CommentQuestion || math.IsNaN(r.Value) {
+			t.Errorf("a comment or a skip became a rating: %+v", r)
+		}
+	}
+	if len(st.Ratings()) != 2 {
+		t.Errorf("ratings: %+v", st.Ratings())
+	}
+	page = get(t, s, "/annotate/q1/items/2", alice...).Body.String()
+	if !strings.Contains(page, "no deliverable &lt;b&gt;shown&lt;/b&gt;</textarea>") || !strings.Contains(page, "You skipped this item") {
+		t.Error("the item page does not show the comment and the skip given")
+	}
+	// A comment longer than the limit is refused.
+	long := strings.Repeat("x", analysis.MaxComment+1)
+	if rec := post(t, s, "/annotate/q1/items/3", form, "q:trj.competence=4&q:tc=0.5&comment="+long, alice...); rec.Code != 400 {
+		t.Errorf("a long comment: %d", rec.Code)
+	}
+}
