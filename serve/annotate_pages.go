@@ -55,9 +55,9 @@ const annotateTemplates = `
 {{if .Key}}<p class="{{if .Match}}match{{else}}flag{{end}}">Reference answer: {{.Key}}{{if .Match}} — the same as yours{{else}} — yours: {{.Given}}{{end}}</p>{{end}}
 </fieldset>
 {{end}}<label class="comment">a comment (optional; stored with your answers and exported)<textarea name="comment" rows="2" maxlength="{{.MaxComment}}">{{.Comment}}</textarea></label>
-{{if .Skipped}}<p class="note">You skipped this item (cannot judge); answer it to change that.</p>{{end}}
+{{if .Skipped}}<p class="note">You skipped this item (cannot answer); answer it to change that.</p>{{end}}
 <button type="submit">{{if .Done}}Save the change{{else if .ShowsKey}}Save and see the reference answer{{else}}Save and go on{{end}}</button>
-<button type="submit" name="skip" value="1" formnovalidate>Skip: I cannot judge this item</button></form>
+<button type="submit" name="skip" value="1" formnovalidate>Skip: I cannot answer this item</button></form>
 {{if and .Item.Tutorial .Done}}<p><a href="{{.Base}}">go on to the next item</a></p>{{end}}
 {{template "foot" .}}{{end}}
 
