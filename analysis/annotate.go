@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gymlens/gymlens/ingest/rows"
 )
@@ -81,19 +82,47 @@ func CheckQuestion(kind, question string) error {
 		}
 		return nil
 	}
-	if question == "" || question == rows.PAREQuestion {
+	if question == "" || question == rows.PAREQuestion || question == CommentQuestion {
 		return Optionf("question %q: a ratings queue asks trust, trj.<construct>, tc, tc.<diagnostic>, ta, ta.now, ta.later or a question of its own", question)
 	}
 	return nil
 }
 
+// SkipAnswer is the answer "skip / cannot judge", which any question
+// takes: the annotator is done with the item, and it is no rating nor
+// decision.
+const SkipAnswer = "skip"
+
+// CommentQuestion is where an annotator's free-text comment on an item is
+// stored, as an answer whose choice is the text (no queue asks it as a
+// question); MaxComment is the most characters it takes.
+const (
+	CommentQuestion = "comment"
+	MaxComment      = 2000
+)
+
+// IsSkip tells whether a is the answer "skip / cannot judge".
+func IsSkip(a rows.Answer) bool { return a.Choice == SkipAnswer && a.Question != CommentQuestion }
+
 // ParseAnswer reads an answer to question as given (a form field or a
 // JSON value as text): one of the question's choices, or a finite number
-// when it has none.
+// when it has none; SkipAnswer to any question; the comment's text, of at
+// most MaxComment characters, to CommentQuestion.
 func ParseAnswer(question, text string) (rows.Answer, error) {
 	s := QuestionScale(question)
 	a := rows.Answer{Question: question, Value: math.NaN()}
+	if question == CommentQuestion {
+		if n := utf8.RuneCountInString(text); n > MaxComment {
+			return a, Optionf("comment: %d characters, at most %d", n, MaxComment)
+		}
+		a.Choice = strings.TrimSpace(text)
+		return a, nil
+	}
 	text = strings.TrimSpace(text)
+	if text == SkipAnswer {
+		a.Choice = text
+		return a, nil
+	}
 	if s.Categorical {
 		for _, c := range s.Choices {
 			if text == c.Value {
@@ -307,7 +336,7 @@ func (s *QueueState) PARESamples(simulated map[string]rows.PARESampleRow) []rows
 		}
 		row := rows.PARESampleRow{SampleID: it.Sample, Simulated: sim.Simulated, Correct: sim.Correct, Humans: map[string]string{}}
 		for a, g := range s.answers[it.Item] {
-			if x, ok := g[rows.PAREQuestion]; ok && x.Choice != "" {
+			if x, ok := g[rows.PAREQuestion]; ok && x.Choice != "" && !IsSkip(x) {
 				row.Humans[a] = x.Choice
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // copyFixtures copies PARE's fixture traces into a new folder.
@@ -181,5 +182,46 @@ func TestPAREResultLinks(t *testing.T) {
 	}
 	if !strings.HasPrefix(linked, "s1_run_1 | p | u1 -> ") || !strings.HasSuffix(linked, filepath.Join("cfgB", "s1_run_1.json")) {
 		t.Errorf("linked: %s", linked)
+	}
+}
+
+// A PARE run's texts come in the orders of LoadPARERuns: each event's
+// message (its content argument), arguments and result, each proposal's
+// text, cut at PARETextLimit.
+func TestPARETexts(t *testing.T) {
+	w := openTemp(t)
+	if _, err := w.Ingest(ctx, []string{copyFixtures(t, pareFixtures...)}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := w.LoadPARERuns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		tx, err := w.PARETexts(ctx, r.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tx.Events) != len(r.Events) || len(tx.Proposals) != len(r.Decisions) {
+			t.Errorf("%s: %d event texts for %d events, %d proposals for %d decision points", r.RunID, len(tx.Events), len(r.Events), len(tx.Proposals), len(r.Decisions))
+			continue
+		}
+		for i, e := range r.Events {
+			x := tx.Events[i]
+			if e.Function == "send_message_to_user" && (x.Text == "" || !strings.Contains(x.Args, `"content"`)) {
+				t.Errorf("%s: event %d sends no text: %+v", r.RunID, i, x)
+			}
+			if utf8.RuneCountInString(x.Result) > PARETextLimit || utf8.RuneCountInString(x.Args) > PARETextLimit {
+				t.Errorf("%s: event %d: a text longer than the limit", r.RunID, i)
+			}
+		}
+		for i, p := range tx.Proposals {
+			if p == "" {
+				t.Errorf("%s: proposal %d has no text", r.RunID, i)
+			}
+		}
+	}
+	if tx, err := w.PARETexts(ctx, "nope"); err != nil || len(tx.Events) != 0 {
+		t.Errorf("a run not there: %+v, %v", tx, err)
 	}
 }

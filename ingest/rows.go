@@ -566,6 +566,38 @@ func (w *Warehouse) LoadPARERuns(ctx context.Context) ([]PARERun, error) {
 	return runs, err
 }
 
+// PARETextLimit is the most characters of an event's argument, result
+// or message text, or of a proposal, that PARETexts reads (a result can
+// be a mailbox).
+const PARETextLimit = 4000
+
+// PARETexts reads what a PARE run's events and proposals say, in the
+// orders of LoadPARERuns (nil texts for a run not there).
+func (w *Warehouse) PARETexts(ctx context.Context, id string) (*PARETexts, error) {
+	out := &PARETexts{}
+	err := w.scan(ctx, `SELECT left(coalesce(args->>'content', ''), ?), left(coalesce(CAST(args AS VARCHAR), ''), ?),
+		left(coalesce(return_value, exception, ''), ?) FROM pare_events WHERE run_id = ? ORDER BY seq`, func(rows *sql.Rows) error {
+		var e PAREEventText
+		if err := rows.Scan(&e.Text, &e.Args, &e.Result); err != nil {
+			return err
+		}
+		out.Events = append(out.Events, e)
+		return nil
+	}, PARETextLimit, PARETextLimit, PARETextLimit, id)
+	if err != nil {
+		return nil, err
+	}
+	err = w.scan(ctx, `SELECT left(coalesce(proposal, ''), ?) FROM decision_points WHERE run_id = ? ORDER BY sample_id`, func(rows *sql.Rows) error {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return err
+		}
+		out.Proposals = append(out.Proposals, p)
+		return nil
+	}, PARETextLimit, id)
+	return out, err
+}
+
 // LoadPARESamples reads the PARE samples, with their annotations, sorted
 // by sample id; annotations of samples not ingested are returned apart.
 func (w *Warehouse) LoadPARESamples(ctx context.Context) ([]PARESampleRow, int, error) {

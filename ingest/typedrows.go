@@ -15,6 +15,8 @@ type (
 	PARERun        = rows.PARERun
 	PAREEvent      = rows.PAREEvent
 	PAREDecision   = rows.PAREDecision
+	PAREEventText  = rows.PAREEventText
+	PARETexts      = rows.PARETexts
 	PAREReportRow  = rows.PAREReportRow
 	JudgeRun       = rows.JudgeRun
 	JudgeEvent     = rows.JudgeEvent

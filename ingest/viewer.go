@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -299,6 +300,64 @@ func (w *Warehouse) SearchRuns(ctx context.Context, q string) (map[string]bool, 
 		out[id] = true
 	}
 	return out, rs.Err()
+}
+
+// SnippetContext is how many characters of text a search's snippet
+// keeps on each side of the match.
+const SnippetContext = 60
+
+// SearchSnippets gives, for each of the runs ids whose trajectory holds q
+// (as SearchRuns matches it), its first matching event and the text
+// around the match; runs without a match are not in the map.
+func (w *Warehouse) SearchSnippets(ctx context.Context, q string, ids []string) (map[string]rows.Snippet, error) {
+	if strings.TrimSpace(q) == "" || len(ids) == 0 {
+		return map[string]rows.Snippet{}, nil
+	}
+	pattern := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q) + "%"
+	args := []any{pattern}
+	marks := make([]string, len(ids))
+	for i, id := range ids {
+		marks[i] = fmt.Sprintf("?%d", i+2)
+		args = append(args, id)
+	}
+	rs, err := w.db.QueryContext(ctx, `SELECT run_id, seq, CASE WHEN text ILIKE ?1 ESCAPE '\' THEN text WHEN tool ILIKE ?1 ESCAPE '\' THEN tool
+		WHEN CAST(args AS VARCHAR) ILIKE ?1 ESCAPE '\' THEN CAST(args AS VARCHAR) ELSE CAST(result AS VARCHAR) END FROM events
+		WHERE run_id IN (`+strings.Join(marks, ", ")+`) AND (text ILIKE ?1 ESCAPE '\' OR tool ILIKE ?1 ESCAPE '\' OR CAST(args AS VARCHAR) ILIKE ?1 ESCAPE '\'
+		OR CAST(result AS VARCHAR) ILIKE ?1 ESCAPE '\') QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY seq) = 1`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	out := map[string]rows.Snippet{}
+	for rs.Next() {
+		var id, text string
+		var seq int64
+		if err := rs.Scan(&id, &seq, &text); err != nil {
+			return nil, err
+		}
+		out[id] = rows.Snippet{Seq: seq, Text: around(text, q, SnippetContext)}
+	}
+	return out, rs.Err()
+}
+
+// around is the first match of q in text (any case) with n characters
+// on each side, "…" where text goes on.
+func around(text, q string, n int) string {
+	loc := regexp.MustCompile(`(?i)` + regexp.QuoteMeta(q)).FindStringIndex(text)
+	if loc == nil {
+		return ""
+	}
+	before, match, after := []rune(text[:loc[0]]), text[loc[0]:loc[1]], []rune(text[loc[1]:])
+	out := match
+	if len(before) > n {
+		out = "…" + string(before[len(before)-n:]) + out
+	} else {
+		out = string(before) + out
+	}
+	if len(after) > n {
+		return out + string(after[:n]) + "…"
+	}
+	return out + string(after)
 }
 
 // scenarioSpec is what a run page needs of its scenario: its tasks'

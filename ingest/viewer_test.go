@@ -297,3 +297,41 @@ func TestRunEventsFromTheirSpans(t *testing.T) {
 		t.Errorf("the replaced r2 keeps %d task or judgment spans", spans)
 	}
 }
+
+// A search's snippets: for each run asked for whose trajectory holds the
+// text, its first matching event, with the match and some text around it
+// (whatever its case); runs without a match are left out.
+func TestSearchSnippets(t *testing.T) {
+	w := sampleWarehouse(t)
+	var id, text string
+	var seq int64
+	if err := w.db.QueryRow(`SELECT run_id, seq, text FROM events WHERE length(text) > 60 ORDER BY run_id, seq LIMIT 1`).Scan(&id, &seq, &text); err != nil {
+		t.Fatal(err)
+	}
+	q := strings.ToUpper(text[20:30])
+	found, err := w.SearchRuns(ctx, q)
+	if err != nil || !found[id] {
+		t.Fatalf("search %q: %v, %v", q, found[id], err)
+	}
+	var other string
+	w.db.QueryRow(`SELECT run_id FROM runs WHERE run_id <> ? ORDER BY run_id LIMIT 1`, id).Scan(&other)
+	sn, err := w.SearchSnippets(ctx, q, []string{id, other, "nope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := sn[id]
+	if !ok || !strings.Contains(strings.ToUpper(s.Text), q) || len([]rune(s.Text)) > 2*SnippetContext+len(q)+2 {
+		t.Errorf("snippet of %s for %q: %+v", id, q, s)
+	}
+	if s.Seq > seq {
+		t.Errorf("snippet at #%d, the first match is at #%d or before", s.Seq, seq)
+	}
+	if _, ok := sn["nope"]; ok {
+		t.Error("a snippet for a run not there")
+	}
+	if !found[other] {
+		if _, ok := sn[other]; ok {
+			t.Error("a snippet for a run without a match")
+		}
+	}
+}

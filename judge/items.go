@@ -422,7 +422,7 @@ func shorten(s string, n int) string {
 // VisibleHistory is what the user saw of a run up to a task's final turn
 // (task "" : the whole run), as text for a human rater: one record a line,
 // "#seq time actor kind [tool]: text". It shows the records a TR-J judge
-// sees.
+// sees, and for a task then what a TC judge reads of it (taskWork).
 func VisibleHistory(run *rows.JudgeRun, task string) string {
 	upTo := int64(math.MaxInt64)
 	for _, t := range run.Tasks {
@@ -448,7 +448,71 @@ func VisibleHistory(run *rows.JudgeRun, task string) string {
 		}
 		fmt.Fprintf(&b, ": %s\n", strings.Join(strings.Fields(text), " "))
 	}
+	for _, t := range run.Tasks {
+		if task != "" && t.Task == task {
+			taskWork(&b, run, t, upTo)
+		}
+	}
 	return b.String()
+}
+
+// taskWork writes what a TC rater needs of a task, as a TC judge reads
+// it: the task's expected outcome (its rubric's checks) and the records
+// credited to it up to its final turn (the agent's work: tool calls with
+// their arguments, results, messages).
+func taskWork(b *strings.Builder, run *rows.JudgeRun, t rows.JudgeTask, upTo int64) {
+	b.WriteString("\n— Expected (the task's checks): ")
+	var rubric map[string][]map[string]any
+	if err := json.Unmarshal([]byte(t.Rubric), &rubric); err != nil || len(rubric) == 0 {
+		b.WriteString("none given")
+	}
+	var kinds []string
+	for _, kind := range []string{"evidence", "outputs", "constraints"} {
+		var checks []string
+		for _, c := range rubric[kind] {
+			tool, _ := c["tool"].(string)
+			rest := map[string]any{}
+			for k, v := range c {
+				if k != "tool" {
+					rest[k] = v
+				}
+			}
+			check := tool
+			if len(rest) > 0 {
+				j, _ := json.Marshal(rest) // keys sorted
+				check = strings.TrimSpace(tool + " " + string(j))
+			}
+			checks = append(checks, check)
+		}
+		if len(checks) > 0 {
+			kinds = append(kinds, kind+": "+strings.Join(checks, ", "))
+		}
+	}
+	b.WriteString(strings.Join(kinds, "; "))
+	fmt.Fprintf(b, "\n— The agent's work on the task (the records credited to it, to its final turn; depth chosen: %s):\n", t.Chosen)
+	for _, e := range run.Events {
+		if e.Seq > upTo {
+			break
+		}
+		if e.Task != t.Task {
+			continue
+		}
+		fmt.Fprintf(b, "#%d %s %s %s", e.Seq, e.T.UTC().Format("2006-01-02 15:04"), e.Actor, e.Kind)
+		if e.Tool != "" {
+			fmt.Fprintf(b, " [%s]", e.Tool)
+		}
+		if e.Args != "" {
+			fmt.Fprintf(b, " %s", strings.Join(strings.Fields(e.Args), " "))
+		}
+		text := e.Text
+		if text == "" {
+			text = e.Result
+		}
+		if text != "" {
+			fmt.Fprintf(b, ": %s", strings.Join(strings.Fields(text), " "))
+		}
+		b.WriteString("\n")
+	}
 }
 
 // VisibleHistories are, for the tasks of runs in need (run → tasks; ""

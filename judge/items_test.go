@@ -180,3 +180,30 @@ func BenchmarkItems(b *testing.B) {
 		}
 	}
 }
+
+// A task's context for a human rater shows, after what the user saw, what
+// a TC rater needs: the task's expected outcome (its rubric's checks) and
+// the agent's work on it (the records credited to the task up to its final
+// turn, tool calls with their arguments and results included, each with
+// its number), and nothing that names the model.
+func TestVisibleHistoryShowsWhatTCNeeds(t *testing.T) {
+	run := judgeRun()
+	h := VisibleHistory(run, "buy")
+	for _, want := range []string{"Expected (the task's checks): evidence: search", "The agent's work on the task",
+		`#2 2026-03-02 09:01 agent tool_call [search] {"q":"monitor"}`, "#3 2026-03-02 09:02 env tool_result [search]: M27 at £150"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("context lacks %q:\n%s", want, h)
+		}
+	}
+	if strings.Contains(h, "#5") {
+		t.Error("a record after the task's final turn is shown")
+	}
+	for _, secret := range []string{run.RunID, "gpt", "xhigh", "Sol"} {
+		if strings.Contains(h, secret) {
+			t.Errorf("the context reveals %q", secret)
+		}
+	}
+	if whole := VisibleHistory(run, ""); strings.Contains(whole, "Expected") {
+		t.Error("a run's context (no task) has a task's expectations")
+	}
+}

@@ -162,7 +162,6 @@ func (a *arrows) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 		y := trY(a.ys[i])
 		x0, x1 := trX(a.from[i]), trX(a.to[i])
-		right := math.Max(float64(x0), float64(x1))
 		if !math.IsNaN(a.lo[i]) && !math.IsNaN(a.hi[i]) {
 			lo, hi := trX(a.from[i]+a.lo[i]), trX(a.from[i]+a.hi[i])
 			ci := draw.LineStyle{Color: color.Gray{110}, Width: vg.Points(0.8)}
@@ -172,7 +171,6 @@ func (a *arrows) Plot(c draw.Canvas, p *plot.Plot) {
 			c.StrokeLine2(ci, hi, y-cap, hi, y+cap)
 			mark(c, vg.Point{X: lo, Y: y})
 			mark(c, vg.Point{X: hi, Y: y})
-			right = math.Max(right, float64(hi))
 		}
 		c.StrokeLine2(draw.LineStyle{Color: col, Width: vg.Points(1.2)}, x0, y, x1, y)
 		dir := vg.Length(1)
@@ -190,16 +188,40 @@ func (a *arrows) Plot(c draw.Canvas, p *plot.Plot) {
 		c.DrawGlyph(draw.GlyphStyle{Color: col, Radius: vg.Points(1.5), Shape: draw.CircleGlyph{}}, vg.Point{X: x0, Y: y})
 		mark(c, vg.Point{X: x0, Y: y})
 		mark(c, vg.Point{X: x1, Y: y})
-		sty := text.Style{Color: color.Black, Font: plotter.DefaultFont, Handler: plot.DefaultTextHandler, XAlign: draw.XLeft, YAlign: draw.YCenter}
-		sty.Font.Size = 7
-		label := fmt.Sprintf("%+.*f", a.digits, a.to[i]-a.from[i])
-		if !math.IsNaN(a.lo[i]) && !math.IsNaN(a.hi[i]) {
-			label += fmt.Sprintf(" [%+.*f, %+.*f]", a.digits, a.lo[i], a.digits, a.hi[i])
-		}
-		at := vg.Point{X: vg.Length(right) + vg.Points(4), Y: y}
-		c.FillText(sty, at, label)
-		mark(c, vg.Point{X: at.X + sty.Width(label), Y: y})
+		// The labels stand in a column right of the axes, in the room
+		// the figure keeps for the widest (labelWidth).
+		c.FillText(a.labelStyle(), vg.Point{X: c.Max.X + labelGap, Y: y}, a.label(i))
 	}
+}
+
+// labelGap is the space between the axes and the column of labels.
+const labelGap = vg.Length(4)
+
+func (a *arrows) labelStyle() text.Style {
+	sty := text.Style{Color: color.Black, Font: plotter.DefaultFont, Handler: plot.DefaultTextHandler, XAlign: draw.XLeft, YAlign: draw.YCenter}
+	sty.Font.Size = 7
+	return sty
+}
+
+// label is row i's difference with its interval.
+func (a *arrows) label(i int) string {
+	label := fmt.Sprintf("%+.*f", a.digits, a.to[i]-a.from[i])
+	if !math.IsNaN(a.lo[i]) && !math.IsNaN(a.hi[i]) {
+		label += fmt.Sprintf(" [%+.*f, %+.*f]", a.digits, a.lo[i], a.digits, a.hi[i])
+	}
+	return label
+}
+
+// labelWidth is the width of the widest label, with its gap.
+func (a *arrows) labelWidth() vg.Length {
+	var w vg.Length
+	sty := a.labelStyle()
+	for i := range a.ys {
+		if !math.IsNaN(a.from[i]) && !math.IsNaN(a.to[i]) {
+			w = max(w, sty.Width(a.label(i)))
+		}
+	}
+	return w + labelGap
 }
 
 func (a *arrows) DataRange() (xmin, xmax, ymin, ymax float64) {
@@ -211,12 +233,11 @@ func (a *arrows) DataRange() (xmin, xmax, ymin, ymax float64) {
 			}
 		}
 	}
-	// Room for the labels on the right (about a third of the width).
 	span := xmax - xmin
 	if span == 0 {
 		span = 1
 	}
-	return xmin - 0.05*span, xmax + 0.55*span, -0.6, float64(len(a.ys)) - 0.4
+	return xmin - 0.05*span, xmax + 0.05*span, -0.6, float64(len(a.ys)) - 0.4
 }
 
 // Switch is one row of the harness-switch figure: a model (of known size)
@@ -264,7 +285,7 @@ func HarnessSwitch(rows []Switch, metric, from, to string, digits int) (*Figure,
 	p.NominalY(names...)
 	p.Y.Min, p.Y.Max = -0.6, float64(len(keep))-0.4
 	h := vg.Length(0.9+0.22*float64(len(keep))) * vg.Inch
-	return single("harness-switch", fmt.Sprintf("Change in %s per open model when switching harness from %s to %s (arrow from %s to %s; "+
+	return withRightColumn(a.labelWidth(), "harness-switch", fmt.Sprintf("Change in %s per open model when switching harness from %s to %s (arrow from %s to %s; "+
 		"grey bar and brackets: the paired cluster-bootstrap 95%% interval of the change, scenarios resampled), smallest model on top.",
 		metric, from, to, from, to), ColumnWidth, h, p, len(keep)), nil
 }

@@ -181,6 +181,15 @@ func single(name, caption string, w, h vg.Length, p *plot.Plot, marks int) *Figu
 	}}
 }
 
+// withRightColumn is single with a column of width w kept free right of
+// the plot, for texts its plotters write beside the axes.
+func withRightColumn(w vg.Length, name, caption string, fw, h vg.Length, p *plot.Plot, marks int) *Figure {
+	f := single(name, caption, fw, h, p, marks)
+	inner := f.draw
+	f.draw = func(dc draw.Canvas) { inner(draw.Crop(dc, 0, -w, 0, 0)) }
+	return f
+}
+
 // pad widens a continuous axis by 6% of its range on each side, so that
 // markers and interval caps at the extremes are drawn whole, inside the
 // axes.
@@ -278,6 +287,10 @@ func (f *Figure) Render(format string) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("format: expected one of %s, found %q", strings.Join(Formats, ", "), format)
 	}
+	if textCheck != nil {
+		w, h := c.Size()
+		c = &textBounds{CanvasSizer: c, w: w, h: h, m: affine{a: 1, d: 1}}
+	}
 	f.draw(draw.New(c))
 	var b bytes.Buffer
 	if err := write(&b); err != nil {
@@ -318,6 +331,73 @@ func (s straight) RGBA() (r, g, b, a uint32) {
 // markCheck, when set (by the tests), is told of every data mark drawn:
 // whether it lies inside its plot's data area.
 var markCheck func(name string, inside bool)
+
+// textCheck, when set (by the tests), is told of every text drawn:
+// whether its box (the font's advance width by its ascent and descent
+// less a point, wherever the canvas's rotations and translations put it) lies inside
+// the figure.
+var textCheck func(text string, inside bool)
+
+// affine maps x, y to a·x + c·y + e, b·x + d·y + f.
+type affine struct{ a, b, c, d, e, f float64 }
+
+func (m affine) apply(x, y float64) (float64, float64) {
+	return m.a*x + m.c*y + m.e, m.b*x + m.d*y + m.f
+}
+
+// textBounds is a canvas that follows its transformations and reports
+// each text's box to textCheck.
+type textBounds struct {
+	vg.CanvasSizer
+	w, h  vg.Length
+	m     affine
+	saved []affine
+}
+
+func (t *textBounds) Push() { t.saved = append(t.saved, t.m); t.CanvasSizer.Push() }
+
+func (t *textBounds) Pop() {
+	if n := len(t.saved); n > 0 {
+		t.m, t.saved = t.saved[n-1], t.saved[:n-1]
+	}
+	t.CanvasSizer.Pop()
+}
+
+func (t *textBounds) Translate(pt vg.Point) {
+	m := &t.m
+	m.e, m.f = m.a*float64(pt.X)+m.c*float64(pt.Y)+m.e, m.b*float64(pt.X)+m.d*float64(pt.Y)+m.f
+	t.CanvasSizer.Translate(pt)
+}
+
+func (t *textBounds) Rotate(rad float64) {
+	m, sin, cos := t.m, math.Sin(rad), math.Cos(rad)
+	t.m.a, t.m.b, t.m.c, t.m.d = m.a*cos+m.c*sin, m.b*cos+m.d*sin, -m.a*sin+m.c*cos, -m.b*sin+m.d*cos
+	t.CanvasSizer.Rotate(rad)
+}
+
+func (t *textBounds) Scale(x, y float64) {
+	t.m.a, t.m.b, t.m.c, t.m.d = t.m.a*x, t.m.b*x, t.m.c*y, t.m.d*y
+	t.CanvasSizer.Scale(x, y)
+}
+
+func (t *textBounds) FillString(f font.Face, pt vg.Point, s string) {
+	ext := f.Extents()
+	x0, x1 := float64(pt.X), float64(pt.X+f.Width(s))
+	// A point of slack across the line: the font's ascent and descent
+	// leave room for accents and descenders that gonum/plot's layout
+	// gives a little less of.
+	y0, y1 := float64(pt.Y-ext.Descent)+1, float64(pt.Y+ext.Ascent)-1
+	const eps = 0.01
+	inside := true
+	lo, hi := [2]float64{math.Inf(1), math.Inf(1)}, [2]float64{math.Inf(-1), math.Inf(-1)}
+	for _, p := range [][2]float64{{x0, y0}, {x0, y1}, {x1, y0}, {x1, y1}} {
+		x, y := t.m.apply(p[0], p[1])
+		lo, hi = [2]float64{math.Min(lo[0], x), math.Min(lo[1], y)}, [2]float64{math.Max(hi[0], x), math.Max(hi[1], y)}
+		inside = inside && x >= -eps && x <= float64(t.w)+eps && y >= -eps && y <= float64(t.h)+eps
+	}
+	textCheck(fmt.Sprintf("%q from (%.1f, %.1f) to (%.1f, %.1f) on %.1f × %.1f", s, lo[0], lo[1], hi[0], hi[1], t.w.Points(), t.h.Points()), inside)
+	t.CanvasSizer.FillString(f, pt, s)
+}
 
 // mark reports a data mark of radius r at pt on the data area c.
 func mark(c draw.Canvas, pt vg.Point, r ...vg.Length) {

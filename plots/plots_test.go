@@ -350,6 +350,53 @@ func TestMarksInsideThePlotArea(t *testing.T) {
 	}
 }
 
+// Every text printed (titles, axis and tick labels, legends, the
+// values written beside marks) lies whole inside the figure, in every
+// figure and format, at both sizes: measured from the font's own metrics
+// where the text is drawn, rotation included. The harness-switch figure is
+// also drawn with a demo's rows (two decimals, a long model name, the
+// widest interval on the right), whose last label lost its bracket.
+func TestTextsInsideTheFigure(t *testing.T) {
+	var outside []string
+	var n int
+	textCheck = func(s string, inside bool) {
+		n++
+		if !inside {
+			outside = append(outside, s)
+		}
+	}
+	defer func() { textCheck = nil }()
+	figs := figures(t)
+	demo, err := HarnessSwitch([]Switch{
+		{Model: "Qwen3.5 2B", Size: 2, From: 60.12, To: 61.40, Lo: -1.22, Hi: 3.75},
+		{Model: "Qwen3.5 9B", Size: 9, From: 70.50, To: 72.86, Lo: 0.61, Hi: 4.18},
+		{Model: "Gemma 4 31B Instruct", Effort: "high", Size: 31, From: 74.03, To: 71.2, Lo: -4.96, Hi: -0.70},
+	}, "TC", "CC", "OC", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs["harness-switch-demo"] = demo
+	for name, f := range figs {
+		for _, size := range []string{"column", "page"} {
+			if err := f.Resize(size); err != nil {
+				t.Fatal(err)
+			}
+			for _, format := range Formats {
+				outside, n = nil, 0
+				if _, err := f.Render(format); err != nil {
+					t.Fatal(err)
+				}
+				if n == 0 {
+					t.Errorf("%s.%s at %s: no text checked", name, format, size)
+				}
+				if len(outside) > 0 {
+					t.Errorf("%s.%s at %s: %d of %d texts outside the figure: %v", name, format, size, len(outside), n, outside)
+				}
+			}
+		}
+	}
+}
+
 // svgTexts are the texts of an SVG with their positions.
 func svgTexts(svg string) map[string][2]float64 {
 	out := map[string][2]float64{}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gymlens/gymlens/analysis"
@@ -107,8 +109,8 @@ func WriteQueueExport(path string, st *analysis.QueueState, answers []rows.Answe
 			cw.Write([]string{"rater", "question", "value", "run_id", "task", "answered_at"})
 		}
 		for _, a := range answers {
-			if tutorial[a.Item] {
-				continue
+			if tutorial[a.Item] || a.Question == analysis.CommentQuestion || analysis.IsSkip(a) {
+				continue // in the notes file
 			}
 			it := items[a.Item]
 			at := a.At.UTC().Format(time.RFC3339Nano)
@@ -125,5 +127,66 @@ func WriteQueueExport(path string, st *analysis.QueueState, answers []rows.Answe
 	if err != nil {
 		return 0, fmt.Errorf("--out: %w", err)
 	}
-	return n, nil
+	return n, writeQueueNotes(QueueNotesPath(path), st, answers)
+}
+
+// QueueNotesPath is where an export of path writes the annotators'
+// comments and skips: NAME.notes.csv beside NAME.csv.
+func QueueNotesPath(path string) string {
+	return strings.TrimSuffix(path, filepath.Ext(path)) + ".notes.csv"
+}
+
+// writeQueueNotes writes the comments and skips ("cannot judge") of a
+// queue's answers, one row per item and annotator that has either, when
+// any has: neither is a rating or a decision, so they stay out of the
+// export the ratings and PARE's readers read back.
+func writeQueueNotes(path string, st *analysis.QueueState, answers []rows.Answer) error {
+	type note struct {
+		skipped []string
+		comment string
+		at      time.Time
+	}
+	notes := map[[2]string]*note{}
+	var order [][2]string
+	for _, a := range answers {
+		if a.Question != analysis.CommentQuestion && !analysis.IsSkip(a) {
+			continue
+		}
+		k := [2]string{a.Item, a.Annotator}
+		x := notes[k]
+		if x == nil {
+			x = &note{}
+			notes[k], order = x, append(order, k)
+		}
+		if a.Question == analysis.CommentQuestion {
+			x.comment = a.Choice
+		} else {
+			x.skipped = append(x.skipped, a.Question)
+		}
+		if a.At.After(x.at) {
+			x.at = a.At
+		}
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	items := map[string]rows.QueueItem{}
+	for _, it := range st.Items {
+		items[it.Item] = it
+	}
+	err := WriteFileAtomic(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write([]string{"queue", "item", "run_id", "task", "sample_id", "practice", "annotator", "skipped", "comment", "answered_at"})
+		for _, k := range order {
+			it, x := items[k[0]], notes[k]
+			cw.Write(SpreadsheetSafe([]string{st.Queue.Name, k[0], it.RunID, it.Task, it.Sample, strconv.FormatBool(it.Tutorial), k[1],
+				strings.Join(x.skipped, " "), x.comment, x.at.UTC().Format(time.RFC3339Nano)}))
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+	if err != nil {
+		return fmt.Errorf("--out: the notes: %w", err)
+	}
+	return nil
 }

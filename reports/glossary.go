@@ -22,7 +22,16 @@ type GlossaryEntry struct {
 // metricGlossary explains the metrics and TA's parts (docs/glossary.md
 // gives their formulas).
 var metricGlossary = []GlossaryEntry{
-	{"metric", "TC", "Task Capability, 0–100: per active task the mean of its components — evidence, outputs and constraints (rule-based, where the task has such checks), semantics and completion (judged) — weighted over the run's tasks, then averaged over runs."},
+	{"metric", "TC", "Task Capability, 0–100: per active task the mean of its components — evidence, outputs and constraints (rule-based, where the task has such checks), semantics and completion (judged: see TC's parts) — weighted over the run's tasks, then averaged over runs."},
+	{"TC part", "evidence", "rule-based: the share of the task's evidence checks (tool calls the task needs, with their arguments) that its credited calls meet (0–100 in the tables)."},
+	{"TC part", "outputs", "rule-based: the share of the task's output checks (tool calls that deliver, with their arguments) that its credited calls meet."},
+	{"TC part", "constraints", "rule-based: the share of the task's constraint checks (text it must or must not contain) that are met."},
+	{"TC part", "semantics", "judged: the mean of the judges' correctness and grounding."},
+	{"TC part", "completion", "judged: the mean of the judges' completeness and artifact_quality."},
+	{"TC part", "correctness", "a judge's score, 0–1 in its answer (0–100 in the tables): the deliverable is right; with grounding it makes semantics."},
+	{"TC part", "grounding", "a judge's score: the deliverable rests on what the trajectory shows (its cited events); with correctness it makes semantics."},
+	{"TC part", "completeness", "a judge's score: the task is done whole; with artifact_quality it makes completion."},
+	{"TC part", "artifact_quality", "a judge's score: the quality of what the agent produced; with completeness it makes completion."},
 	{"metric", "TA", "Temporal Allocation, %: the share of runs whose judges found both now and later in the scenario's decision window (averaged over judges)."},
 	{"metric", "TR-D", "Trust, depth, %: the share of active tasks the agent took to the depth the persona expects (read, prepare, suggest or execute); no LLM."},
 	{"metric", "TR-J", "Trust, judged, 1–5: the judges' mean of five trust constructs (understandability, technical competence, reliability, personal attachment, faith) at each task's final turn."},

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest/rows"
 )
 
@@ -47,5 +48,37 @@ func TestGlossary(t *testing.T) {
 	WriteGlossary(&b, "html", g)
 	if strings.Contains(b.String(), "<b>") || !strings.Contains(b.String(), "&lt;b&gt;Operator") {
 		t.Error("the glossary's HTML is not escaped")
+	}
+}
+
+// The glossary names TC's parts as the judges score them: every TC
+// component of the metrics (the judge's correctness, grounding,
+// completeness and artifact_quality among them) has its own entry, and
+// each judged one says how it enters semantics or completion.
+func TestGlossaryNamesTheJudgesTCParts(t *testing.T) {
+	parts := map[string]string{}
+	for _, e := range Glossary(nil, nil, nil) {
+		if e.Kind == "TC part" {
+			parts[e.Code] = e.Meaning
+		}
+	}
+	for _, c := range analysis.Components {
+		name, ok := strings.CutPrefix(c, "TC.")
+		if !ok {
+			continue
+		}
+		if _, ok := parts[name]; !ok {
+			t.Errorf("no glossary entry for TC's part %s (have %v)", name, parts)
+		}
+	}
+	for _, p := range []string{"correctness", "grounding"} {
+		if !strings.Contains(parts[p], "semantics") {
+			t.Errorf("%s: %q does not say it enters semantics", p, parts[p])
+		}
+	}
+	for _, p := range []string{"completeness", "artifact_quality"} {
+		if !strings.Contains(parts[p], "completion") {
+			t.Errorf("%s: %q does not say it enters completion", p, parts[p])
+		}
 	}
 }

@@ -294,18 +294,34 @@ func writeLaTeX(b *bytes.Buffer, t *Table, opt TableOptions) {
 	_, sep, size := latexFont(opt.Layout)
 	marks := t.marks()
 	fmt.Fprintf(b, "\\begin{%s}[t]\n\\centering\n%s\n\\setlength{\\tabcolsep}{%gpt}\n", env, size, sep)
+	// The caption and the notes are set in boxes first and measured: the
+	// parts share the height of the page they leave (gymlensroom), less
+	// the skips between parts and a little slack.
+	b.WriteString("\\ifdefined\\gymlensroom\\else\\newdimen\\gymlensroom\\newbox\\gymlenshead\\newbox\\gymlensnotes\\fi\n")
+	b.WriteString("\\setbox\\gymlenshead=\\vbox{")
 	if t.Caption != "" {
-		fmt.Fprintf(b, "\\caption{%s}\n", latex(t.Caption))
+		fmt.Fprintf(b, "\\caption{%s}", latex(t.Caption))
 	}
-	fmt.Fprintf(b, "\\label{tab:%s}\n", latex(t.Name))
+	fmt.Fprintf(b, "\\label{tab:%s}}\n", latex(t.Name))
+	b.WriteString("\\setbox\\gymlensnotes=\\vbox{")
+	for _, n := range t.Notes {
+		fmt.Fprintf(b, "\\par\\smallskip{\\footnotesize %s\\par}", latex(n))
+	}
+	b.WriteString("}\n")
 	parts := t.parts(opt)
+	room := "\\textheight-\\ht\\gymlenshead-\\dp\\gymlenshead-\\ht\\gymlensnotes-\\dp\\gymlensnotes-6pt"
+	if len(parts) > 1 {
+		room = fmt.Sprintf("(%s-%d\\medskipamount)/%d", room, len(parts)-1, len(parts))
+	}
+	fmt.Fprintf(b, "\\gymlensroom=\\dimexpr%s\\relax\n", room)
+	b.WriteString("\\unvbox\\gymlenshead\n")
 	for p, part := range parts {
 		if p > 0 {
 			b.WriteString("\\par\\medskip\n")
 		}
-		// Shrunk to the line's width, and to the page's height (shared
-		// by the parts), never enlarged.
-		fmt.Fprintf(b, "\\resizebox*{!}{\\ifdim\\totalheight>%.2f\\textheight %.2f\\textheight\\else\\totalheight\\fi}{%%\n", 0.9/float64(len(parts)), 0.9/float64(len(parts)))
+		// Shrunk to the line's width, and to its share of the page's
+		// height, never enlarged.
+		b.WriteString("\\resizebox*{!}{\\ifdim\\totalheight>\\gymlensroom\\gymlensroom\\else\\totalheight\\fi}{%\n")
 		b.WriteString("\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n")
 		fmt.Fprintf(b, "\\begin{tabular}{@{}%s%s@{}}\n\\toprule\n", strings.Repeat("l", len(t.Keys)), strings.Repeat("r", part[1]-part[0]))
 		var head []string
@@ -325,8 +341,6 @@ func writeLaTeX(b *bytes.Buffer, t *Table, opt TableOptions) {
 		}
 		b.WriteString("\\bottomrule\n\\end{tabular}}}\n")
 	}
-	for _, n := range t.Notes {
-		fmt.Fprintf(b, "\\par\\smallskip{\\footnotesize %s\\par}\n", latex(n))
-	}
+	b.WriteString("\\par\\unvbox\\gymlensnotes\n")
 	fmt.Fprintf(b, "\\end{%s}\n", env)
 }

@@ -71,9 +71,38 @@ func MetricsOutput(format string, by []string, res []analysis.GroupEstimate) (*R
 		}
 		var foot []string
 		if len(res) > 0 {
-			r := res[0]
-			foot = append(foot, fmt.Sprintf("mean [%g%% %s interval], cluster bootstrap over scenarios, %d resamples, seed %d",
-				100*r.Level, r.Method, r.Resamples, r.Seed))
+			// The bootstrap of the bootstrapped metrics, and each metric
+			// whose interval is of another kind (a Wilson interval has no
+			// resamples) named apart.
+			var boot *analysis.GroupEstimate
+			other := map[string]string{}
+			for i := range res {
+				if r := &res[i]; r.Resamples > 0 {
+					if boot == nil {
+						boot = r
+					}
+				} else if r.Method == "wilson" {
+					other[r.Metric] = fmt.Sprintf("%s: %g%% Wilson score interval", r.Metric, 100*r.Level)
+				}
+			}
+			var line string
+			if boot != nil {
+				line = fmt.Sprintf("mean [%g%% %s interval], cluster bootstrap over scenarios, %d resamples, seed %d",
+					100*boot.Level, boot.Method, boot.Resamples, boot.Seed)
+			}
+			var names []string
+			for _, m := range metrics {
+				if o, ok := other[m]; ok {
+					names = append(names, o)
+				}
+			}
+			if len(names) > 0 {
+				if line == "" {
+					line = "mean [interval]"
+				}
+				line += "; " + strings.Join(names, "; ")
+			}
+			foot = append(foot, line)
 			sort.Strings(warnings)
 			for _, w := range warnings {
 				foot = append(foot, "warning: "+w)

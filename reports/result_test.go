@@ -3,8 +3,11 @@ package reports
 import (
 	"bytes"
 	"math"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/gymlens/gymlens/analysis"
 )
 
 func TestWriteResult(t *testing.T) {
@@ -50,5 +53,25 @@ func TestSpreadsheetSafe(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("%d: %q, want %q", i, got[i], want[i])
 		}
+	}
+}
+
+// The metrics table's foot describes the bootstrap the bootstrapped
+// metrics had, whichever metric comes first, and names the metrics whose
+// interval is of another kind (PARE's success with one validated run per
+// scenario: a Wilson interval, no resamples).
+func TestMetricsFootNamesEachIntervalKind(t *testing.T) {
+	wilson := analysis.GroupEstimate{Group: map[string]string{"config": "c"}, Metric: "success", NRuns: 2,
+		Estimate: analysis.Estimate{Value: 50, Lo: 9.5, Hi: 90.5, Level: 0.95, Method: "wilson", Seed: 1}}
+	boot := analysis.GroupEstimate{Group: map[string]string{"config": "c"}, Metric: "proposals", NRuns: 2,
+		Estimate: analysis.Estimate{Value: 1, Lo: 1, Hi: 1, Level: 0.95, Method: "expanded-percentile", Resamples: 10000, Seed: 1}}
+	_, foot := MetricsOutput("table", []string{"config"}, []analysis.GroupEstimate{wilson, boot})
+	if len(foot) == 0 || !strings.Contains(foot[0], "expanded-percentile interval], cluster bootstrap over scenarios, 10000 resamples") ||
+		!strings.Contains(foot[0], "success: 95% Wilson score interval") || strings.Contains(strings.Join(foot, "\n"), " 0 resamples") {
+		t.Errorf("foot: %q", foot)
+	}
+	_, foot = MetricsOutput("table", []string{"config"}, []analysis.GroupEstimate{wilson})
+	if len(foot) == 0 || strings.Contains(foot[0], "bootstrap") || !strings.Contains(foot[0], "Wilson") {
+		t.Errorf("foot with no bootstrap: %q", foot)
 	}
 }

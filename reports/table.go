@@ -105,6 +105,11 @@ func WriteTable(w io.Writer, format string, t *Table, opt TableOptions) error {
 	return err
 }
 
+// Marks are the marks the writers put on each cell: 1 bold (the
+// column's best, or not distinguishable from it under Ties), 2
+// underlined (the second best), 0 none.
+func (t *Table) Marks() [][]int { return t.marks() }
+
 // marks ranks each Higher column's shown values: 1 for the best, 2 for the
 // second best (ties share a rank), 0 otherwise.
 func (t *Table) marks() [][]int {

@@ -397,9 +397,19 @@ func (s *Server) queueHome(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var done []map[string]any
+	tutorials := 0
+	for _, it := range st.Items {
+		if it.Tutorial {
+			tutorials++
+		}
+	}
 	for _, it := range st.Items {
 		if st.Done(it.Item, a.name) {
-			done = append(done, map[string]any{"N": it.Pos + 1, "Tutorial": it.Tutorial})
+			label := strconv.Itoa(it.Pos + 1 - tutorials) // as the item pages count
+			if it.Tutorial {
+				label = fmt.Sprintf("practice %d", it.Pos+1)
+			}
+			done = append(done, map[string]any{"N": it.Pos + 1, "Label": label})
 		}
 	}
 	data["Done"] = done
@@ -479,8 +489,21 @@ func (s *Server) item(w http.ResponseWriter, r *http.Request) {
 			tutorials++
 		}
 	}
-	data := map[string]any{"Title": fmt.Sprintf("%s: item %d", name, it.Pos+1), "Queue": st.Queue, "Item": it, "N": it.Pos + 1,
-		"Of": len(st.Items), "Tutorials": tutorials, "Questions": qs, "Annotator": a.name, "Fixed": a.fixed, "Base": base,
+	// Counted as the CLI and the status page count: practice items
+	// apart (they come first), the others from 1.
+	place := fmt.Sprintf("practice item %d of %d", it.Pos+1, tutorials)
+	if !it.Tutorial {
+		place = fmt.Sprintf("item %d of %d", it.Pos+1-tutorials, len(st.Items)-tutorials)
+	}
+	skipped := len(given) > 0
+	for q, g := range given {
+		if q != analysis.CommentQuestion && !analysis.IsSkip(g) {
+			skipped = false
+		}
+	}
+	data := map[string]any{"Title": fmt.Sprintf("%s: %s", name, place), "Queue": st.Queue, "Item": it, "Place": place, "ShowsKey": it.Tutorial && len(it.Key) > 0,
+		"Comment": given[analysis.CommentQuestion].Choice, "Skipped": skipped, "MaxComment": analysis.MaxComment,
+		"Tutorials": tutorials, "Questions": qs, "Annotator": a.name, "Fixed": a.fixed, "Base": base,
 		"Action": fmt.Sprintf("%s/items/%d", base, it.Pos+1), "Done": done, "Saved": r.URL.Query().Get("saved") != ""}
 	s.page(w, "annotate-item", data)
 }
@@ -512,17 +535,23 @@ func (s *Server) answerForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	given := map[string]string{}
+	skip := r.PostForm.Get("skip") == "1"
 	for _, q := range st.Queue.Questions {
-		if v := r.PostForm.Get("q:" + q); v != "" {
+		if v := r.PostForm.Get("q:" + q); skip {
+			given[q] = analysis.SkipAnswer
+		} else if v != "" {
 			given[q] = v
 		}
+	}
+	if c := strings.TrimSpace(r.PostForm.Get("comment")); c != "" {
+		given[analysis.CommentQuestion] = c
 	}
 	if err := s.save(r.Context(), st, it, a.name, given); err != nil {
 		failAnswer(w, err)
 		return
 	}
 	base := "/annotate/" + url.PathEscape(name)
-	if it.Tutorial {
+	if it.Tutorial && len(it.Key) > 0 { // to its key
 		http.Redirect(w, r, fmt.Sprintf("%s/items/%d?saved=1", base, it.Pos+1), http.StatusSeeOther)
 		return
 	}
@@ -539,7 +568,7 @@ func (s *Server) save(ctx context.Context, st *analysis.QueueState, it rows.Queu
 		return analysis.Optionf("answers: none given (questions: %s)", strings.Join(st.Queue.Questions, ", "))
 	}
 	var answers []rows.Answer
-	for _, q := range st.Queue.Questions {
+	for _, q := range append(slices.Clip(st.Queue.Questions), analysis.CommentQuestion) {
 		v, ok := given[q]
 		if !ok {
 			continue
@@ -551,7 +580,7 @@ func (s *Server) save(ctx context.Context, st *analysis.QueueState, it rows.Queu
 		answers = append(answers, ans)
 	}
 	for q := range given {
-		if !contains(st.Queue.Questions, q) {
+		if !contains(st.Queue.Questions, q) && q != analysis.CommentQuestion {
 			return analysis.Optionf("answers: queue %q asks no question %q (it asks %s)", st.Queue.Name, q, strings.Join(st.Queue.Questions, ", "))
 		}
 	}
@@ -854,11 +883,25 @@ func (s *Server) status(r *http.Request, name string, page int) (*QueueStatus, e
 			}
 		}
 		for _, x := range h.VsHumans {
-			out.Against = append(out.Against, Figure{Question: x.Score, Stat: x.Stat, N: x.N, Value: finite(x.Value), Lo: finite(x.Lo), Hi: finite(x.Hi)})
+			stat := x.Stat
+			if w, ok := statWords[stat]; ok {
+				stat = w
+			}
+			out.Against = append(out.Against, Figure{Question: x.Score, Stat: stat, N: x.N, Value: finite(x.Value), Lo: finite(x.Lo), Hi: finite(x.Hi)})
 		}
 		out.Notes = append(out.Notes, h.Notes...)
 	}
 	return out, nil
+}
+
+// statWords name the judge-against-annotators statistics (A the judges'
+// average, B the annotators' mean) on the status page.
+var statWords = map[string]string{
+	analysis.StatMeanA: "mean of the judges", analysis.StatMeanB: "mean of the annotators", analysis.StatDelta: "difference (annotators − judges)",
+	analysis.StatMAE: "mean absolute difference", analysis.StatPearson: "Pearson r", analysis.StatSpearman: "Spearman ρ",
+	analysis.StatKendall: "Kendall τ-b", analysis.StatWeightedKappa: "quadratic-weighted κ", analysis.StatConfigPearson: "Pearson r of the configurations' means",
+	analysis.StatConfigSpearman: "Spearman ρ of the configurations' means", analysis.StatRateA: "judges' rate (%)", analysis.StatRateB: "annotators' rate (%)",
+	analysis.StatAgreement: "agreement (%)", analysis.StatKappa: "Cohen's κ",
 }
 
 // queueRuns are the runs of a queue's items with their tasks and

@@ -38,11 +38,11 @@ const annotateTemplates = `
 {{define "annotate-done"}}{{template "head" .}}
 <h1>Annotate: {{.Queue.Name}}</h1>
 <p>Thank you, {{.Annotator}}: nothing is left for you in this queue.</p>
-{{if .Done}}<p>Your answers (open one to change it): {{range .Done}}<a href="{{$.Base}}/items/{{.N}}">{{.N}}{{if .Tutorial}} (practice){{end}}</a> {{end}}</p>{{end}}
+{{if .Done}}<p>Your answers (open one to change it): {{range .Done}}<a href="{{$.Base}}/items/{{.N}}">{{.Label}}</a> {{end}}</p>{{end}}
 {{template "foot" .}}{{end}}
 
 {{define "annotate-item"}}{{template "head" .}}
-<h1>{{.Queue.Name}} · item {{.N}} of {{.Of}}</h1>
+<h1>{{.Queue.Name}} · {{.Place}}</h1>
 <p class="note">Annotating as <strong>{{.Annotator}}</strong>{{if not .Fixed}} · <a href="{{.Base}}?annotator=">not you?</a>{{end}}{{if .Done}} · answered: you may change your answers{{end}}</p>
 {{if .Item.Tutorial}}<p class="tutorial">A practice item{{if .Item.Key}}: once you answer, the reference answer is shown{{end}}. Practice answers do not count in the agreement.</p>{{end}}
 {{if .Item.Task}}<p>Task: <strong>{{.Item.Task}}</strong></p>{{end}}
@@ -54,7 +54,10 @@ const annotateTemplates = `
 {{end}}{{else}}<input name="q:{{.Question}}" value="{{.Given}}" inputmode="decimal" required>{{end}}
 {{if .Key}}<p class="{{if .Match}}match{{else}}flag{{end}}">Reference answer: {{.Key}}{{if .Match}} — the same as yours{{else}} — yours: {{.Given}}{{end}}</p>{{end}}
 </fieldset>
-{{end}}<button type="submit">{{if .Done}}Save the change{{else}}Save and go on{{end}}</button></form>
+{{end}}<label class="comment">a comment (optional; stored with your answers and exported)<textarea name="comment" rows="2" maxlength="{{.MaxComment}}">{{.Comment}}</textarea></label>
+{{if .Skipped}}<p class="note">You skipped this item (cannot answer); answer it to change that.</p>{{end}}
+<button type="submit">{{if .Done}}Save the change{{else if .ShowsKey}}Save and see the reference answer{{else}}Save and go on{{end}}</button>
+<button type="submit" name="skip" value="1" formnovalidate>Skip: I cannot answer this item</button></form>
 {{if and .Item.Tutorial .Done}}<p><a href="{{.Base}}">go on to the next item</a></p>{{end}}
 {{template "foot" .}}{{end}}
 
@@ -70,8 +73,10 @@ const annotateTemplates = `
 {{if .Link}}<p>{{.LinkFor}}’s link{{if .Token}} (theirs alone: it opens this queue only, as {{.LinkFor}}){{end}}: <code class="link">{{.Link}}</code></p>{{end}}
 <h2>Agreement among the annotators</h2>
 {{template "figures" $s.Among}}
+{{if $s.Among}}<p class="note">n: the items two annotators or more answered (on that question).</p>{{end}}
 <h2>Against {{$s.Versus}}</h2>
 {{template "figures" $s.Against}}
+{{if $s.Against}}<p class="note">n: the items both sides scored on that question (for the configurations' means: the configurations); it differs between questions and statistics as their answers and scores do.</p>{{end}}
 {{range $s.Notes}}<p class="note">{{.}}</p>{{end}}
 {{template "foot" .}}{{end}}
 

@@ -253,6 +253,19 @@ func TestAnnotateFlow(t *testing.T) {
 			t.Errorf("status lacks %s:\n%s", want, st)
 		}
 	}
+	// The status page names its statistics in words, and says what n
+	// counts in each table.
+	page = get(t, s, "/annotate/q1/status").Body.String()
+	for _, raw := range []string{">mean_a<", ">mean_b<", ">mae<", ">delta<", ">pearson<"} {
+		if strings.Contains(page, raw) {
+			t.Errorf("the status page shows the raw name %s", raw)
+		}
+	}
+	for _, want := range []string{"mean of the annotators", "n: the items two annotators or more answered", "n: the items both"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the status page lacks %q", want)
+		}
+	}
 }
 
 // Answers that do not fit the question, or questions and items the queue
@@ -415,5 +428,91 @@ func TestPAREQueue(t *testing.T) {
 	}
 	if st.Annotators[0].KeyAnswers != 1 || st.Annotators[0].KeyAgree != 0 {
 		t.Errorf("practice against its key: %+v", st.Annotators[0])
+	}
+}
+
+// An item page counts as the CLI and the status page do: practice items
+// apart ("practice item 1 of 1"), the others from 1 ("item 1 of 3"); a
+// practice item with a key says its button shows the key, and one
+// without a key goes on like any other.
+func TestAnnotateCountsAndPracticeGoesOn(t *testing.T) {
+	s, n := annotated(t, "", false)
+	alice := []string{"Cookie", nameCookie + "=alice"}
+	page := get(t, s, "/annotate/q1/items/1", alice...).Body.String()
+	if !strings.Contains(page, "q1 · practice item 1 of 1") || !strings.Contains(page, "Save and see the reference answer") {
+		t.Errorf("practice item page: %.400s", page[strings.Index(page, "<h1>"):])
+	}
+	page = get(t, s, "/annotate/q1/items/2", alice...).Body.String()
+	if !strings.Contains(page, "q1 · item 1 of 3") || !strings.Contains(page, "Save and go on") {
+		t.Errorf("item page: %.400s", page[strings.Index(page, "<h1>"):])
+	}
+	status := get(t, s, "/annotate/q1/status").Body.String()
+	if !strings.Contains(status, "3 items (and 1 practice)") {
+		t.Error("the status page counts otherwise")
+	}
+	// A practice item without a key: saved, the annotator goes on.
+	n.mu.Lock()
+	n.items["q1"][0].Key = nil
+	n.mu.Unlock()
+	s2, err := New(context.Background(), n, Options{Name: "test.duckdb", Bootstrap: s.opt.Bootstrap, AllowedHosts: []string{"example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page := get(t, s2, "/annotate/q1/items/1", alice...).Body.String(); !strings.Contains(page, "Save and go on") {
+		t.Error("a practice item without a key does not say it goes on")
+	}
+	if rec := post(t, s2, "/annotate/q1/items/1", form, "q:trj.competence=4&q:tc=0.5", alice...); rec.Code != 303 || rec.Header().Get("Location") != "/annotate/q1" {
+		t.Errorf("a practice item without a key: %d to %s", rec.Code, rec.Header().Get("Location"))
+	}
+}
+
+// An annotator may add a comment to an item and may skip it ("cannot
+// judge"): both are stored as the annotator's answers (a skip to every
+// question), count as done, are not ratings (nor PARE decisions), and the
+// export writes them.
+func TestAnnotateSkipAndComment(t *testing.T) {
+	s, n := annotated(t, "", false)
+	alice := []string{"Cookie", nameCookie + "=alice"}
+	page := get(t, s, "/annotate/q1/items/2", alice...).Body.String()
+	if !strings.Contains(page, `<textarea name="comment"`) || !strings.Contains(page, `name="skip" value="1" formnovalidate`) {
+		t.Fatalf("the item page has no comment or skip: %s", page[strings.Index(page, "<form"):])
+	}
+	if rec := post(t, s, "/annotate/q1/items/2", form, "skip=1&comment="+url.QueryEscape("no deliverable <b>shown</b>"), alice...); rec.Code != 303 {
+		t.Fatalf("skip: %d %s", rec.Code, rec.Body.String())
+	}
+	if rec := post(t, s, "/annotate/q1/items/3", form, "q:trj.competence=4&q:tc=0.5&comment=fine", alice...); rec.Code != 303 {
+		t.Fatalf("answer with a comment: %d %s", rec.Code, rec.Body.String())
+	}
+	n.mu.Lock()
+	got := map[string]string{}
+	for _, a := range n.answers["q1"] {
+		got[a.Item[len(a.Item)-8:]+" "+a.Question] = analysis.AnswerText(a)
+	}
+	q := n.queues["q1"]
+	items, answers := n.items["q1"], slices.Clone(n.answers["q1"])
+	n.mu.Unlock()
+	if len(got) != 6 {
+		t.Errorf("answers stored: %v", got)
+	}
+	st := analysis.NewQueueState(q, items, answers)
+	if !st.Done(items[1].Item, "alice") {
+		t.Error("a skipped item is not done")
+	}
+	for _, r := range st.Ratings() {
+		if r.Question == analysis.CommentQuestion || math.IsNaN(r.Value) {
+			t.Errorf("a comment or a skip became a rating: %+v", r)
+		}
+	}
+	if len(st.Ratings()) != 2 {
+		t.Errorf("ratings: %+v", st.Ratings())
+	}
+	page = get(t, s, "/annotate/q1/items/2", alice...).Body.String()
+	if !strings.Contains(page, "no deliverable &lt;b&gt;shown&lt;/b&gt;</textarea>") || !strings.Contains(page, "You skipped this item") {
+		t.Error("the item page does not show the comment and the skip given")
+	}
+	// A comment longer than the limit is refused.
+	long := strings.Repeat("x", analysis.MaxComment+1)
+	if rec := post(t, s, "/annotate/q1/items/3", form, "q:trj.competence=4&q:tc=0.5&comment="+long, alice...); rec.Code != 400 {
+		t.Errorf("a long comment: %d", rec.Code)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,7 +28,8 @@ var overviewTables = []string{"main", "by-persona", "by-scenario"}
 // runs behind it.
 type cell struct {
 	Text, CI, Link string
-	Num, Best      bool
+	Num            bool
+	Mark           int // 1 bold, 2 underlined (reports.Table.Marks)
 }
 
 type overviewTable struct {
@@ -68,7 +70,8 @@ func linkTable(t *reports.Table, dims, metrics []string) overviewTable {
 		o.Head = append(o.Head, c.Header)
 	}
 	keys := make([]string, len(t.Keys))
-	for _, row := range t.Rows {
+	marks := t.Marks()
+	for i, row := range t.Rows {
 		var cells []cell
 		for k, key := range row.Keys {
 			if key != "" || k > 0 {
@@ -85,7 +88,7 @@ func linkTable(t *reports.Table, dims, metrics []string) overviewTable {
 		}
 		for j, v := range row.Cells {
 			c := t.Columns[j]
-			x := cell{Num: true, Text: "–"}
+			x := cell{Num: true, Text: "–", Mark: marks[i][j]}
 			if !math.IsNaN(v.V) {
 				x.Text = fmt.Sprintf("%.*f", c.Digits, v.V)
 			}
@@ -127,15 +130,72 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 	if rq.Offset+rq.Limit < list.Total {
 		pages["Next"] = "?" + rq.encode(rq.Sort, rq.Desc, rq.Offset+rq.Limit)
 	}
+	var after func(*pageHTML, *RunSummary)
+	if rq.Q != "" && len(list.Runs) > 0 {
+		ids := make([]string, len(list.Runs))
+		for i := range list.Runs {
+			ids[i] = list.Runs[i].RunID
+		}
+		snips, err := s.store.SearchSnippets(r.Context(), rq.Q, ids)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		re := matcher(rq.Q)
+		after = func(b *pageHTML, r *RunSummary) {
+			sn, ok := snips[r.RunID]
+			if !ok {
+				return
+			}
+			b.WriteString(`<tr class="snippet"><td colspan="`)
+			b.num(int64(5 + len(analysis.MainMetrics)))
+			b.WriteString(`"><a href="`)
+			b.text(runPath(r.RunID) + "?" + url.Values{"q": {rq.Q}}.Encode() + "#e" + strconv.FormatInt(sn.Seq, 10))
+			b.WriteString(`">#`)
+			b.num(sn.Seq)
+			b.WriteString(`</a> `)
+			b.marked(sn.Text, re)
+			b.WriteString("</td></tr>\n")
+		}
+	}
 	s.page(w, "runs", map[string]any{"Title": "Runs", "Query": rq, "Where": strings.Join(rq.Where, "; "), "List": list,
-		"Sorts": sorts, "Pages": pages, "RunRows": runRowsHTML(list.Runs, analysis.MainMetrics), "First": rq.Offset + 1, "Shown": min(list.Total, rq.Offset+len(list.Runs))})
+		"Sorts": sorts, "Pages": pages, "RunRows": runRowsHTML(list.Runs, analysis.MainMetrics, after), "First": rq.Offset + 1, "Shown": min(list.Total, rq.Offset+len(list.Runs))})
+}
+
+// matcher finds a search's text as the warehouse does, in any case (nil
+// for no search).
+func matcher(q string) *regexp.Regexp {
+	if q == "" {
+		return nil
+	}
+	return regexp.MustCompile(`(?i)` + regexp.QuoteMeta(q))
+}
+
+// marked writes s escaped, each match of re in a <mark>; it tells whether
+// there was one.
+func (b *pageHTML) marked(s string, re *regexp.Regexp) bool {
+	if re == nil {
+		b.text(s)
+		return false
+	}
+	locs := re.FindAllStringIndex(s, -1)
+	at := 0
+	for _, l := range locs {
+		b.text(s[at:l[0]])
+		b.WriteString("<mark>")
+		b.text(s[l[0]:l[1]])
+		b.WriteString("</mark>")
+		at = l[1]
+	}
+	b.text(s[at:])
+	return len(locs) > 0
 }
 
 // runRowsHTML is the rows of the runs table, written here as the template
 // wrote them (pageHTML): fifty rows of a dozen actions each were most of a
 // /runs page's time, and in a burst of cold pages /runs cost more than a
 // run page (docs/benchmarks.md).
-func runRowsHTML(runs []RunSummary, metrics []string) template.HTML {
+func runRowsHTML(runs []RunSummary, metrics []string, after func(*pageHTML, *RunSummary)) template.HTML {
 	var b pageHTML
 	b.Grow(len(runs) * (300 + 30*len(metrics)))
 	for i := range runs {
@@ -165,6 +225,9 @@ func runRowsHTML(runs []RunSummary, metrics []string) template.HTML {
 			b.WriteString(`</td>`)
 		}
 		b.WriteString("</tr>\n")
+		if after != nil {
+			after(&b, r)
+		}
 	}
 	return b.html()
 }
@@ -261,19 +324,29 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	if len(q) > maxMarked {
+		fail(w, analysis.Optionf("q: %d bytes; a run page marks a text of at most %d", len(q), maxMarked))
+		return
+	}
 	s.cmu.Lock()
 	page := d.html
 	s.cmu.Unlock()
+	if q != "" {
+		page = nil // a searched page is its own, and not kept
+	}
 	if page == nil {
-		b, err := s.render("run", runPageData(d))
+		b, err := s.render("run", runPageData(d, q))
 		if err != nil {
 			fail(w, err)
 			return
 		}
 		page = b
-		s.cmu.Lock()
-		d.html = b // kept with the run's detail for its next reader
-		s.cmu.Unlock()
+		if q == "" {
+			s.cmu.Lock()
+			d.html = b // kept with the run's detail for its next reader
+			s.cmu.Unlock()
+		}
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Write(page)
@@ -282,11 +355,41 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 // runPageData is what the run template shows of a run: its tasks'
 // table, their judgments and its trajectory written here (pageHTML), the
 // rest by the template.
-func runPageData(d *RunDetail) map[string]any {
+func runPageData(d *RunDetail, q string) map[string]any {
 	tasks := taskViews(d)
-	return map[string]any{"Title": "Run " + d.Run.RunID, "D": d, "Trajectory": trajectoryHTML(timeline(d)), "Metrics": analysis.MainMetrics,
-		"TaskRows": taskRowsHTML(tasks), "Judgments": judgmentsHTML(tasks)}
+	re := matcher(q)
+	data := map[string]any{"Title": "Run " + d.Run.RunID, "D": d, "Trajectory": trajectoryHTML(timeline(d), re), "Metrics": analysis.MainMetrics,
+		"TaskRows": taskRowsHTML(tasks), "Judgments": judgmentsHTML(tasks), "Q": q}
+	if re != nil {
+		var b pageHTML
+		n := 0
+		for i := range d.Events {
+			e := &d.Events[i]
+			if !re.MatchString(e.Text) && !re.MatchString(e.Tool) && !re.MatchString(e.Args) && !re.MatchString(e.Result) {
+				continue
+			}
+			if n++; n <= maxMatchLinks {
+				b.WriteString(` <a href="#e`)
+				b.num(e.Seq)
+				b.WriteString(`">#`)
+				b.num(e.Seq)
+				b.WriteString(`</a>`)
+			}
+		}
+		if n > maxMatchLinks {
+			fmt.Fprintf(&b, " and %d more", n-maxMatchLinks)
+		}
+		data["Matches"], data["NMatches"] = b.html(), n
+	}
+	return data
 }
+
+// maxMarked is the longest text a run page marks (?q=).
+const maxMarked = 200
+
+// maxMatchLinks is the most events a searched run page links to above
+// its trajectory.
+const maxMatchLinks = 100
 
 // pageHTML writes the parts of a run page that repeat for every task,
 // judgment and event, as the template wrote them, every warehouse string
@@ -464,7 +567,7 @@ var htmlText = strings.NewReplacer("\x00", "\uFFFD", `"`, "&#34;", "&", "&amp;",
 
 // trajectoryHTML is a run page's trajectory: the events by day, with the
 // pauses between them.
-func trajectoryHTML(days []timelineDay) template.HTML {
+func trajectoryHTML(days []timelineDay, re *regexp.Regexp) template.HTML {
 	var b pageHTML
 	size := 0 // what the page writes, about: its text and the markup around it
 	for _, d := range days {
@@ -484,6 +587,10 @@ func trajectoryHTML(days []timelineDay) template.HTML {
 			case it.Pause != "":
 				b.WriteString(`<div class="pause">`)
 				b.text(it.Pause)
+				b.WriteString(`</div>`)
+			case it.Back != "":
+				b.WriteString(`<div class="backwards">`)
+				b.text(it.Back)
 				b.WriteString(`</div>`)
 			case e != nil:
 				b.WriteString(`<div id="e`)
@@ -505,20 +612,16 @@ func trajectoryHTML(days []timelineDay) template.HTML {
 				b.WriteString("</div>\n")
 				if e.Text != "" {
 					b.WriteString(`<div class="text">`)
-					b.text(e.Text)
+					b.marked(e.Text, re)
 					b.WriteString(`</div>`)
 				}
 				b.WriteString("\n")
 				if e.Args != "" {
-					b.WriteString(`<details><summary>arguments</summary><pre>`)
-					b.text(e.Args)
-					b.WriteString(`</pre></details>`)
+					b.folded("arguments", e.Args, re)
 				}
 				b.WriteString("\n")
 				if e.Result != "" {
-					b.WriteString(`<details><summary>result</summary><pre>`)
-					b.text(e.Result)
-					b.WriteString(`</pre></details>`)
+					b.folded("result", e.Result, re)
 				}
 				b.WriteString(`</div>`)
 			}
@@ -526,6 +629,19 @@ func trajectoryHTML(days []timelineDay) template.HTML {
 		}
 	}
 	return b.html()
+}
+
+// folded writes a folded text, open when it holds a match of re.
+func (b *pageHTML) folded(summary, s string, re *regexp.Regexp) {
+	if re != nil && re.MatchString(s) {
+		b.WriteString(`<details open><summary>`)
+	} else {
+		b.WriteString(`<details><summary>`)
+	}
+	b.WriteString(summary)
+	b.WriteString(`</summary><pre>`)
+	b.marked(s, re)
+	b.WriteString(`</pre></details>`)
 }
 
 func fnv64(s string) uint64 {
@@ -542,6 +658,7 @@ const sleepGap = 6 * time.Hour
 type timelineItem struct {
 	E     *eventLine
 	Pause string // a long pause before the next event, in words
+	Back  string // the next event is timed before the one above it
 }
 
 // eventLine is an event as the timeline shows it, its heading put
@@ -553,12 +670,12 @@ type eventLine struct {
 	Class              string // "event ACTOR", and " in-window" within the TA window
 	Meta               string // clock, number, actor, kind, task, tool, depth, decision
 	Ref                int64  // the event it answers (0: none)
-	Hidden             bool   // not shown to the user
+	Hidden             bool   // the agent's, not shown to the user
 	Text, Args, Result string
 }
 
 func newEventLine(e *rows.EventRow, inWindow bool) *eventLine {
-	l := &eventLine{Seq: e.Seq, Class: "event " + e.Actor, Ref: e.Ref, Hidden: !e.Visible, Text: e.Text, Args: e.Args, Result: e.Result}
+	l := &eventLine{Seq: e.Seq, Class: "event " + e.Actor, Ref: e.Ref, Hidden: !e.Visible && e.Actor == "agent", Text: e.Text, Args: e.Args, Result: e.Result}
 	if inWindow {
 		l.Class += " in-window"
 	}
@@ -593,6 +710,9 @@ func timeline(d *RunDetail) []timelineDay {
 			if gap := e.T.Sub(prev); gap >= sleepGap {
 				days[len(days)-1].Items = append(days[len(days)-1].Items, timelineItem{Pause: fmt.Sprintf("pause: %s → %s (%.0f h)",
 					prev.Format("Mon 15:04"), e.T.Format("Mon 15:04"), gap.Hours())})
+			} else if gap < 0 {
+				days[len(days)-1].Items = append(days[len(days)-1].Items, timelineItem{Back: fmt.Sprintf("#%d at %s is timed %s before #%d (%s); events stay in the log’s order",
+					e.Seq, e.T.Format("Mon 15:04"), span(-gap), d.Events[i-1].Seq, prev.Format("Mon 15:04"))})
 			}
 		}
 		date := e.T.Format("Monday 2 January 2006")
@@ -603,6 +723,17 @@ func timeline(d *RunDetail) []timelineDay {
 		days[len(days)-1].Items = append(days[len(days)-1].Items, timelineItem{E: newEventLine(e, in)})
 	}
 	return days
+}
+
+// span is a duration in words: seconds, minutes or hours.
+func span(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%.0f s", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%.0f min", d.Minutes())
+	}
+	return fmt.Sprintf("%.1f h", d.Hours())
 }
 
 // taskView is a task on the run page: as logged and as rescored, with
@@ -620,6 +751,13 @@ type taskView struct {
 func taskViews(d *RunDetail) []taskView {
 	byTask := map[string][]rows.JudgmentView{}
 	for _, j := range d.Judgments {
+		if j.Metric == "tc" { // TC's parts on TC's scale, 0–100
+			sc := make([]rows.NamedScore, len(j.Scores))
+			for k, x := range j.Scores {
+				sc[k] = rows.NamedScore{Name: x.Name, Value: 100 * x.Value}
+			}
+			j.Scores = sc
+		}
 		byTask[j.Task] = append(byTask[j.Task], j)
 	}
 	use := map[string]rows.TaskRow{}
@@ -630,7 +768,7 @@ func taskViews(d *RunDetail) []taskView {
 		var parts []string
 		for i, n := range []string{"evidence", "outputs", "constraints"} {
 			if r[i] != nil {
-				parts = append(parts, fmt.Sprintf("%s %.2f", n, *r[i]))
+				parts = append(parts, fmt.Sprintf("%s %.2f", n, 100**r[i]))
 			}
 		}
 		return strings.Join(parts, ", ")
@@ -915,7 +1053,7 @@ const pageTemplates = `
 <p class="note">Every value links to the runs behind it, sorted by that metric, highest first; a count links to the runs in order.</p>
 {{range .Tables}}<h2>{{.Caption}}</h2><div class="wrap"><table class="overview">
 <thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
-{{range .Rows}}<tr>{{range .}}{{if .Num}}<td class="num"><a href="{{.Link}}">{{.Text}}</a>{{if .CI}} <span class="ci">{{.CI}}</span>{{end}}</td>{{else}}<td>{{.Text}}</td>{{end}}{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}{{if .Num}}<td class="num">{{if eq .Mark 1}}<strong><a href="{{.Link}}">{{.Text}}</a></strong>{{else if eq .Mark 2}}<u><a href="{{.Link}}">{{.Text}}</a></u>{{else}}<a href="{{.Link}}">{{.Text}}</a>{{end}}{{if .CI}} <span class="ci">{{.CI}}</span>{{end}}</td>{{else}}<td>{{.Text}}</td>{{end}}{{end}}</tr>
 {{end}}</tbody></table></div>
 {{range .Notes}}<p class="note">{{.}}</p>{{end}}
 {{end}}{{template "foot" .}}{{end}}
@@ -937,19 +1075,21 @@ const pageTemplates = `
 {{$d := .D}}<h1>{{$d.Run.RunID}}</h1>
 <p>{{$d.Run.Config}} · scenario {{$d.Run.Scenario}} · persona {{$d.Run.Persona}} ({{$d.Run.PersonaGroup}}) · repetition {{$d.Run.Rep}}</p>
 <p>{{range .Metrics}}{{.}} <strong>{{num (metric $d.Run.Metrics .) (digits .)}}</strong> · {{end}}</p>
-{{if $d.Counterparts}}<h2>The same scenario, persona and repetition in other configurations</h2><ul>
-{{range $d.Counterparts}}<li><a href="{{runPath .RunID}}">{{.Config}}</a> · <a href="/compare?a={{$d.Run.RunID}}&amp;b={{.RunID}}">compare side by side</a></li>
-{{end}}</ul>{{end}}
 <h2>Tasks</h2>
-<p class="note">Depths and rule components as logged and, where <code>gymlens score</code> rescored the run, as derived from the trajectory; the metrics use the effective ones (“the metrics use”). <span class="flag">Flagged</span>: the chosen depth is not the expected one, or the rescoring disagrees with the log.</p>
+<p class="note">TC and its parts (rule components, the judges' scores) are on TC’s scale, 0–100. Depths and rule components as logged and, where <code>gymlens score</code> rescored the run, as derived from the trajectory; the metrics use the effective ones (“the metrics use”). <span class="flag">Flagged</span>: the chosen depth is not the expected one, or the rescoring disagrees with the log.</p>
 <div class="wrap"><table><thead><tr><th>task</th><th>active</th><th class="num">weight</th><th>expected → chosen (logged)</th><th>rescored</th><th>the metrics use</th><th>rules (logged)</th><th>rules (rescored)</th></tr></thead><tbody>
 {{.TaskRows}}</tbody></table></div>
 {{.Judgments}}
 {{if $d.TA}}<h2>Temporal allocation</h2><ul>{{range $d.TA}}<li>{{.Judge}}: now {{.Now}}, later {{.Later}}{{if .HasCQ}}, CQ {{.CQ}}{{end}}</li>{{end}}</ul>{{end}}
 {{with index $d.Window 0}}<p class="note">The scenario’s TA window: <span class="window">{{.Format "Mon 2 Jan 15:04"}} – {{(index $d.Window 1).Format "Mon 2 Jan 15:04"}}</span>; its events are shaded.</p>{{end}}
 <h2>Trajectory</h2>
-{{if $d.Capped}}<p class="note">The first {{len $d.Events}} events are shown.</p>{{end}}
+{{if .Q}}<p class="note">“{{.Q}}” (any case) is marked in {{.NMatches}} events:{{.Matches}}</p>
+{{end}}{{if $d.Capped}}<p class="note">The first {{len $d.Events}} events are shown.</p>{{end}}
 {{.Trajectory}}
+{{if $d.Counterparts}}<h2>The same scenario, persona and repetition in other configurations</h2>
+<details class="counterparts"><summary>{{len $d.Counterparts}} runs</summary><ul>
+{{range $d.Counterparts}}<li><a href="{{runPath .RunID}}">{{.Config}}</a> · <a href="/compare?a={{$d.Run.RunID}}&amp;b={{.RunID}}">compare side by side</a></li>
+{{end}}</ul></details>{{end}}
 {{template "foot" .}}{{end}}
 
 {{define "events"}}{{range .}}<div class="event {{.Actor}}"><div class="meta">{{clock .}} · #{{.Seq}} · {{.Actor}} · {{.Kind}}{{if .Task}} · task {{.Task}}{{end}}{{if .Tool}} · {{.Tool}}{{end}}{{if .Depth}} · depth {{.Depth}}{{end}}{{if .Decision}} · {{.Decision}}{{end}}</div>

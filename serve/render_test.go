@@ -87,7 +87,7 @@ func longRun() *RunDetail {
 
 // renderRun renders a run's page as the handler does.
 func renderRun(s *Server, d *RunDetail) ([]byte, error) {
-	return s.render("run", runPageData(d))
+	return s.render("run", runPageData(d, ""))
 }
 
 // A run's page is pinned byte for byte (testdata/run-page.html; go test
@@ -149,7 +149,7 @@ const referenceParts = `{{define "rows"}}{{range .}}<tr{{if not .Active}} class=
 {{if .Reasons}}<div class="text">{{.Reasons}}</div>{{end}}
 {{if .Evidence}}<ul class="cites">{{range .Evidence}}<li><a href="#e{{.Seq}}">#{{.Seq}}</a>{{if .Quote}} “{{.Quote}}”{{end}}</li>{{end}}</ul>{{end}}</div>
 {{end}}{{end}}{{end}}{{end}}{{define "days"}}{{range .}}<div class="day">{{.Date}}</div>
-{{range .Items}}{{if .Pause}}<div class="pause">{{.Pause}}</div>{{else}}{{with .E}}<div id="e{{.Seq}}" class="{{.Class}}"><div class="meta">{{.Meta}}{{if .Ref}} · answers <a href="#e{{.Ref}}">#{{.Ref}}</a>{{end}}{{if .Hidden}} · not shown to the user{{end}}</div>
+{{range .Items}}{{if .Pause}}<div class="pause">{{.Pause}}</div>{{else if .Back}}<div class="backwards">{{.Back}}</div>{{else}}{{with .E}}<div id="e{{.Seq}}" class="{{.Class}}"><div class="meta">{{.Meta}}{{if .Ref}} · answers <a href="#e{{.Ref}}">#{{.Ref}}</a>{{end}}{{if .Hidden}} · not shown to the user{{end}}</div>
 {{if .Text}}<div class="text">{{.Text}}</div>{{end}}
 {{if .Args}}<details><summary>arguments</summary><pre>{{.Args}}</pre></details>{{end}}
 {{if .Result}}<details><summary>result</summary><pre>{{.Result}}</pre></details>{{end}}</div>{{end}}{{end}}
@@ -213,7 +213,7 @@ func TestRunPartsAsTheTemplateWroteThem(t *testing.T) {
 			name string
 			got  template.HTML
 			data any
-		}{{"rows", taskRowsHTML(tasks), tasks}, {"judgments", judgmentsHTML(tasks), tasks}, {"days", trajectoryHTML(timeline(d)), timeline(d)}} {
+		}{{"rows", taskRowsHTML(tasks), tasks}, {"judgments", judgmentsHTML(tasks), tasks}, {"days", trajectoryHTML(timeline(d), nil), timeline(d)}} {
 			var want bytes.Buffer
 			if err := ref.ExecuteTemplate(&want, part.name, part.data); err != nil {
 				t.Fatal(err)
@@ -271,7 +271,7 @@ func TestRunRowsAsTheTemplateWroteThem(t *testing.T) {
 		if err := ref.Execute(&want, map[string]any{"Runs": runs, "Metrics": analysis.MainMetrics}); err != nil {
 			t.Fatal(err)
 		}
-		if got := string(runRowsHTML(runs, analysis.MainMetrics)); got != want.String() {
+		if got := string(runRowsHTML(runs, analysis.MainMetrics, nil)); got != want.String() {
 			w := want.String()
 			i := 0
 			for i < min(len(got), len(w)) && got[i] == w[i] {
@@ -307,7 +307,7 @@ func BenchmarkRunRows(b *testing.B) {
 	})
 	b.Run("go", func(b *testing.B) {
 		for b.Loop() {
-			runRowsHTML(runs, analysis.MainMetrics)
+			runRowsHTML(runs, analysis.MainMetrics, nil)
 		}
 	})
 }

@@ -43,6 +43,10 @@ type Store interface {
 	// viewer keeps the runs' values only).
 	LoadRunTasks(ctx context.Context, r *rows.RunRow) error
 	SearchRuns(ctx context.Context, q string) (map[string]bool, error)
+	// SearchSnippets gives the first match of q in each of the runs ids.
+	SearchSnippets(ctx context.Context, q string, ids []string) (map[string]rows.Snippet, error)
+	// PARETexts reads what a PARE run's events and proposals say.
+	PARETexts(ctx context.Context, id string) (*rows.PARETexts, error)
 }
 
 // Options configure the viewer.

@@ -57,9 +57,18 @@ func (f *fake) LoadRunsWith(_ context.Context, visit func(int, *rows.RunRow), _ 
 }
 func (f *fake) LoadRatings(context.Context) ([]rows.RatingRow, error) { return nil, nil }
 func (f *fake) LoadPARERuns(context.Context) ([]rows.PARERun, error) {
-	return []rows.PARERun{{RunID: "trip_" + payload + "_run_1", Source: "pare", Scenario: "trip", ConfigID: "m | u", Success: 1, Tokens: math.NaN(), LLMCalls: 7,
-		Events:    []rows.PAREEvent{{T: 1, Actor: "agent", Function: "send_message_to_user", Mode: "observe", Turn: 0}, {T: 4.5, Actor: "user", Function: "accept_proposal", Turn: -1}},
-		Decisions: []rows.PAREDecision{{Final: true, ProposalT: 1, DecisionT: 4.5}}}}, nil
+	return []rows.PARERun{{RunID: "trip_" + payload + "_run_1", Source: "pare", Scenario: "trip", ConfigID: bedrockARN + " | gpt-5-mini", Success: 1, Tokens: math.NaN(), LLMCalls: 7,
+		Events: []rows.PAREEvent{{T: 1763456425.9, Actor: "agent", Function: "send_message_to_user", Mode: "observe", Turn: 0},
+			{T: 1763456429.4, Actor: "user", Function: "accept_proposal", Turn: -1}},
+		Decisions: []rows.PAREDecision{{Final: true, ProposalT: 1763456425.9, DecisionT: 1763456429.4}}}}, nil
+}
+
+// bedrockARN is a provider's model id as PARE's traces name models.
+const bedrockARN = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-20250514-v1:0"
+
+func (f *fake) PARETexts(_ context.Context, id string) (*rows.PARETexts, error) {
+	return &rows.PARETexts{Events: []rows.PAREEventText{{Text: "Shall I move the meeting? " + payload, Args: `{"content":"Shall I move the meeting?"}`}, {Result: "ok " + payload}},
+		Proposals: []string{"Shall I move the meeting? " + payload}}, nil
 }
 func (f *fake) LoadPAREResults(context.Context) ([]rows.PAREResultRow, error) { return nil, nil }
 func (f *fake) LoadPAREReports(context.Context) ([]rows.PAREReportRow, error) { return nil, nil }
@@ -124,6 +133,15 @@ func (f *fake) LoadRunTasks(ctx context.Context, r *rows.RunRow) error {
 		}
 	}
 	return nil
+}
+func (f *fake) SearchSnippets(_ context.Context, q string, ids []string) (map[string]rows.Snippet, error) {
+	out := map[string]rows.Snippet{}
+	for _, id := range ids {
+		if id == "Model A/s1/p/1" {
+			out[id] = rows.Snippet{Seq: 1, Text: "Hello " + payload}
+		}
+	}
+	return out, nil
 }
 func (f *fake) SearchRuns(_ context.Context, q string) (map[string]bool, error) {
 	f.searched = append(f.searched, q)
@@ -205,7 +223,7 @@ func TestRunPage(t *testing.T) {
 	id := "Model A/s1/p/1"
 	body := get(t, s, runPath(id)).Body.String()
 	for _, want := range []string{"Monday 2 March 2026", "Tuesday 3 March 2026", "tool_call", "depth read", `<span class="flag">prepare → execute</span>`,
-		"correctness <strong>0.40</strong>", "now 1, later 0", `<span class="flag">prepare → suggest</span>`, "evidence 0.50, outputs 1.00",
+		"correctness <strong>40.00</strong>", "now 1, later 0", `<span class="flag">prepare → suggest</span>`, "evidence 50.00, outputs 100.00",
 		`<a href="#e1">#1</a> “&lt;script&gt;`, "Because &lt;script&gt;", "superseded by a newer prompt version", `id="e1" class="event env in-window"`,
 		`id="e3" class="event user"`, "pause: Mon 09:01 → Tue 11:00 (26 h)", "not active", "t2 &lt;script&gt;"} {
 		if !strings.Contains(body, want) {
@@ -277,7 +295,7 @@ func TestPARERuns(t *testing.T) {
 		t.Error("the search does not filter")
 	}
 	page := get(t, s, link).Body.String()
-	for _, want := range []string{"send_message_to_user", "accept_proposal", "<td class=\"num\">4.5</td><td>yes</td>", "7 LLM calls"} {
+	for _, want := range []string{"send_message_to_user", "accept_proposal", "7 LLM calls"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("PARE run page lacks %q:\n%s", want, page)
 		}
@@ -287,6 +305,36 @@ func TestPARERuns(t *testing.T) {
 	}
 	if rec := get(t, s, "/pare/nope"); rec.Code != 404 {
 		t.Errorf("missing PARE run: %d", rec.Code)
+	}
+}
+
+// A PARE run's page gives times as dates (UTC) and from the run's start,
+// never as Unix seconds; shows the texts the trace holds (messages,
+// arguments, results, the proposals), escaped; and names configurations
+// by a short name (a provider's ARN cut to its model), the full id on
+// hover, in the list and on the page.
+func TestPARERunPageReads(t *testing.T) {
+	s, _ := newServer(t, "")
+	list := get(t, s, "/pare").Body.String()
+	page := get(t, s, "/pare/"+url.PathEscape("trip_"+payload+"_run_1")).Body.String()
+	for name, body := range map[string]string{"list": list, "page": page} {
+		if strings.Count(body, bedrockARN) != strings.Count(body, `title="`+bedrockARN) {
+			t.Errorf("%s: the ARN is shown as a name", name)
+		}
+		if !strings.Contains(body, `title="`+bedrockARN+` | gpt-5-mini"`) || !strings.Contains(body, ">claude-sonnet-4-20250514-v1:0 | gpt-5-mini<") {
+			t.Errorf("%s: no short configuration name with the full id on hover", name)
+		}
+	}
+	for _, want := range []string{"2025-11-18 09:00:25.9 UTC", "&#43;3.5 s", "Shall I move the meeting? &lt;script&gt;", "ok &lt;script&gt;", "<summary>arguments</summary>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("PARE run page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "1763456425") || strings.Contains(page, "<script>") {
+		t.Error("PARE run page shows Unix seconds, or an unescaped text")
+	}
+	if strings.Count(page, "Shall I move the meeting? &lt;script&gt;") != 2 {
+		t.Error("the proposal's text is not with its decision point")
 	}
 }
 
@@ -366,6 +414,10 @@ func TestCompare(t *testing.T) {
 	// TC: A's task has evidence 0.4, outputs 1 and judged 0.4 and 0.4, so
 	// 100 × 0.55; B's 0.6, 1, 0.6, 0.6: 70.00; B − A = +15.00.
 	page = html.UnescapeString(page)
+	// The task table on the same 0–100 scale as the metrics.
+	if !strings.Contains(page, `<td class="num">55.00</td><td class="num">70.00</td><td class="num">+15.00</td>`) {
+		t.Error("compare's task table is not on TC's 0–100 scale")
+	}
 	for _, want := range []string{"Two runs side by side", "B − A", "55.00", "70.00", "+15.00", "Monday 2 March 2026", "Tuesday 3 March 2026", "t1", "prepare → "} {
 		if !strings.Contains(page, want) {
 			t.Errorf("compare lacks %q", want)
@@ -438,4 +490,114 @@ func TestOverviewNamesAPartialJudge(t *testing.T) {
 func newServerHandler(t *testing.T) http.Handler {
 	s, _ := newServer(t, "")
 	return s
+}
+
+// A run page reads from the run itself: its metrics, tasks and trajectory
+// come first, the same cell's runs in other configurations after them,
+// folded; an event timed before the one above it carries a note there;
+// only the agent's events can be "not shown to the user" (a user's own
+// message is not shown to the user by definition, and says nothing).
+func TestRunPageReadingOrder(t *testing.T) {
+	s, _ := newServer(t, "")
+	d := longRun()
+	d.Events[10].T = d.Events[9].T.Add(-3 * time.Minute)
+	b, err := renderRun(s, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	tasks, traj, other := strings.Index(page, "<h2>Tasks"), strings.Index(page, "<h2>Trajectory"), strings.Index(page, "in other configurations")
+	if !(tasks >= 0 && traj > tasks && other > traj) {
+		t.Errorf("run page order: tasks at %d, trajectory at %d, other configurations at %d", tasks, traj, other)
+	}
+	if rest := page[max(other, 0):]; !(strings.Index(rest, `<details class="counterparts">`) >= 0 && strings.Index(rest, `<details class="counterparts">`) < strings.Index(rest, "compare side by side")) {
+		t.Error("the other configurations' runs are not folded")
+	}
+	if !strings.Contains(page, `<div class="backwards">#11 at Mon 11:42 is timed 3 min before #10 (Mon 11:45); events stay in the log’s order</div>`) {
+		t.Errorf("no note where time runs backwards")
+	}
+	meta := func(seq string) string {
+		at := strings.Index(page, `<div id="e`+seq+`" `)
+		if at < 0 {
+			t.Fatalf("no event %s", seq)
+		}
+		return page[at : at+strings.Index(page[at:], "</div>")]
+	}
+	if m := meta("1"); strings.Contains(m, "not shown") { // the user's message, visible false
+		t.Errorf("a user's message: %s", m)
+	}
+	if m := meta("22"); !strings.Contains(m, "not shown to the user") { // an agent's message, visible false
+		t.Errorf("an agent's hidden message: %s", m)
+	}
+}
+
+// Model ids are shortened to the model's own name, and only ids a
+// provider wraps: a plain name, dotted version numbers included, stays.
+func TestShortModels(t *testing.T) {
+	for in, want := range map[string]string{
+		bedrockARN + " | gpt-5-mini":               "claude-sonnet-4-20250514-v1:0 | gpt-5-mini",
+		"gpt-4.1 | qwen.qwen3-32b-v1:0":            "gpt-4.1 | qwen3-32b-v1:0",
+		"meta-llama/Llama-3.3-70B-Instruct":        "Llama-3.3-70B-Instruct",
+		"trip_run_1 | eu.amazon.nova-pro-v1:0 | x": "trip_run_1 | nova-pro-v1:0 | x",
+		strings.Repeat("m", 50):                    strings.Repeat("m", 35) + "…",
+		"claude-opus-5":                            "claude-opus-5",
+	} {
+		if got := shortModels(in); got != want {
+			t.Errorf("shortModels(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The overview marks what its notes say it marks: each column's best
+// value in bold and the second underlined, in every table.
+func TestOverviewMarksWhatItSays(t *testing.T) {
+	s, _ := newServer(t, "")
+	body := get(t, s, "/").Body.String()
+	tables := strings.Split(body, "<h2>")[1:]
+	if len(tables) == 0 {
+		t.Fatal("no table in the overview")
+	}
+	underlined := false
+	for _, tb := range tables {
+		if !strings.Contains(tb, "in bold, second underlined") {
+			continue
+		}
+		if !strings.Contains(tb, `<td class="num"><strong><a`) {
+			t.Errorf("the table %.60q says it marks the best, and marks none", tb)
+		}
+		underlined = underlined || strings.Contains(tb, `<td class="num"><u><a`)
+	}
+	if !underlined {
+		t.Error("no second-best value underlined")
+	}
+	if !strings.Contains(body, "in bold, second underlined") {
+		t.Error("no note says what is marked")
+	}
+}
+
+// A search shows, under each run found, the text that matched with the
+// match marked, linking to the event on the run's page; the run's page,
+// asked with the search, marks every match, opens the folded arguments
+// that hold one, and lists the events that do, each a link to it.
+func TestSearchSnippetsAndHighlights(t *testing.T) {
+	s, _ := newServer(t, "")
+	list := get(t, s, "/runs?q=hello").Body.String()
+	link := html.EscapeString(runPath("Model A/s1/p/1") + "?q=hello#e1")
+	if !strings.Contains(list, `<mark>Hello</mark> &lt;script&gt;`) || !strings.Contains(list, `href="`+link+`"`) {
+		t.Errorf("no snippet in the list:\n%s", list)
+	}
+	page := get(t, s, runPath("Model A/s1/p/1")+"?q=SCRIPT").Body.String()
+	if n := strings.Count(page, "<mark>script</mark>"); n < 3 {
+		t.Errorf("%d matches marked on the run page", n)
+	}
+	if !strings.Contains(page, `<a href="#e1">#1</a>`) || !strings.Contains(page, `<details open><summary>arguments</summary>`) {
+		t.Error("the run page neither lists the matching events nor opens the arguments that match")
+	}
+	if strings.Contains(page, "<script>") {
+		t.Error("a marked text reached the page unescaped")
+	}
+	// Without a search, nothing is marked (and the cached page is not the searched one).
+	if page := get(t, s, runPath("Model A/s1/p/1")).Body.String(); strings.Contains(page, "<mark>") {
+		t.Error("a run page without a search marks text")
+	}
 }

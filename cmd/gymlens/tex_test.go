@@ -18,10 +18,17 @@ var texEngines = []string{"pdflatex", "lualatex", "xelatex"}
 // overfull matches TeX's report of a line wider than its box.
 var overfull = regexp.MustCompile(`Overfull \\hbox \(([0-9.]+)pt too wide\)`)
 
+// floatTooLarge matches TeX's report of a table or figure taller than the
+// page, with the input file being read.
+var floatTooLarge = regexp.MustCompile(`Float too large for page by [0-9.]+pt on input line [0-9]+`)
+
+// texFile matches a table's file where TeX's log says it opens it.
+var texFile = regexp.MustCompile(`[^/ ()]+\.tex`)
+
 // checkTeX compiles the report's LaTeX tables, the column layout
 // (NAME.tex) in a two-column article and the page layout (NAME.page.tex)
 // across it, with each engine, loading only the packages docs/outputs.md
-// names; it fails on any error, any overfull box over 1 pt, any glyph
+// names; it fails on any error, any overfull box over 1 pt, any float taller than the page, any glyph
 // missing from the font, and any byte beyond ASCII in a table. Without TeX
 // it skips, except in CI (.ci/run installs Debian's TeX Live).
 func checkTeX(t *testing.T, tables string) {
@@ -77,6 +84,11 @@ func checkTeX(t *testing.T, tables string) {
 					if pt, _ := strconv.ParseFloat(m[1], 64); pt > 1 {
 						t.Errorf("%s, %s layout: %s", engine, layout, m[0])
 					}
+				}
+				for _, at := range floatTooLarge.FindAllStringIndex(string(log), -1) {
+					// The table is the last file TeX opened before.
+					file := texFile.FindAllString(string(log[:at[0]]), -1)
+					t.Errorf("%s, %s layout: %v: %s", engine, layout, file[max(0, len(file)-1):], log[at[0]:at[1]])
 				}
 				if strings.Contains(string(log), "Missing character") {
 					t.Errorf("%s, %s layout: a glyph is missing from the font", engine, layout)

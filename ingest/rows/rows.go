@@ -230,6 +230,27 @@ type PAREDecision struct {
 	ProposalT, DecisionT float64
 }
 
+// PARETexts are the texts of a PARE run's trace, read for its page:
+// Events in the order of PARERun.Events, Proposals in the order of its
+// Decisions.
+type PARETexts struct {
+	Events    []PAREEventText
+	Proposals []string
+}
+
+// PAREEventText is what an event says: the message it sends (its
+// content argument), its other arguments (JSON) and what it returned.
+type PAREEventText struct {
+	Text, Args, Result string
+}
+
+// Snippet is where a run's trajectory first holds a searched text: the
+// event and some of its text around the match.
+type Snippet struct {
+	Seq  int64
+	Text string
+}
+
 // PAREReportRow is a section of a stored PARE or Meta-ARE summary report.
 type PAREReportRow struct {
 	Source, Kind, Section, ConfigID string
