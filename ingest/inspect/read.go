@@ -146,6 +146,8 @@ func readEval(path string, sink Sink, headerOnly bool) error {
 		if j := strings.IndexByte(rest, '/'); j >= 0 {
 			if rest[j+1:] == "sample.json" {
 				chunked = append(chunked, rest[:j])
+			} else if a.byName[samplesDir+rest[:j]+"/sample.json"] == nil {
+				return &Error{File: path, Entry: en.name, Msg: "a chunk of a sample whose sample.json is not in the archive"}
 			}
 			continue
 		}
