@@ -56,12 +56,14 @@ const usage = "usage: gymlens-bench help\n" +
 	"       gymlens-bench serve [--scales 1,10] [--db W]   (from the root; --db: an existing warehouse, labelled by --scales)\n" +
 	"       gymlens-bench mutate [--n 1000] [--seed S]\n" +
 	"       gymlens-bench tour --out DIR [--bin GYMLENS]   (from the root: every command of the tour, outputs stored)\n" +
-	"       gymlens-bench pare [--traces N]   (from the root)"
+	"       gymlens-bench pare [--traces N]   (from the root)\n" +
+	"       gymlens-bench inspect [--mb 256] [--chunked-mb M] [--ingest] [--dir DIR] [--keep]"
 
 // benches are the subcommands besides ingest, by name.
 var benches = map[string]func(args []string) error{
 	"judge": benchJudge, "judge-pool": benchJudgePool, "judge-batch": benchJudgeBatch, "stats": benchStats, "pare": benchPARE, "agree": benchAgree, "mutate": benchMutate,
 	"rss": benchRSS, "serve": benchServe, "tour": benchTour, "agree-scale": benchAgreeScale, "coverage": benchCoverage,
+	"inspect": benchInspect,
 }
 
 func main() {
@@ -147,6 +149,10 @@ func child(job string, args []string) error {
 			return err
 		}
 		if err := w.Close(); err != nil {
+			return err
+		}
+	case "inspect-read":
+		if err := readInspect(args[0]); err != nil {
 			return err
 		}
 	case "duckdb":

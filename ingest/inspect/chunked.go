@@ -159,7 +159,7 @@ func (a *archive) readChunked(dir string, sink Sink) (*Sample, error) {
 				if err != nil {
 					return cw.err(f, err)
 				}
-				v, err := parseOne(raw)
+				v, err := sc.parse(raw)
 				if err != nil {
 					return cw.errf(f, "not JSON: %v", err)
 				}

@@ -42,6 +42,12 @@ func parseOne(b []byte) (*fastjson.Value, error) {
 	return p.ParseBytes(b)
 }
 
+// parse parses an item with the scanner's parser: the value is valid
+// until the scanner parses the next one.
+func (s *scanner) parse(b []byte) (*fastjson.Value, error) {
+	return s.parser.ParseBytes(b)
+}
+
 // refs collects the references a sample's items make, to be checked
 // against what the sample holds once it is read whole.
 type refs struct {
@@ -163,7 +169,7 @@ func (r *sampleReader) read(s *Sample) error {
 				if err != nil {
 					return r.w.err(f, err)
 				}
-				v, err := parseOne(raw)
+				v, err := r.sc.parse(raw)
 				if err != nil {
 					return r.w.errf(f, "not JSON: %v", err)
 				}
@@ -215,7 +221,7 @@ func (r *sampleReader) read(s *Sample) error {
 					if err != nil {
 						return r.w.err(f, err)
 					}
-					v, err := parseOne(raw)
+					v, err := r.sc.parse(raw)
 					if err != nil {
 						return r.w.errf(f, "not JSON: %v", err)
 					}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/valyala/fastjson"
 )
 
 // scanner walks one JSON document as it is read, so that a sample's
@@ -27,6 +29,7 @@ type scanner struct {
 	// nonFinite: the last item copied holds NaN or ±Infinity outside a
 	// string.
 	nonFinite bool
+	parser    fastjson.Parser
 }
 
 // errSyntax is a structural error at an offset.
@@ -255,6 +258,20 @@ func (s *scanner) walkValue(keep int, limit int64) (int64, error) {
 				continue
 			}
 			if inStr {
+				if !esc && c != '"' && c != '\\' {
+					// Jump to the next quote or backslash (IndexByte is
+					// vectorised; strings are most of a log's bytes).
+					rest := chunk[i:]
+					q := bytes.IndexByte(rest, '"')
+					if q < 0 {
+						q = len(rest)
+					}
+					if b := bytes.IndexByte(rest[:q], '\\'); b >= 0 {
+						q = b
+					}
+					i += q - 1
+					continue
+				}
 				switch {
 				case esc:
 					esc = false

@@ -56,6 +56,9 @@ type archive struct {
 	// partial says why the archive was read without its central
 	// directory (a log still being written or cut short), or "".
 	partial string
+	// zstd is a decoder kept for the next zstd entry (one is read at a
+	// time; its buffers are large to allocate).
+	zstd *zstd.Decoder
 }
 
 func openArchive(path string) (*archive, error) {
@@ -105,7 +108,12 @@ func (a *archive) add(e *entry) {
 	a.byName[e.name] = e
 }
 
-func (a *archive) Close() error { return a.f.Close() }
+func (a *archive) Close() error {
+	if a.zstd != nil {
+		a.zstd.Close()
+	}
+	return a.f.Close()
+}
 
 // scanLocal reads the local file headers one after the other, as a log
 // still being written has them before its central directory is there.
@@ -232,12 +240,29 @@ func (a *archive) open(e *entry) (*entryReader, error) {
 		fr := flate.NewReader(bufio.NewReaderSize(er.comp, 64<<10))
 		er.dec, er.close = fr, func() { fr.Close() }
 	case zipMethodZstd:
-		zr, err := zstd.NewReader(er.comp, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxEntryBytes))
-		if err != nil {
+		zr := a.zstd
+		a.zstd = nil
+		if zr == nil {
+			var err error
+			zr, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxEntryBytes))
+			if err != nil {
+				raw.Close()
+				return nil, &Error{File: a.path, Entry: e.name, Msg: "zstd: " + err.Error()}
+			}
+		}
+		if err := zr.Reset(er.comp); err != nil {
+			zr.Close()
 			raw.Close()
 			return nil, &Error{File: a.path, Entry: e.name, Msg: "zstd: " + err.Error()}
 		}
-		er.dec, er.close = zr, zr.Close
+		er.dec = zr
+		er.close = func() {
+			if a.zstd == nil {
+				a.zstd = zr
+			} else {
+				zr.Close()
+			}
+		}
 	default:
 		raw.Close()
 		return nil, &Error{File: a.path, Entry: e.name, Msg: fmt.Sprintf("compression method %d: gymlens reads stored, deflated and zstd (93) entries", e.method)}
