@@ -57,7 +57,7 @@ const usage = "usage: gymlens-bench help\n" +
 	"       gymlens-bench mutate [--n 1000] [--seed S]\n" +
 	"       gymlens-bench tour --out DIR [--bin GYMLENS]   (from the root: every command of the tour, outputs stored)\n" +
 	"       gymlens-bench pare [--traces N]   (from the root)\n" +
-	"       gymlens-bench inspect [--mb 256] [--chunked-mb M] [--ingest] [--dir DIR] [--keep]"
+	"       gymlens-bench inspect [--mb 256] [--chunked-mb M] [--ingest] [--evals N] [--dir DIR] [--keep]"
 
 // benches are the subcommands besides ingest, by name.
 var benches = map[string]func(args []string) error{
@@ -149,6 +149,10 @@ func child(job string, args []string) error {
 			return err
 		}
 		if err := w.Close(); err != nil {
+			return err
+		}
+	case "inspect-metrics":
+		if err := inspectMetrics(args[0]); err != nil {
 			return err
 		}
 	case "inspect-read":

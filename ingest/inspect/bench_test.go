@@ -29,3 +29,19 @@ func BenchmarkReadEval(b *testing.B) {
 		}
 	}
 }
+
+// The generated logs the benchmark reads are logs this reader reads
+// whole, in both layouts.
+func TestReadGeneratedLogs(t *testing.T) {
+	for _, chunked := range []bool{false, true} {
+		p := filepath.Join(t.TempDir(), "g.eval")
+		opt := sample.InspectOptions{Samples: 1, Epochs: 2, Items: 1001, Chunked: chunked, Seed: 1}
+		if _, err := sample.WriteInspectEval(p, opt); err != nil {
+			t.Fatal(err)
+		}
+		r := read(t, p)
+		if len(r.samples) != 2 || r.items[KindEvent] != 2*1001 || r.samples[0].MessageCount != 1001 || len(r.samples[0].Scores) != 1 {
+			t.Errorf("chunked %v: %d samples, items %v, %+v", chunked, len(r.samples), r.items, r.samples[0])
+		}
+	}
+}
