@@ -189,7 +189,7 @@ func (a *archive) readChunked(dir string, sink Sink) (*Sample, error) {
 				if seq != "attachments" {
 					rf.scan(raw, en.name+" "+f)
 				}
-				return sink.Item(s, item)
+				return sinkErr(sink.Item(s, item))
 			})
 			n := 0
 			switch seq {

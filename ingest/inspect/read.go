@@ -28,10 +28,17 @@ const (
 // whole evaluation (results and reductions included). Nothing is held
 // but one item, one sample's scalars and the header.
 func ReadFile(path string, sink Sink) error {
+	var err error
 	if strings.EqualFold(filepath.Ext(path), ".eval") {
-		return readEval(path, sink, false)
+		err = readEval(path, sink, false)
+	} else {
+		err = readJSONLog(path, sink, false)
 	}
-	return readJSONLog(path, sink, false)
+	var ke *sinkError
+	if errors.As(err, &ke) {
+		return ke.err
+	}
+	return err
 }
 
 // ReadHeader reads what a log says of its evaluation, without its
@@ -260,78 +267,78 @@ func (a *archive) summaries(seen map[string]bool, sink Sink) error {
 			names = append(names, j.e)
 		}
 	}
-	var order []string
-	found := map[string]*Sample{}
-	for _, en := range names {
-		w := where{a.path, en.name}
-		r, err := a.open(en)
-		if err != nil {
-			return err
-		}
-		sc := newScanner(r, MaxItem)
-		err = sc.elements(func(i int) error {
-			f := fmt.Sprintf("[%d]", i)
-			raw, err := sc.raw()
+	// Two passes, so that no summary is held: the first finds each
+	// sample's last summary, the second gives those.
+	last := map[string]int{}
+	for pass := range 2 {
+		g := 0
+		for _, en := range names {
+			w := where{a.path, en.name}
+			r, err := a.open(en)
 			if err != nil {
-				return w.err(f, err)
+				return err
 			}
-			v, err := parseOne(raw)
-			if err != nil {
-				return w.errf(f, "not JSON: %v", err)
-			}
-			if v.Type() != fastjson.TypeObject {
-				return w.errf(f, "expected a sample summary object")
-			}
-			s := &Sample{Entry: en.name, Layout: "summary"}
-			var ferr error
-			v.GetObject().Visit(func(k []byte, fv *fastjson.Value) {
+			sc := newScanner(r, MaxItem)
+			err = sc.elements(func(i int) error {
+				f := fmt.Sprintf("[%d]", i)
+				raw, err := sc.raw()
+				if err != nil {
+					return w.err(f, err)
+				}
+				v, err := parseOne(raw)
+				if err != nil {
+					return w.errf(f, "not JSON: %v", err)
+				}
+				if v.Type() != fastjson.TypeObject {
+					return w.errf(f, "expected a sample summary object")
+				}
+				s := &Sample{Entry: en.name, Layout: "summary"}
+				var ferr error
+				v.GetObject().Visit(func(k []byte, fv *fastjson.Value) {
+					if ferr != nil {
+						return
+					}
+					key := string(k)
+					fld := f + "." + key
+					switch key {
+					case "id":
+						s.ID, ferr = sampleID(fv)
+					case "epoch":
+						s.Epoch, ferr = fv.Int()
+					default:
+						ferr = sampleField(w, fld, key, fv, jsonOf(fv), false, s)
+					}
+					if ferr != nil && !isOurs(ferr) {
+						ferr = w.errf(fld, "%v", ferr)
+					}
+				})
 				if ferr != nil {
-					return
+					return ferr
 				}
-				key := string(k)
-				fld := f + "." + key
-				switch key {
-				case "id":
-					s.ID, ferr = sampleID(fv)
-				case "epoch":
-					s.Epoch, ferr = fv.Int()
-				default:
-					ferr = sampleField(w, fld, key, fv, jsonOf(fv), false, s)
+				if s.ID == "" || s.Epoch < 1 {
+					return w.errf(f, "a summary without its sample's id or epoch")
 				}
-				if ferr != nil && !isOurs(ferr) {
-					ferr = w.errf(fld, "%v", ferr)
+				k := sampleKey(s.ID, s.Epoch)
+				g++
+				if pass == 0 {
+					last[k] = g
+					return nil
 				}
+				if seen[k] || last[k] != g {
+					return nil
+				}
+				return sinkErr(sink.Sample(s))
 			})
-			if ferr != nil {
-				return ferr
+			if err == nil {
+				err = sc.end()
 			}
-			if s.ID == "" || s.Epoch < 1 {
-				return w.errf(f, "a summary without its sample's id or epoch")
+			if err == nil {
+				_, err = io.Copy(io.Discard, r)
 			}
-			k := sampleKey(s.ID, s.Epoch)
-			if seen[k] {
-				return nil
+			r.Close()
+			if err != nil {
+				return w.err("", err)
 			}
-			if _, ok := found[k]; !ok {
-				order = append(order, k)
-			}
-			found[k] = s
-			return nil
-		})
-		if err == nil {
-			err = sc.end()
-		}
-		if err == nil {
-			_, err = io.Copy(io.Discard, r)
-		}
-		r.Close()
-		if err != nil {
-			return w.err("", err)
-		}
-	}
-	for _, k := range order {
-		if err := sink.Sample(found[k]); err != nil {
-			return err
 		}
 	}
 	return nil
@@ -648,7 +655,7 @@ func readJSONLog(path string, sink Sink, headerOnly bool) error {
 				if err := sr.read(s); err != nil {
 					return err
 				}
-				return sink.Sample(s)
+				return sinkErr(sink.Sample(s))
 			})
 		case "reductions":
 			raw, err := sc.raw()

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/flate"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -388,6 +389,33 @@ func TestDiscoverInspectLogs(t *testing.T) {
 	for _, f := range files {
 		if f.Kind != KindLog {
 			t.Errorf("%s: kind %v", f.Path, f.Kind)
+		}
+	}
+}
+
+// failingSink fails on its nth item.
+type failingSink struct {
+	recorder
+	n int
+}
+
+var errSinkFull = errors.New("the warehouse is full")
+
+func (f *failingSink) Item(s *Sample, it *Item) error {
+	if f.n--; f.n == 0 {
+		return errSinkFull
+	}
+	return nil
+}
+
+// An error of the sink (the warehouse's) comes back as it is, not as
+// the log's fault.
+func TestSinkErrorsPassThrough(t *testing.T) {
+	for _, f := range []string{"testdata/log_formats.eval", "testdata/log_formats.json"} {
+		err := ReadFile(f, &failingSink{n: 3})
+		var ie *Error
+		if err != errSinkFull || errors.As(err, &ie) {
+			t.Errorf("%s: %v", f, err)
 		}
 	}
 }

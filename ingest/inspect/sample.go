@@ -17,10 +17,27 @@ type where struct {
 	file, entry string
 }
 
+// sinkError is an error of the Sink (the warehouse's, say), passed
+// through the reader unchanged: it is not the log's fault.
+type sinkError struct{ err error }
+
+func (e *sinkError) Error() string { return e.err.Error() }
+func (e *sinkError) Unwrap() error { return e.err }
+
+func sinkErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &sinkError{err}
+}
+
 func (w where) err(field string, err error) error {
 	var se *syntaxError
 	var e *Error
+	var ke *sinkError
 	switch {
+	case errors.As(err, &ke):
+		return ke
 	case errors.As(err, &e):
 		if e.Field == "" && e.Entry == w.entry {
 			e.Field = field
@@ -188,7 +205,7 @@ func (r *sampleReader) read(s *Sample) error {
 					}
 				}
 				rf.scan(raw, f)
-				return r.sink.Item(s, item)
+				return sinkErr(r.sink.Item(s, item))
 			})
 		case "events_data", "message_pool", "call_pool":
 			// Pools: events_data {messages, calls} since Inspect's log
@@ -233,7 +250,7 @@ func (r *sampleReader) read(s *Sample) error {
 						s.PoolCalls++
 					}
 					rf.scan(raw, f)
-					return r.sink.Item(s, item)
+					return sinkErr(r.sink.Item(s, item))
 				})
 			}
 			if key != "events_data" {
@@ -261,7 +278,7 @@ func (r *sampleReader) read(s *Sample) error {
 				*item = Item{Kind: KindAttachment, Index: i, Key: k, Raw: raw}
 				i++
 				s.Attachments++
-				return r.sink.Item(s, item)
+				return sinkErr(r.sink.Item(s, item))
 			})
 		}
 		raw, err := r.sc.raw()
