@@ -214,6 +214,23 @@ type inspectSink struct {
 	samples, usage, scores, items *duckdb.Appender
 	n                             int
 	records                       int64
+	// pending is the bytes appended since the appenders last flushed.
+	pending int
+}
+
+// inspectFlushBytes is how much an Inspect sink appends before it
+// flushes its appenders into DuckDB, which spills what it cannot hold,
+// so that a log of any size is not held by the appenders' chunks.
+const inspectFlushBytes = 16 << 20
+
+func (s *inspectSink) flush() error {
+	s.pending = 0
+	for _, a := range []*duckdb.Appender{s.samples, s.usage, s.scores, s.items} {
+		if err := a.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *inspectSink) close() error {
@@ -246,7 +263,13 @@ func (s *inspectSink) Item(sm *inspect.Sample, it *inspect.Item) error {
 	if it.Type != "" {
 		typ = it.Type
 	}
-	return s.items.AppendRow(s.eval.EvalID, sm.ID, int32(sm.Epoch), it.Kind, int32(it.Index), key, typ, string(it.Raw), int32(s.file))
+	if err := s.items.AppendRow(s.eval.EvalID, sm.ID, int32(sm.Epoch), it.Kind, int32(it.Index), key, typ, string(it.Raw), int32(s.file)); err != nil {
+		return err
+	}
+	if s.pending += len(it.Raw) + 64; s.pending >= inspectFlushBytes {
+		return s.flush()
+	}
+	return nil
 }
 
 func (s *inspectSink) Sample(sm *inspect.Sample) error {
