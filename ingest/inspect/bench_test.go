@@ -33,6 +33,9 @@ func BenchmarkReadEval(b *testing.B) {
 // The generated logs the benchmark reads are logs this reader reads
 // whole, in both layouts.
 func TestReadGeneratedLogs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: generates two logs of some 6 MB each")
+	}
 	for _, chunked := range []bool{false, true} {
 		p := filepath.Join(t.TempDir(), "g.eval")
 		opt := sample.InspectOptions{Samples: 1, Epochs: 2, Items: 1001, Chunked: chunked, Seed: 1}
