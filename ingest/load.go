@@ -24,6 +24,7 @@ import (
 	"github.com/valyala/fastjson"
 	"github.com/zeebo/xxh3"
 
+	"github.com/gymlens/gymlens/ingest/inspect"
 	"github.com/gymlens/gymlens/ingest/pare"
 	"github.com/gymlens/gymlens/ingest/runlog"
 )
@@ -158,6 +159,9 @@ type pass struct {
 	pareAnnots  []pare.Annotation
 	pareResults []pareResult
 	pareReports []pareReport
+	// inspect counts the Inspect logs read (their rows are appended as
+	// they are read: readInspect).
+	inspect *inspectTally
 }
 
 // Ingest loads the files and folders in paths into the warehouse as one
@@ -270,6 +274,7 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 	if err := p.readPAREFiles(); err != nil {
 		return nil, err
 	}
+	p.sum.Notes = append(p.sum.Notes, p.inspect.notes()...)
 	traced("validation pass", start)
 	decisions, dropped := p.chk.finish()
 	if p.errs.Len() > 0 && !opt.SkipInvalid {
@@ -566,6 +571,8 @@ func (p *pass) readFile(f runlog.File) error {
 		return p.readPAREAnnotations(fs)
 	case pare.KindResults, pare.KindCombined, pare.KindAREOutput, pare.KindAREStats:
 		return p.readPAREResultFile(fs)
+	case inspect.KindLog:
+		return p.readInspect(fs)
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 // RecordTypes are the kinds of record an ingest counts, in the order a
 // summary names them.
 var RecordTypes = []string{"scenario", "run", "event", "task", "judgment", "rating", "pare_run", "pare_event", "decision_point",
-	"pare_sample", "pare_annotation", "pare_result", "pare_report"}
+	"pare_sample", "pare_annotation", "pare_result", "pare_report", "inspect_eval", "inspect_sample", "inspect_score", "inspect_item"}
 
 // Line says in one line what was ingested (verb: "ingested", "valid"):
 // files, megabytes, time, speed and the records of each kind.

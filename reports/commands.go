@@ -54,10 +54,12 @@ var Commands = []*Command{
 			"Scales: TC and its parts 0–100; TA, TR-D and TA's parts in percent; TR-J 1–5.\n" +
 			"The resampling unit is the scenario. Judgments are averaged over judges unless --judge names one.\n" +
 			"--source pare: the PARE and Meta-ARE runs instead, with their metrics (" + strings.Join(analysis.PARERunMetrics, ", ") + ",\n" +
-			strings.Join(analysis.PooledMetrics, ", ") + ", pass@K, pass^K, pare_pass@k, pare_pass^k) by " + strings.Join(analysis.PAREDimensions, ", ") + " (docs/pare.md).",
+			strings.Join(analysis.PooledMetrics, ", ") + ", pass@K, pass^K, pare_pass@k, pare_pass^k) by " + strings.Join(analysis.PAREDimensions, ", ") + " (docs/pare.md).\n" +
+			"--source inspect: each Inspect scorer's mean (inspect.SCORER[.KEY]) per configuration and task, epochs averaged within\n" +
+			"a sample, the samples resampled (docs/inspect.md).",
 		Params: params([]Param{
 			{Name: "by", Default: "config", Usage: "break down by `DIM[,DIM]` (\"\" for one overall group)"},
-			{Name: "source", Default: "gym", Usage: "`RUNS` to measure: gym (Proactivity-Gym) or pare (PARE and Meta-ARE)"},
+			{Name: "source", Default: "gym", Usage: "`RUNS` to measure: gym (Proactivity-Gym), pare (PARE and Meta-ARE) or inspect (Inspect AI: each scorer's mean per configuration and task)"},
 			{Name: "pare-report", Default: false, Usage: "with --source pare: the statistics PARE's combined_result.json and Meta-ARE's benchmark_stats.json give, recomputed from the ingested result rows"},
 		}, SelectionParams(), bootstrapParams()),
 		Formats: Formats, Default: "table", Run: runMetrics,
@@ -190,8 +192,12 @@ var Commands = []*Command{
 			"Each section of a summary report (PARE combined_result.json, Meta-ARE benchmark_stats.json): its statistics\n" +
 			"against those recomputed from the ingested result rows, as PARE's and Meta-ARE's report code defines them.\n" +
 			"A stored number that is the recomputed one in the other unit (a fraction where the format writes a percent,\n" +
-			"or the reverse) is a mismatch of kind \"unit\". --strict exits with status 1 when there is a mismatch.",
-		Params:  []Param{{Name: "strict", Default: false, Usage: "exit with status 1 when there is a mismatch"}},
+			"or the reverse) is a mismatch of kind \"unit\". --strict exits with status 1 when there is a mismatch.\n" +
+			"--source inspect: each metric an Inspect log's results store (accuracy, mean, std, var, stderr) recomputed\n" +
+			"over the epoch-reduced scores, as Inspect computes it; equal, differs, or not recomputed (a custom metric, an\n" +
+			"unknown reducer), each said (docs/inspect.md).",
+		Params: []Param{{Name: "strict", Default: false, Usage: "exit with status 1 when there is a mismatch"},
+			{Name: "source", Default: "pare", Usage: "`RESULTS` to reconcile: pare (PARE and Meta-ARE) or inspect (Inspect AI)"}},
 		Formats: ResultFormats, Default: "table", Run: runReconcile,
 	},
 	{
@@ -334,6 +340,8 @@ func runMetrics(ctx context.Context, x *Exec) error {
 			}
 		}
 		return x.Writer().Result(t, foot)
+	case "inspect":
+		return x.metricsInspect(ctx)
 	case "pare":
 		if x.Bool("pare-report") {
 			return x.pareReport(ctx)
@@ -348,7 +356,7 @@ func runMetrics(ctx context.Context, x *Exec) error {
 		}
 		return x.Writer().Result(MetricsOutput(x.Format, by, res))
 	}
-	return analysis.Optionf("--source: expected gym or pare, found %q", x.String("source"))
+	return analysis.Optionf("--source: expected gym, pare or inspect, found %q", x.String("source"))
 }
 
 // pare reads the PARE options and units.
@@ -742,6 +750,13 @@ func runQuery(ctx context.Context, x *Exec) error {
 }
 
 func runReconcile(ctx context.Context, x *Exec) error {
+	switch x.String("source") {
+	case "inspect":
+		return x.reconcileInspect(ctx)
+	case "pare":
+	default:
+		return analysis.Optionf("--source: expected pare or inspect, found %q", x.String("source"))
+	}
 	w, err := x.Warehouse(ctx)
 	if err != nil {
 		return err

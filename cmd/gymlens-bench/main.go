@@ -58,7 +58,8 @@ const usage = "usage: gymlens-bench help\n" +
 	"       gymlens-bench mutate [--n 1000] [--seed S]\n" +
 	"       gymlens-bench tour --out DIR [--bin GYMLENS]   (from the root: every command of the tour, outputs stored)\n" +
 	"       gymlens-bench pare [--traces N]   (from the root)\n" +
-	"       gymlens-bench openai-server [--addr 127.0.0.1:8000] [--latency D]   (a fake judge endpoint: valid, fixed answers; docs/judge.md)"
+	"       gymlens-bench openai-server [--addr 127.0.0.1:8000] [--latency D]   (a fake judge endpoint: valid, fixed answers; docs/judge.md)\n" +
+	"       gymlens-bench inspect [--mb 256] [--chunked-mb M] [--ingest] [--evals N] [--dir DIR] [--keep]"
 
 // benches are the subcommands besides ingest, by name.
 var benches = map[string]func(args []string) error{
@@ -66,6 +67,7 @@ var benches = map[string]func(args []string) error{
 	"rss": benchRSS, "serve": benchServe, "tour": benchTour, "agree-scale": benchAgreeScale, "coverage": benchCoverage,
 	"size":          benchSize,
 	"openai-server": benchOpenAIServer,
+	"inspect":       benchInspect,
 }
 
 func main() {
@@ -85,7 +87,9 @@ func main() {
 	}
 	if len(os.Args) >= 2 {
 		if bench, ok := benches[os.Args[1]]; ok {
-			header(os.Stdout, time.Now())
+			if os.Args[1] != "openai-server" { // a server, not a measurement
+				header(os.Stdout, time.Now())
+			}
 			if err := bench(os.Args[2:]); err != nil {
 				fmt.Fprintln(os.Stderr, "gymlens-bench:", err)
 				pprof.StopCPUProfile()
@@ -153,6 +157,14 @@ func child(job string, args []string) error {
 			return err
 		}
 		if err := w.Close(); err != nil {
+			return err
+		}
+	case "inspect-metrics":
+		if err := inspectMetrics(args[0]); err != nil {
+			return err
+		}
+	case "inspect-read":
+		if err := readInspect(args[0]); err != nil {
 			return err
 		}
 	case "duckdb":

@@ -62,6 +62,10 @@ type Format struct {
 type Detector struct {
 	Extensions []string
 	Detect     func(path string) Kind
+	// Large: Detect only peeks at the file and the driver streams it, so
+	// it is asked about whole-document files (*.json) past MaxWholeFile
+	// too; the other detectors are not.
+	Large bool
 }
 
 var (
@@ -250,13 +254,17 @@ func kindOrder(k Kind) int {
 func classify(path string) (Kind, string) {
 	name := strings.ToLower(filepath.Base(path))
 	whole := strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")
+	tooLarge := ""
 	if whole {
 		if st, err := os.Stat(path); err == nil && st.Size() > MaxWholeFile {
-			return KindUnknown, fmt.Sprintf("%d MB: gymlens reads scenario specs, traces and result files whole and takes at most %d MB; split it (record streams, *.jsonl, have no limit)",
+			tooLarge = fmt.Sprintf("%d MB: gymlens reads scenario specs, traces and result files whole and takes at most %d MB; split it (record streams, *.jsonl, have no limit)",
 				st.Size()>>20, MaxWholeFile>>20)
 		}
 	}
 	for _, d := range detectors {
+		if tooLarge != "" && !d.Large {
+			continue
+		}
 		for _, ext := range d.Extensions {
 			if strings.HasSuffix(name, ext) {
 				if k := d.Detect(path); k != KindUnknown {
@@ -265,6 +273,9 @@ func classify(path string) (Kind, string) {
 				break
 			}
 		}
+	}
+	if tooLarge != "" {
+		return KindUnknown, tooLarge
 	}
 	switch {
 	case strings.HasSuffix(name, ".jsonl"), strings.HasSuffix(name, ".jsonl.gz"), strings.HasSuffix(name, ".jsonl.zst"):

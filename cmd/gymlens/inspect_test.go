@@ -1,0 +1,71 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var inspectFixtures = filepath.Join("..", "..", "ingest", "inspect", "testdata")
+
+// A folder of Inspect's own logs ingests, every stored result that can
+// be recomputed reconciles, and metrics gives each scorer's mean per
+// configuration and task.
+func TestInspectLogsReconcileAndMeasure(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.duckdb")
+	logs := filepath.Join(dir, "logs")
+	os.MkdirAll(logs, 0o755)
+	for _, n := range []string{"log_formats.eval", "log_streaming.eval", "log_message_deduplication.eval", "log_read_sample.eval",
+		"mmlu-summary-choices.eval", "popularity_cancelled.json", "no_samples_cancelled.json", "log_tool_call_error.json"} {
+		b, err := os.ReadFile(filepath.Join(inspectFixtures, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(logs, n), b, 0o644)
+	}
+	code, stdout, stderr := gymlens(t, "--db", db, "ingest", logs)
+	if code != 0 || !strings.Contains(stdout, "8 inspect evals, 12 inspect samples") || !strings.Contains(stdout+stderr, "2 cancelled") {
+		t.Fatalf("ingest: %d %s %s", code, stdout, stderr)
+	}
+	code, stdout, stderr = gymlens(t, "--db", db, "reconcile", "--source", "inspect", "--strict", "-f", "json")
+	if code != 0 {
+		t.Fatalf("reconcile: %d %s %s", code, stdout, stderr)
+	}
+	var checks []map[string]any
+	if err := json.Unmarshal([]byte(stdout), &checks); err != nil {
+		t.Fatal(err, stdout)
+	}
+	status := map[string]int{}
+	for _, c := range checks {
+		status[c["status"].(string)]++
+		// Only the logs without sample scores (no_samples_cancelled.json,
+		// log_tool_call_error.json) leave a stored metric unrecomputed.
+		if c["status"] == "cannot" && (!strings.Contains(c["note"].(string), "no sample scores") || c["task"] != "testtaskname" && c["task"] != "...") {
+			t.Errorf("not recomputed: %v", c)
+		}
+	}
+	if status["equal"] < 12 || status["differs"] != 0 {
+		t.Errorf("statuses %v", status)
+	}
+	code, stdout, stderr = gymlens(t, "--db", db, "metrics", "--source", "inspect", "--resamples", "500", "-f", "json")
+	if code != 0 {
+		t.Fatalf("metrics: %d %s %s", code, stdout, stderr)
+	}
+	var means []map[string]any
+	if err := json.Unmarshal([]byte(stdout), &means); err != nil {
+		t.Fatal(err, stdout)
+	}
+	found := false
+	for _, m := range means {
+		if m["task"] == "popularity" && m["metric"] == "inspect.match" && m["samples"] == 2.0 && m["values"] == 4.0 {
+			found = m["mean"] == 0.75
+		}
+	}
+	if !found {
+		t.Errorf("no popularity mean of 0.75 over 2 samples × 2 epochs: %s", stdout)
+	}
+}
