@@ -44,7 +44,7 @@ var Commands = []*Command{
 			{Name: "question", Default: "trust", Usage: "human-trust: the study `QUESTION`"},
 			whereParam, judgeParam,
 		}, bootstrapParams()),
-		Formats: ResultFormats, Default: "table", Run: runPlot,
+		Formats: []string{"table"}, Default: "table", Run: runPlot,
 	},
 	{
 		Name:  "metrics",
@@ -73,7 +73,9 @@ var Commands = []*Command{
 			{Name: "harness-switch", Default: "", Usage: "`FROM,TO` harnesses, per model"},
 			{Name: "source", Default: "gym", Usage: "`RUNS` to compare: gym (Proactivity-Gym) or pare (PARE and Meta-ARE; name their configurations)"},
 		}, SelectionParams(), bootstrapParams()),
-		Formats: Formats, Default: "table", Run: runCompare,
+		Formats: Formats, Default: "table", Run: refusing("compare", runCompare, map[string]string{
+			"two-level": "the paired bootstrap resamples scenarios alone; the two-level bootstrap is for the metrics' intervals (metrics, table, report)",
+		}),
 	},
 	{
 		Name: "corr", Usage: "Pearson and Spearman correlations among the metrics, at run and configuration level",
@@ -81,7 +83,9 @@ var Commands = []*Command{
 			"correlates the configurations' means. Each r has its p-value (t, n−2 df), a Fisher-z interval and\n" +
 			"a cluster-bootstrap interval (scenarios resampled).",
 		Params:  params(SelectionParams(), bootstrapParams()),
-		Formats: Formats, Default: "table", Run: runCorr,
+		Formats: Formats, Default: "table", Run: refusing("corr", runCorr, map[string]string{
+			"two-level": "the correlations' bootstrap resamples scenarios alone; the two-level bootstrap is for the metrics' intervals (metrics, table, report)",
+		}),
 	},
 	{
 		Name: "variance", Usage: "where each metric's variance comes from: scenario, persona, configuration × scenario, × persona, repetition",
@@ -94,7 +98,7 @@ var Commands = []*Command{
 			"do not apply here and are refused.",
 		Params:  params(SelectionParams(), []Param{designBy, designSource}, bootstrapParams()),
 		Formats: Formats, Default: "table", Run: refusing("variance", runVariance, map[string]string{
-			"two-level":   "the components' intervals resample scenarios alone; a two-level bootstrap is for the metrics' intervals (metrics, compare)",
+			"two-level":   "the components' intervals resample scenarios alone; a two-level bootstrap is for the metrics' intervals (metrics, table, report)",
 			"judge-noise": "the components are of the runs' values as the judges' averages give them; the judges' own noise is in agree --self and in the metrics' intervals (metrics --judge-noise)",
 		}),
 	},
@@ -104,8 +108,8 @@ var Commands = []*Command{
 			"the same scenarios × personas × repetitions (default: the warehouse's design): the standard error of the\n" +
 			"difference (the scenario and persona effects cancel), and the minimum detectable effect of the paired t-test\n" +
 			"over scenarios (S − 1 degrees of freedom) at --alpha with --power, exact by the noncentral t; with --delta, the\n" +
-			"fewest scenarios whose MDE is at most that difference. --two-level and --judge-noise do not apply here and are\n" +
-			"refused.",
+			"fewest scenarios whose MDE is at most that difference. --two-level, --judge-noise and the bootstrap's options\n" +
+			"(--resamples, --seed, --level, --ci: the MDE comes from the components' point estimates) do not apply and are refused.",
 		Params: params(SelectionParams(), []Param{
 			{Name: "scenarios", Default: 0, Usage: "scenarios `S` of the design (0: the warehouse's)"},
 			{Name: "personas", Default: 0, Usage: "personas `P` per scenario (0: the warehouse's)"},
@@ -116,6 +120,10 @@ var Commands = []*Command{
 			designBy, designSource,
 		}, bootstrapParams()),
 		Formats: Formats, Default: "table", Run: refusing("power", runPower, map[string]string{
+			"resamples":   "the MDE comes from the variance components' point estimates: nothing is resampled",
+			"seed":        "the MDE comes from the variance components' point estimates: nothing is resampled",
+			"level":       "the MDE has no interval; the test's level is --alpha",
+			"ci":          "the MDE comes from the variance components' point estimates: no interval is drawn",
 			"two-level":   "the MDE comes from the variance components, which have no two-level interval",
 			"judge-noise": "the standard error of the difference comes from the variance components, which leave the judges' own noise out",
 		}),
@@ -205,6 +213,9 @@ func runTable(ctx context.Context, x *Exec) error {
 	name, err := x.tableName()
 	if err != nil {
 		return err
+	}
+	if x.IsSet("layout") && x.Format != "latex" {
+		return analysis.Optionf("table --layout does not apply: it sets a LaTeX table's width (--format latex), not a %s one's", x.Format)
 	}
 	opt, err := x.TableOptions()
 	if err != nil {
@@ -486,7 +497,11 @@ func runRank(ctx context.Context, x *Exec) error {
 	if err != nil {
 		return err
 	}
-	return x.Writer().Result(RankOutput(x.Format, res))
+	opt, err := x.Bootstrap()
+	if err != nil {
+		return err
+	}
+	return x.Writer().Result(RankOutput(x.Format, res, opt))
 }
 
 func runCorr(ctx context.Context, x *Exec) error {
