@@ -68,7 +68,8 @@ var Commands = []*Command{
 		Description: "Name configurations by id (\"GPT 5.6 Sol | CD | none\") or key (gpt-5.6-sol_cd_none); every pair\n" +
 			"is compared, later minus earlier, on the same resampled scenarios. --harness-switch FROM,TO compares,\n" +
 			"for every model and effort run on both, harness TO minus harness FROM (the paper's CC→OC effect).\n" +
-			"p-values are adjusted across the pairs, metric by metric.",
+			"Each p-value is the interval inverted (p < α exactly when the 1 − α interval excludes 0) and is adjusted\n" +
+			"across the pairs, metric by metric. --two-level does not apply here and is refused.",
 		Params: params([]Param{
 			{Name: "harness-switch", Default: "", Usage: "`FROM,TO` harnesses, per model"},
 			{Name: "source", Default: "gym", Usage: "`RUNS` to compare: gym (Proactivity-Gym) or pare (PARE and Meta-ARE; name their configurations)"},
@@ -81,7 +82,7 @@ var Commands = []*Command{
 		Name: "corr", Usage: "Pearson and Spearman correlations among the metrics, at run and configuration level",
 		Description: "Run level pools the runs of all configurations (as the paper does); configuration level\n" +
 			"correlates the configurations' means. Each r has its p-value (t, n−2 df), a Fisher-z interval and\n" +
-			"a cluster-bootstrap interval (scenarios resampled).",
+			"a cluster-bootstrap interval (scenarios resampled). --two-level does not apply here and is refused.",
 		Params:  params(SelectionParams(), bootstrapParams()),
 		Formats: Formats, Default: "table", Run: refusing("corr", runCorr, map[string]string{
 			"two-level": "the correlations' bootstrap resamples scenarios alone; the two-level bootstrap is for the metrics' intervals (metrics, table, report)",
