@@ -44,7 +44,7 @@ var Commands = []*Command{
 			{Name: "question", Default: "trust", Usage: "human-trust: the study `QUESTION`"},
 			whereParam, judgeParam,
 		}, bootstrapParams()),
-		Formats: ResultFormats, Default: "table", Run: runPlot,
+		Formats: []string{"table"}, Default: "table", Run: runPlot,
 	},
 	{
 		Name:  "metrics",
@@ -70,20 +70,25 @@ var Commands = []*Command{
 		Description: "Name configurations by id (\"GPT 5.6 Sol | CD | none\") or key (gpt-5.6-sol_cd_none); every pair\n" +
 			"is compared, later minus earlier, on the same resampled scenarios. --harness-switch FROM,TO compares,\n" +
 			"for every model and effort run on both, harness TO minus harness FROM (the paper's CC→OC effect).\n" +
-			"p-values are adjusted across the pairs, metric by metric.",
+			"Each p-value is the interval inverted (p < α exactly when the 1 − α interval excludes 0) and is adjusted\n" +
+			"across the pairs, metric by metric. --two-level does not apply here and is refused.",
 		Params: params([]Param{
 			{Name: "harness-switch", Default: "", Usage: "`FROM,TO` harnesses, per model"},
 			{Name: "source", Default: "gym", Usage: "`RUNS` to compare: gym (Proactivity-Gym) or pare (PARE and Meta-ARE; name their configurations)"},
 		}, SelectionParams(), bootstrapParams()),
-		Formats: Formats, Default: "table", Run: runCompare,
+		Formats: Formats, Default: "table", Run: refusing("compare", runCompare, map[string]string{
+			"two-level": "the paired bootstrap resamples scenarios alone; the two-level bootstrap is for the metrics' intervals (metrics, table, report)",
+		}),
 	},
 	{
 		Name: "corr", Usage: "Pearson and Spearman correlations among the metrics, at run and configuration level",
 		Description: "Run level pools the runs of all configurations (as the paper does); configuration level\n" +
 			"correlates the configurations' means. Each r has its p-value (t, n−2 df), a Fisher-z interval and\n" +
-			"a cluster-bootstrap interval (scenarios resampled).",
+			"a cluster-bootstrap interval (scenarios resampled). --two-level does not apply here and is refused.",
 		Params:  params(SelectionParams(), bootstrapParams()),
-		Formats: Formats, Default: "table", Run: runCorr,
+		Formats: Formats, Default: "table", Run: refusing("corr", runCorr, map[string]string{
+			"two-level": "the correlations' bootstrap resamples scenarios alone; the two-level bootstrap is for the metrics' intervals (metrics, table, report)",
+		}),
 	},
 	{
 		Name: "variance", Usage: "where each metric's variance comes from: scenario, persona, configuration × scenario, × persona, repetition",
@@ -96,7 +101,7 @@ var Commands = []*Command{
 			"do not apply here and are refused.",
 		Params:  params(SelectionParams(), []Param{designBy, designSource}, bootstrapParams()),
 		Formats: Formats, Default: "table", Run: refusing("variance", runVariance, map[string]string{
-			"two-level":   "the components' intervals resample scenarios alone; a two-level bootstrap is for the metrics' intervals (metrics, compare)",
+			"two-level":   "the components' intervals resample scenarios alone; a two-level bootstrap is for the metrics' intervals (metrics, table, report)",
 			"judge-noise": "the components are of the runs' values as the judges' averages give them; the judges' own noise is in agree --self and in the metrics' intervals (metrics --judge-noise)",
 		}),
 	},
@@ -109,7 +114,8 @@ var Commands = []*Command{
 			"fewest scenarios whose MDE is at most that difference. se, mde and delta are in each metric's unit (the unit\n" +
 			"column): points of TC's 0–100 scale, percentage points of TA and TR-D, points of TR-J's 1–5 scale; so --delta\n" +
 			"is per metric, TC=3,TR-J=0.2 (a metric not named gets none), or one number with one metric (--metrics TC).\n" +
-			"--two-level and --judge-noise do not apply here and are refused.",
+			"--two-level, --judge-noise and the bootstrap's options (--resamples, --seed, --level, --ci: the MDE comes from\n" +
+			"the components' point estimates) do not apply and are refused.",
 		Params: params(SelectionParams(), []Param{
 			{Name: "scenarios", Default: 0, Usage: "scenarios `S` of the design (0: the warehouse's)"},
 			{Name: "personas", Default: 0, Usage: "personas `P` per scenario (0: the warehouse's)"},
@@ -120,6 +126,10 @@ var Commands = []*Command{
 			designBy, designSource,
 		}, bootstrapParams()),
 		Formats: Formats, Default: "table", Run: refusing("power", runPower, map[string]string{
+			"resamples":   "the MDE comes from the variance components' point estimates: nothing is resampled",
+			"seed":        "the MDE comes from the variance components' point estimates: nothing is resampled",
+			"level":       "the MDE has no interval; the test's level is --alpha",
+			"ci":          "the MDE comes from the variance components' point estimates: no interval is drawn",
 			"two-level":   "the MDE comes from the variance components, which have no two-level interval",
 			"judge-noise": "the standard error of the difference comes from the variance components, which leave the judges' own noise out",
 		}),
@@ -213,6 +223,9 @@ func runTable(ctx context.Context, x *Exec) error {
 	name, err := x.tableName()
 	if err != nil {
 		return err
+	}
+	if x.IsSet("layout") && x.Format != "latex" {
+		return analysis.Optionf("table --layout does not apply: it sets a LaTeX table's width (--format latex), not a %s one's", x.Format)
 	}
 	opt, err := x.TableOptions()
 	if err != nil {
@@ -522,7 +535,11 @@ func runRank(ctx context.Context, x *Exec) error {
 	if err != nil {
 		return err
 	}
-	return x.Writer().Result(RankOutput(x.Format, res))
+	opt, err := x.Bootstrap()
+	if err != nil {
+		return err
+	}
+	return x.Writer().Result(RankOutput(x.Format, res, opt))
 }
 
 func runCorr(ctx context.Context, x *Exec) error {

@@ -190,7 +190,7 @@ func VarianceSections(format string, vcs []*analysis.VarianceComponents) []Secti
 }
 
 // RankOutput lays ranks out: a row per configuration, best first.
-func RankOutput(format string, res []RankRow) (*Result, []string) {
+func RankOutput(format string, res []RankRow, opt analysis.BootstrapOptions) (*Result, []string) {
 	t := &Result{Columns: []string{"config", "metric", "n_runs", "value", "rank", "rank_low", "rank_high", "p_best", "tied_with_best", "letters", "resamples", "n_clusters"}}
 	for _, r := range res {
 		var value, p any = r.Value, r.PBest
@@ -201,8 +201,9 @@ func RankOutput(format string, res []RankRow) (*Result, []string) {
 	}
 	var foot []string
 	if len(res) > 0 && Wide(format) {
-		foot = append(foot, fmt.Sprintf("rank 1: the highest; rank interval: the resampled ranks' quantiles; %d resamples of %d scenarios, drawn once for every configuration; "+
-			"letters: configurations sharing one are not significantly different (paired cluster bootstrap, Holm over all pairs)", res[0].Resamples, res[0].Clusters))
+		foot = append(foot, fmt.Sprintf("rank 1: the highest; %g%% rank interval: the resampled ranks' quantiles; %d resamples of %d scenarios, drawn once for every configuration, seed %d; "+
+			"letters: configurations sharing one are not significantly different at α = %.3g (paired cluster bootstrap, Holm over all pairs)",
+			100*opt.Level, res[0].Resamples, res[0].Clusters, opt.Seed, 1-opt.Level))
 	}
 	return t, foot
 }

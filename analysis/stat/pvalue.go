@@ -30,10 +30,11 @@ import (
 // tailed says whether B replicates get normal tails.
 func tailed(b int) bool { return b >= 4 }
 
-// tailQuantiles is Quantiles7 (ps ascending, x reordered), with the normal
-// tails above when tails is set. zs, when not nil, are the levels' normal scores Φ⁻¹(p),
-// which a tail reads instead (a level such as the expanded one with two
-// clusters, Φ(−90), is 0 in floating point; its score is not).
+// tailQuantiles is Quantiles7 (ps ascending, x reordered), with the
+// normal tails above when tails is set. zs, when not nil, are the levels'
+// normal scores Φ⁻¹(p), which a tail reads instead (a level such as the
+// expanded one with two clusters, Φ(−90), is 0 in floating point; its
+// score is not).
 func tailQuantiles(x []float64, ps, zs []float64, tails bool) []float64 {
 	b := len(x)
 	if !tails || !tailed(b) {
@@ -170,8 +171,8 @@ func zeroScores(reps []float64) (lo, hi float64) {
 
 // IntervalPValue is the two-sided p-value of "the statistic is 0" that
 // inverts the intervals of method, read with the normal tails
-// (ClusterBootstrapTested): the smallest α whose 1 − α interval,
-// from the same replicates (in any order, no NaN), n clusters and, for BCa, the
+// (ClusterBootstrapTested): the smallest α whose 1 − α interval, from the
+// same replicates (in any order, no NaN), n clusters and, for BCa, the
 // same estimate theta and jackknife values, excludes 0. So p < α exactly
 // when that interval at level 1 − α excludes 0. With w the normal score
 // of the level at which the quantile function meets 0 on the nearer side
