@@ -68,7 +68,7 @@ func TestEveryFlagChangesTheOutputOrIsRefused(t *testing.T) {
 		"acceptance": "trust", "layout": "page", "digits": "1", "mark": "significance", "out": filepath.Join(dir, "out2"),
 		"formats": "png", "size": "page", "switch": "CC,CD", "question": "acceptance", "harness-switch": "CC,OC",
 		"agree level": "ordinal", "table judges": judgeB + "," + judgeA, "variance by": "harness", "power by": "harness",
-		"metrics by": "harness", "rank metric": "TA", "plot metric": "TA",
+		"metrics by": "harness", "rank metric": "TA", "plot metric": "TA", "reconcile source": "inspect",
 	}
 	bools := map[string]bool{} // a bool flag is tried set to the opposite of its default
 	var checked int
@@ -174,6 +174,7 @@ var notReading = map[string]string{
 	"demo --seed":                      "",
 	"demo --scale":                     "",
 	"demo --compress":                  "",
+	"demo --configs":                   "TestUsageErrorsExitTwo",
 	"demo --resamples":                 "TestDemo",
 	"demo --level":                     "",
 	"demo --ci":                        "",
@@ -181,6 +182,7 @@ var notReading = map[string]string{
 	"sample --seed":                    "TestGoldenCommandOutputs",
 	"sample --scale":                   "TestUsageErrorsExitTwo",
 	"sample --compress":                "",
+	"sample --configs":                 "TestReadmeTourSmoke",
 	"ingest --max-errors":              "TestUsageErrorsExitTwo",
 	"ingest --skip-invalid":            "TestMaxRejectsFlag",
 	"ingest --rejects":                 "TestMaxRejectsFlag",
