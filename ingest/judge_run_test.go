@@ -156,15 +156,20 @@ func TestCacheReasksOnlyWhatChanged(t *testing.T) {
 	if f.Count()-n != 10 || reps[0].Metric != judge.TC || reps[0].Sent != 0 || reps[1].Sent != 10 {
 		t.Errorf("after a judge.TA prompt change: %d requests, %+v", f.Count()-n, reps)
 	}
-	// Change what the judge of one task sees: rescoring sets its chosen
-	// depth, which judge.TC items show.
+	// Change what the judge of one task --limit's sample judged on TC
+	// sees: rescoring sets its chosen depth, which judge.TC items show.
 	n = f.Count()
-	var run, task string
-	if err := w.DB().QueryRow(`SELECT run_id, task FROM task_outcomes WHERE active ORDER BY run_id, task LIMIT 1`).Scan(&run, &task); err != nil {
+	var run, task, chosen string
+	if err := w.DB().QueryRow(`SELECT o.run_id, o.task, coalesce(o.chosen_depth, '') FROM task_outcomes o JOIN judgments j USING (run_id, task)
+		WHERE o.active AND j.metric = 'tc' ORDER BY o.run_id, o.task LIMIT 1`).Scan(&run, &task, &chosen); err != nil {
 		t.Fatal(err)
 	}
+	other := "execute"
+	if chosen == other {
+		other = "noop"
+	}
 	if err := w.WriteScores(context.Background(), []ingest.TaskScore{{RunID: run, Task: task, DerivedExpected: "noop", DerivedChosen: "noop",
-		EffectiveExpected: "noop", EffectiveChosen: "execute", Prefer: "derived"}}); err != nil {
+		EffectiveExpected: "noop", EffectiveChosen: other, Prefer: "derived"}}); err != nil {
 		t.Fatal(err)
 	}
 	reps, err = judge.Run(context.Background(), w, opt)
@@ -211,9 +216,11 @@ func TestCacheBySourceKeyAndByInput(t *testing.T) {
 	if f.Count() != 20 || reps[0].Cached != 10 || reps[1].Cached != 10 {
 		t.Errorf("without source keys: %d requests, %+v", f.Count()-20, reps)
 	}
-	// Rescoring changes judge.TC's input (the chosen depth) but not TR-J's.
+	// Rescoring changes judge.TC's input (the chosen depth) but not TR-J's:
+	// a task --limit's sample judged on TC.
 	var run, task, chosen string
-	if err := w.DB().QueryRow(`SELECT run_id, task, coalesce(chosen_depth, '') FROM task_outcomes WHERE active ORDER BY run_id, task LIMIT 1`).Scan(&run, &task, &chosen); err != nil {
+	if err := w.DB().QueryRow(`SELECT o.run_id, o.task, coalesce(o.chosen_depth, '') FROM task_outcomes o JOIN judgments j USING (run_id, task)
+		WHERE o.active AND j.metric = 'tc' ORDER BY o.run_id, o.task LIMIT 1`).Scan(&run, &task, &chosen); err != nil {
 		t.Fatal(err)
 	}
 	other := "execute"
@@ -231,7 +238,10 @@ func TestCacheBySourceKeyAndByInput(t *testing.T) {
 	if f.Count() != 21 || reps[0].Metric != judge.TC || reps[0].Sent != 1 || reps[1].Sent != 0 {
 		t.Errorf("after rescoring one task: %d requests, %+v", f.Count()-20, reps)
 	}
-	// Only the runs asked for.
+	// Only the runs asked for: one with a TR-J item judged.
+	if err := w.DB().QueryRow(`SELECT min(run_id) FROM judgments WHERE metric = 'trj'`).Scan(&run); err != nil {
+		t.Fatal(err)
+	}
 	reps, err = judge.Run(context.Background(), w, judge.RunOptions{Metrics: []string{judge.TRJ}, Judges: []judge.Endpoint{endpoint(f, "j")},
 		Runs: map[string]bool{run: true}, Client: judge.ClientOptions{Concurrency: 2}, DryRun: true})
 	if err != nil {

@@ -19,7 +19,7 @@ func verifyCommand(e *env) *cli.Command {
 			" that DIR's files are those its manifest.json lists (SHA-256), that the\n" +
 			"warehouse (--db) holds exactly the manifest's inputs and judge calls, then rebuilds the report with the recorded\n" +
 			"options and compares every file byte for byte, naming the first differing line (text) or byte (PNG, PDF). With\n" +
-			"--inputs FOLDER the inputs are read from FOLDER into a new warehouse first (nothing else is needed).\n" +
+			"--inputs FOLDER the inputs are read from FOLDER into a new warehouse first, each recorded ingest replayed in order.\n" +
 			"Exit 0: all match; 1: not.",
 		Flags: []cli.Flag{&cli.StringFlag{Name: "inputs", Usage: "rebuild from the input files under `FOLDER` into a new warehouse"}},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
