@@ -281,13 +281,18 @@ type InspectMean struct {
 }
 
 // InspectMeans estimates each scorer's mean per configuration and task:
-// the mean over samples of each sample's mean over its epochs, with a
-// cluster bootstrap over the samples (the cluster is (task, sample id):
-// ids are unique within a task only). Values value_to_float gives no
-// number for are left out, never read as 0.
-func InspectMeans(d *rows.InspectData, opt BootstrapOptions) ([]InspectMean, error) {
+// the mean over samples of each sample's epochs reduced by reducer (""
+// or mean: their mean; pass_at_K: pass@K, pass_K: pass^K, all K right;
+// any ReduceEpochs knows), with a cluster bootstrap over the samples (the
+// cluster is (task, sample id): ids are unique within a task only). A
+// sample whose reduction is NaN (fewer than K epochs) is left out, and
+// so are values value_to_float gives no number for, never read as 0.
+func InspectMeans(d *rows.InspectData, reducer string, opt BootstrapOptions) ([]InspectMean, error) {
 	if len(d.Evals) == 0 {
 		return nil, NoDataf("no Inspect evaluation in the warehouse (ingest .eval or .json logs first)")
+	}
+	if _, ok := ReduceEpochs([]float64{1}, reducer); !ok {
+		return nil, Optionf("--reducer: %q is not mean, median, mode, max, min, pass_at_K, pass_K or at_least_K", reducer)
 	}
 	evals := map[string]rows.InspectEval{}
 	for _, e := range d.Evals {
@@ -331,9 +336,14 @@ func InspectMeans(d *rows.InspectData, opt BootstrapOptions) ([]InspectMean, err
 	var out []InspectMean
 	for _, k := range keys {
 		g := groups[k]
-		means := make([]float64, len(g.order))
-		for i, id := range g.order {
-			means[i], _ = ReduceEpochs(g.vals[id], "mean")
+		var means []float64
+		for _, id := range g.order {
+			if v, _ := ReduceEpochs(g.vals[id], reducer); !math.IsNaN(v) {
+				means = append(means, v)
+			}
+		}
+		if len(means) == 0 {
+			continue
 		}
 		est := stat.ClusterBootstrap(len(means), 1, func(w, o []float64) {
 			s, n := 0.0, 0.0
@@ -343,7 +353,11 @@ func InspectMeans(d *rows.InspectData, opt BootstrapOptions) ([]InspectMean, err
 			}
 			o[0] = s / n
 		}, opt)[0]
-		out = append(out, InspectMean{Config: k[0], Task: k[1], Metric: k[2], Samples: len(means), Values: g.n, Estimate: est})
+		metric := k[2]
+		if reducer != "" && reducer != "mean" {
+			metric += " (" + reducer + ")"
+		}
+		out = append(out, InspectMean{Config: k[0], Task: k[1], Metric: metric, Samples: len(means), Values: g.n, Estimate: est})
 	}
 	return out, nil
 }

@@ -67,8 +67,22 @@ func TestReconcileInspect(t *testing.T) {
 			t.Errorf("%s: %s, want %s", m, got[m], s)
 		}
 	}
-	means, err := InspectMeans(d, BootstrapOptions{Resamples: 200, Seed: 1})
+	means, err := InspectMeans(d, "", BootstrapOptions{Resamples: 200, Seed: 1})
 	if err != nil || len(means) != 1 || means[0].Value != 0.75 || means[0].Samples != 2 || means[0].Values != 4 {
 		t.Fatalf("means %+v %v", means, err)
+	}
+	// pass^2: sample 1 (I, C) fails, sample 2 (C, C) passes; pass@2 both.
+	for red, want := range map[string]float64{"pass_2": 0.5, "pass_at_2": 1} {
+		means, err = InspectMeans(d, red, BootstrapOptions{Resamples: 200, Seed: 1})
+		if err != nil || len(means) != 1 || means[0].Value != want || means[0].Metric != "inspect.match ("+red+")" {
+			t.Errorf("%s: %+v %v", red, means, err)
+		}
+	}
+	// pass@3 of two epochs: no sample has a value.
+	if means, err = InspectMeans(d, "pass_at_3", BootstrapOptions{Resamples: 200, Seed: 1}); err != nil || len(means) != 0 {
+		t.Errorf("pass_at_3: %+v %v", means, err)
+	}
+	if _, err = InspectMeans(d, "median_of_medians", BootstrapOptions{}); err == nil {
+		t.Error("an unknown reducer accepted")
 	}
 }

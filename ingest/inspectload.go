@@ -78,6 +78,11 @@ func (p *pass) readInspect(fs *fileState) error {
 			return p.collect(inspectError(err))
 		}
 		p.records.Add(sink.records)
+		// What an ingest would write (it counts its rows once written).
+		p.sum.Records["inspect_eval"]++
+		p.sum.Records["inspect_sample"] += int64(sink.n)
+		p.sum.Records["inspect_score"] += sink.scoreRows
+		p.sum.Records["inspect_item"] += sink.itemRows
 		return nil
 	}
 	// The same eval stored before, from another file: an unfinished log
@@ -216,6 +221,8 @@ type inspectSink struct {
 	records                       int64
 	// pending is the bytes appended since the appenders last flushed.
 	pending int
+	// scoreRows and itemRows count the rows of scores and items.
+	scoreRows, itemRows int64
 }
 
 // inspectFlushBytes is how much an Inspect sink appends before it
@@ -253,6 +260,7 @@ func (s *inspectSink) Begin(e *inspect.Eval) error {
 
 func (s *inspectSink) Item(sm *inspect.Sample, it *inspect.Item) error {
 	s.records++
+	s.itemRows++
 	if s.items == nil {
 		return nil
 	}
@@ -294,6 +302,7 @@ func (s *inspectSink) Sample(sm *inspect.Sample) error {
 			t.notNumbers++
 		}
 	}
+	s.scoreRows += int64(len(sm.Scores))
 	if s.samples == nil {
 		return nil
 	}

@@ -117,3 +117,14 @@ func TestIngestInspectSameEvalTwice(t *testing.T) {
 		t.Errorf("%d samples after the replacement", n)
 	}
 }
+
+// validate counts what an ingest would write.
+func TestValidateInspectLogsCounts(t *testing.T) {
+	sum, err := Validate(ctx, nil, []string{inspectLogs(t, "log_streaming.eval", "log_formats.json")}, IngestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Records["inspect_eval"] != 2 || sum.Records["inspect_sample"] != 5 || sum.Records["inspect_score"] != 5 || sum.Records["inspect_item"] == 0 {
+		t.Errorf("records %v", sum.Records)
+	}
+}

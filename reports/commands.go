@@ -61,6 +61,7 @@ var Commands = []*Command{
 			{Name: "by", Default: "config", Usage: "break down by `DIM[,DIM]` (\"\" for one overall group)"},
 			{Name: "source", Default: "gym", Usage: "`RUNS` to measure: gym (Proactivity-Gym), pare (PARE and Meta-ARE) or inspect (Inspect AI: each scorer's mean per configuration and task)"},
 			{Name: "pare-report", Default: false, Usage: "with --source pare: the statistics PARE's combined_result.json and Meta-ARE's benchmark_stats.json give, recomputed from the ingested result rows"},
+			{Name: "reducer", Default: "mean", Usage: "with --source inspect: each sample's epochs reduced by `R` (mean, median, mode, max, min, pass_at_K, pass_K: all K right, at_least_K)"},
 		}, SelectionParams(), bootstrapParams()),
 		Formats: Formats, Default: "table", Run: runMetrics,
 	},
@@ -329,6 +330,9 @@ func runPlot(ctx context.Context, x *Exec) error {
 
 func runMetrics(ctx context.Context, x *Exec) error {
 	by := x.Split("by")
+	if x.IsSet("reducer") && x.String("source") != "inspect" {
+		return analysis.Optionf("--reducer is for --source inspect (Inspect's epochs); %s runs have no reducer", x.String("source"))
+	}
 	switch x.String("source") {
 	case "gym":
 		ds, err := x.Dataset(ctx, KeepValues)

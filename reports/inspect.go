@@ -111,7 +111,7 @@ func (x *Exec) metricsInspect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ms, err := analysis.InspectMeans(d, boot)
+	ms, err := analysis.InspectMeans(d, x.String("reducer"), boot)
 	if err != nil {
 		return err
 	}

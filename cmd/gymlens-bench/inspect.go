@@ -114,7 +114,7 @@ func inspectMetrics(db string) error {
 	if err != nil {
 		return err
 	}
-	_, err = analysis.InspectMeans(d, analysis.BootstrapOptions{Seed: 1})
+	_, err = analysis.InspectMeans(d, "", analysis.BootstrapOptions{Seed: 1})
 	return err
 }
 

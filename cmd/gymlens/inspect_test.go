@@ -68,4 +68,12 @@ func TestInspectLogsReconcileAndMeasure(t *testing.T) {
 	if !found {
 		t.Errorf("no popularity mean of 0.75 over 2 samples × 2 epochs: %s", stdout)
 	}
+	// pass^2 of log_streaming.eval: sample 2 (C, C) only.
+	code, stdout, stderr = gymlens(t, "--db", db, "metrics", "--source", "inspect", "--reducer", "pass_2", "--resamples", "500", "-f", "csv")
+	if code != 0 || !strings.Contains(stdout, "popularity,inspect.match (pass_2),2,4,0.5,") {
+		t.Errorf("pass_2: %d %s %s", code, stdout, stderr)
+	}
+	if code, _, stderr = gymlens(t, "--db", db, "metrics", "--reducer", "pass_2"); code == 0 || !strings.Contains(stderr, "--reducer is for --source inspect") {
+		t.Errorf("--reducer on gym runs: %d %s", code, stderr)
+	}
 }

@@ -112,6 +112,9 @@ func readEval(path string, sink Sink, headerOnly bool) error {
 		if err := e.header(where{path, h.name}, v); err != nil {
 			return err
 		}
+		if a.partial != "" {
+			e.Incomplete = a.partial
+		}
 	} else if st := a.byName[startEntry]; st != nil {
 		v, err := a.json(st, nil)
 		if err != nil {

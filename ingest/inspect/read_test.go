@@ -284,6 +284,16 @@ func TestReadIncompleteLog(t *testing.T) {
 	if !strings.Contains(r.ended.Incomplete, "no central directory") || len(r.samples) != 2 {
 		t.Fatalf("cut: incomplete %q, %d samples", r.ended.Incomplete, len(r.samples))
 	}
+	// A finished log whose central directory is lost: every entry is
+	// read, and the log is said to be incomplete all the same.
+	b, _ = os.ReadFile("testdata/log_streaming.eval")
+	end := bytes.Index(b, []byte("PK\x01\x02")) // the first central directory header
+	q = filepath.Join(t.TempDir(), "nocd.eval")
+	os.WriteFile(q, b[:end], 0o644)
+	r = read(t, q)
+	if !strings.Contains(r.ended.Incomplete, "no central directory") || len(r.samples) != 4 || !r.ended.HasResults {
+		t.Fatalf("no central directory: incomplete %q, %d samples, results %v", r.ended.Incomplete, len(r.samples), r.ended.HasResults)
+	}
 }
 
 // Bad input names the file, the entry and the field.
