@@ -398,45 +398,18 @@ func sampleField(w where, field, key string, v *fastjson.Value, raw []byte, nonF
 		if null {
 			return nil
 		}
-		o, err := v.Object()
-		if err != nil {
-			return w.errf(field, "expected an object of scorer → score, found %s", v.Type())
-		}
-		var ferr error
-		o.Visit(func(k []byte, sv *fastjson.Value) {
-			if ferr != nil {
-				return
-			}
-			sc, err := readScore(string(k), sv)
-			if err != nil {
-				ferr = w.errf(field+"."+string(k), "%v", err)
-				return
-			}
-			s.Scores = append(s.Scores, sc...)
-		})
-		return ferr
+		s.Scores, err = eachOf(w, field, v, "scorer → score", readScore)
+		return err
 	case "model_usage":
 		if null {
 			return nil
 		}
-		o, err := v.Object()
-		if err != nil {
-			return w.errf(field, "expected an object of model → usage, found %s", v.Type())
-		}
-		var ferr error
-		o.Visit(func(k []byte, uv *fastjson.Value) {
-			if ferr != nil {
-				return
-			}
-			u, err := readUsage(string(k), uv)
-			if err != nil {
-				ferr = w.errf(field+"."+string(k), "%v", err)
-				return
-			}
-			s.Usage = append(s.Usage, u)
+		s.Usage, err = eachOf(w, field, v, "model → usage", func(k string, uv *fastjson.Value) ([]Usage, error) {
+			u, err := readUsage(k, uv)
+			return []Usage{u}, err
 		})
 		sort.Slice(s.Usage, func(a, b int) bool { return s.Usage[a].Model < s.Usage[b].Model })
-		return ferr
+		return err
 	case "total_time":
 		s.TotalTime, err = num()
 	case "working_time":
@@ -631,4 +604,28 @@ func readUsage(model string, v *fastjson.Value) (Usage, error) {
 		}
 	}
 	return u, nil
+}
+
+// eachOf reads the object v at field, of key → value as what says, with
+// read for each member in the object's order; a member's error names
+// field.KEY.
+func eachOf[T any](w where, field string, v *fastjson.Value, what string, read func(k string, v *fastjson.Value) ([]T, error)) ([]T, error) {
+	o, err := v.Object()
+	if err != nil {
+		return nil, w.errf(field, "expected an object of %s, found %s", what, v.Type())
+	}
+	var out []T
+	var ferr error
+	o.Visit(func(k []byte, mv *fastjson.Value) {
+		if ferr != nil {
+			return
+		}
+		got, err := read(string(k), mv)
+		if err != nil {
+			ferr = w.errf(field+"."+string(k), "%v", err)
+			return
+		}
+		out = append(out, got...)
+	})
+	return out, ferr
 }
