@@ -14,7 +14,7 @@ import (
 )
 
 // How staged events are best handed to DuckDB (docs/benchmarks.md, "Typed
-// columns"): row by row through duckdb-go's Appender, or as the CSV file
+// columns instead of the CSV copy"): row by row through duckdb-go's Appender, or as the CSV file
 // the validation pass writes, read by DuckDB's parallel CSV reader. Both
 // move the same events of a sample warehouse into an empty copy of the
 // events table; the CSV is written once, outside the timing (the pass
