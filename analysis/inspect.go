@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/gymlens/gymlens/analysis/stat"
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -273,21 +275,83 @@ func closeEnough(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
 }
 
-// InspectMean is one scorer's mean for one configuration on one task.
+// InspectMean is one scorer's mean for one configuration on one task
+// (and, with InspectMeansOptions.By, one value of each metadata field).
 type InspectMean struct {
 	Config, Task, Metric string
-	Samples, Values      int // clusters (samples) and sample × epoch values
+	Groups               []string // the values of InspectMeansOptions.By
+	Samples, Values      int      // samples and sample × epoch values
+	Clusters             int      // the clusters resampled
 	Estimate
 }
 
+// InspectMeansOptions chooses how InspectMeansWith groups and resamples.
+type InspectMeansOptions struct {
+	// Reducer reduces each sample's epochs: "" or mean, median, mode,
+	// max, min, pass_at_K (pass@K), pass_K (pass^K: all K right),
+	// at_least_K — any ReduceEpochs knows.
+	Reducer string
+	// By are metadata fields that split each configuration × task, and
+	// Cluster one whose values (within a task) are the clusters resampled
+	// instead of the samples; Meta gives each sample's values of By and
+	// then Cluster, in that order.
+	By      []string
+	Cluster string
+	Meta    []rows.InspectSampleMeta
+}
+
+// InspectMetaFields reads --by and --cluster for Inspect runs: --by takes
+// config and task (always there) and meta.FIELD, a field of the samples'
+// metadata; --cluster is "" (the sample) or meta.FIELD. A field name is
+// refused when it is empty or holds a quote or a control character.
+func InspectMetaFields(by []string, cluster string) (fields []string, clusterField string, err error) {
+	field := func(flag, s string) (string, error) {
+		f, ok := strings.CutPrefix(s, "meta.")
+		if !ok || f == "" || strings.ContainsAny(f, "\"\\") || strings.IndexFunc(f, unicode.IsControl) >= 0 {
+			return "", Optionf("%s with --source inspect: %q is not meta.FIELD (a field of the samples' metadata, without quotes or control characters)", flag, s)
+		}
+		return f, nil
+	}
+	for _, b := range by {
+		if b == "config" || b == "task" {
+			continue
+		}
+		if !strings.HasPrefix(b, "meta.") {
+			return nil, "", Optionf("--by with --source inspect: %q is not config, task or meta.FIELD", b)
+		}
+		f, err := field("--by", b)
+		if err != nil {
+			return nil, "", err
+		}
+		if !slices.Contains(fields, f) {
+			fields = append(fields, f)
+		}
+	}
+	if cluster != "" {
+		if clusterField, err = field("--cluster", cluster); err != nil {
+			return nil, "", err
+		}
+	}
+	return fields, clusterField, nil
+}
+
 // InspectMeans estimates each scorer's mean per configuration and task:
-// the mean over samples of each sample's epochs reduced by reducer (""
-// or mean: their mean; pass_at_K: pass@K, pass_K: pass^K, all K right;
-// any ReduceEpochs knows), with a cluster bootstrap over the samples (the
-// cluster is (task, sample id): ids are unique within a task only). A
-// sample whose reduction is NaN (fewer than K epochs) is left out, and
-// so are values value_to_float gives no number for, never read as 0.
+// InspectMeansWith, the epochs reduced by reducer, the samples resampled.
 func InspectMeans(d *rows.InspectData, reducer string, opt BootstrapOptions) ([]InspectMean, error) {
+	return InspectMeansWith(d, InspectMeansOptions{Reducer: reducer}, opt)
+}
+
+// InspectMeansWith estimates each scorer's mean per configuration, task
+// and value of each o.By field: the mean over samples of each sample's
+// epochs reduced by o.Reducer, with a cluster bootstrap over the samples
+// (the cluster is (task, sample id): ids are unique within a task only)
+// or, with o.Cluster, over the values of that field within the task (the
+// mean then weights each sample alike: the resampled clusters' sums over
+// their sizes). A sample whose reduction is NaN (fewer than K epochs) is
+// left out, and so are values value_to_float gives no number for, never
+// read as 0; a sample without the cluster field is an error naming it.
+func InspectMeansWith(d *rows.InspectData, o InspectMeansOptions, opt BootstrapOptions) ([]InspectMean, error) {
+	reducer := o.Reducer
 	if len(d.Evals) == 0 {
 		return nil, NoDataf("no Inspect evaluation in the warehouse (ingest .eval or .json logs first)")
 	}
@@ -298,66 +362,105 @@ func InspectMeans(d *rows.InspectData, reducer string, opt BootstrapOptions) ([]
 	for _, e := range d.Evals {
 		evals[e.EvalID] = e
 	}
-	type group struct {
-		order []string
-		vals  map[string][]float64
-		n     int
+	nMeta := len(o.By)
+	if o.Cluster != "" {
+		nMeta++
 	}
-	groups := map[[3]string]*group{}
+	meta := map[[2]string][]string{}
+	for _, m := range o.Meta {
+		if len(m.Values) != nMeta {
+			return nil, fmt.Errorf("inspect metadata of sample %s of %s: %d values for %d fields", m.SampleID, m.EvalID, len(m.Values), nMeta)
+		}
+		meta[[2]string{m.EvalID, m.SampleID}] = m.Values
+	}
+	type group struct {
+		order   []string
+		vals    map[string][]float64
+		cluster map[string]string
+		n       int
+	}
+	const sep = "\x00"
+	groups := map[string]*group{}
+	var keys []string
 	for _, s := range d.Scores {
 		if !s.Valid || math.IsNaN(s.Value) {
 			continue
 		}
 		e := evals[s.EvalID]
-		k := [3]string{e.ConfigID, e.Task, s.Metric}
+		parts := []string{e.ConfigID, e.Task, s.Metric}
+		var cl string
+		if nMeta > 0 {
+			vs, ok := meta[[2]string{s.EvalID, s.SampleID}]
+			if !ok {
+				return nil, fmt.Errorf("inspect sample %s of %s: no metadata read for it", s.SampleID, s.EvalID)
+			}
+			parts = append(parts, vs[:len(o.By)]...)
+			if o.Cluster != "" {
+				if cl = vs[len(o.By)]; cl == rows.Absent {
+					return nil, Optionf("--cluster meta.%s: sample %s of %s (task %s) has no %s in its metadata", o.Cluster, s.SampleID, s.EvalID, e.Task, o.Cluster)
+				}
+			}
+		}
+		k := strings.Join(parts, sep)
 		g := groups[k]
 		if g == nil {
-			g = &group{vals: map[string][]float64{}}
+			g = &group{vals: map[string][]float64{}, cluster: map[string]string{}}
 			groups[k] = g
+			keys = append(keys, k)
 		}
 		if _, ok := g.vals[s.SampleID]; !ok {
 			g.order = append(g.order, s.SampleID)
+			g.cluster[s.SampleID] = cl
 		}
 		g.vals[s.SampleID] = append(g.vals[s.SampleID], s.Value)
 		g.n++
 	}
-	keys := make([][3]string, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(a, b int) bool {
-		for i := range 3 {
-			if keys[a][i] != keys[b][i] {
-				return keys[a][i] < keys[b][i]
-			}
-		}
-		return false
-	})
+	sort.Strings(keys)
 	var out []InspectMean
 	for _, k := range keys {
 		g := groups[k]
-		var means []float64
+		parts := strings.Split(k, sep)
+		// Each cluster's sum and count of the samples' reduced values, the
+		// clusters in the order their first sample came.
+		var sums, counts []float64
+		index := map[string]int{}
+		samples := 0
 		for _, id := range g.order {
-			if v, _ := ReduceEpochs(g.vals[id], reducer); !math.IsNaN(v) {
-				means = append(means, v)
+			v, _ := ReduceEpochs(g.vals[id], reducer)
+			if math.IsNaN(v) {
+				continue
 			}
+			c := id
+			if o.Cluster != "" {
+				c = g.cluster[id]
+			}
+			i, ok := index[c]
+			if !ok {
+				i = len(sums)
+				index[c] = i
+				sums, counts = append(sums, 0), append(counts, 0)
+			}
+			sums[i] += v
+			counts[i]++
+			samples++
 		}
-		if len(means) == 0 {
+		if samples == 0 {
 			continue
 		}
-		est := stat.ClusterBootstrap(len(means), 1, func(w, o []float64) {
+		est := stat.ClusterBootstrap(len(sums), 1, func(w, out []float64) {
 			s, n := 0.0, 0.0
-			for i, m := range means {
-				s += w[i] * m
-				n += w[i]
+			for i := range sums {
+				s += w[i] * sums[i]
+				n += w[i] * counts[i]
 			}
-			o[0] = s / n
+			out[0] = s / n
 		}, opt)[0]
-		metric := k[2]
+		metric := parts[2]
 		if reducer != "" && reducer != "mean" {
 			metric += " (" + reducer + ")"
 		}
-		out = append(out, InspectMean{Config: k[0], Task: k[1], Metric: metric, Samples: len(means), Values: g.n, Estimate: est})
+		out = append(out, InspectMean{Config: parts[0], Task: parts[1], Metric: metric, Groups: parts[3 : 3+len(o.By)],
+			Samples: samples, Values: g.n, Clusters: len(sums), Estimate: est})
 	}
 	return out, nil
 }

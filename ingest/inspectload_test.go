@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"github.com/gymlens/gymlens/ingest/rows"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,5 +127,37 @@ func TestValidateInspectLogsCounts(t *testing.T) {
 	}
 	if sum.Records["inspect_eval"] != 2 || sum.Records["inspect_sample"] != 5 || sum.Records["inspect_score"] != 5 || sum.Records["inspect_item"] == 0 {
 		t.Errorf("records %v", sum.Records)
+	}
+}
+
+// A sample's metadata fields are read by name as bound JSON paths: a name
+// with a quote or SQL in it is a key like any other; a sample without the
+// field, or with null there, reads as absent.
+func TestLoadInspectMetaByName(t *testing.T) {
+	w := openTemp(t)
+	if _, err := w.Ingest(ctx, []string{inspectLogs(t, inspectFixtures...)}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	odd := "it's; DROP TABLE runs --"
+	if _, err := w.DB().Exec(`UPDATE inspect_samples SET metadata = json_object('level', CASE WHEN sample_id = '1' THEN 'easy' ELSE 'hard' END, ?::VARCHAR, 7, 'gone', NULL)
+		WHERE eval_id IN (SELECT eval_id FROM inspect_evals WHERE task = 'popularity' AND format = 'eval' AND epochs = 2)`, odd); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := w.LoadInspectMeta(ctx, []string{"level", odd, "gone", "never"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range ms {
+		if m.Values[0] != rows.Absent {
+			got = append(got, m.SampleID+":"+strings.Join(m.Values, "|"))
+		}
+	}
+	if want := "1:easy|7|(absent)|(absent) 2:hard|7|(absent)|(absent)"; strings.Join(got, " ") != want {
+		t.Errorf("got %q, want %q", strings.Join(got, " "), want)
+	}
+	var n int
+	if err := w.DB().QueryRow(`SELECT count(*) FROM runs`).Scan(&n); err != nil {
+		t.Errorf("runs: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math"
 	"strings"
 
@@ -70,4 +71,38 @@ func (w *Warehouse) LoadInspect(ctx context.Context) (*rows.InspectData, error) 
 		return nil
 	})
 	return d, err
+}
+
+// LoadInspectMeta reads, for each sample of each evaluation, the values
+// of fields of its metadata as text, in (evaluation, sample) order; its
+// epochs share one metadata, the least value is taken where they do not.
+// The field names reach DuckDB only as bound JSON paths.
+func (w *Warehouse) LoadInspectMeta(ctx context.Context, fields []string) ([]rows.InspectSampleMeta, error) {
+	var cols strings.Builder
+	args := make([]any, len(fields))
+	for i, f := range fields {
+		fmt.Fprintf(&cols, ", min(json_extract_string(metadata, ?))")
+		args[i] = `$."` + f + `"`
+	}
+	var out []rows.InspectSampleMeta
+	err := w.scan(ctx, `SELECT eval_id, sample_id`+cols.String()+` FROM inspect_samples GROUP BY ALL ORDER BY ALL`, func(r *sql.Rows) error {
+		m := rows.InspectSampleMeta{Values: make([]string, len(fields))}
+		vs := make([]sql.NullString, len(fields))
+		dest := []any{&m.EvalID, &m.SampleID}
+		for i := range vs {
+			dest = append(dest, &vs[i])
+		}
+		if err := r.Scan(dest...); err != nil {
+			return err
+		}
+		for i, v := range vs {
+			m.Values[i] = rows.Absent
+			if v.Valid {
+				m.Values[i] = v.String
+			}
+		}
+		out = append(out, m)
+		return nil
+	}, args...)
+	return out, err
 }

@@ -56,12 +56,14 @@ var Commands = []*Command{
 			"--source pare: the PARE and Meta-ARE runs instead, with their metrics (" + strings.Join(analysis.PARERunMetrics, ", ") + ",\n" +
 			strings.Join(analysis.PooledMetrics, ", ") + ", pass@K, pass^K, pare_pass@k, pare_pass^k) by " + strings.Join(analysis.PAREDimensions, ", ") + " (docs/pare.md).\n" +
 			"--source inspect: each Inspect scorer's mean (inspect.SCORER[.KEY]) per configuration and task, epochs averaged within\n" +
-			"a sample, the samples resampled (docs/inspect.md).",
+			"a sample, the samples resampled (docs/inspect.md); --by meta.FIELD splits it by a field of the samples' metadata,\n" +
+			"--cluster meta.FIELD resamples that field's values within each task instead of the samples.",
 		Params: params([]Param{
 			{Name: "by", Default: "config", Usage: "break down by `DIM[,DIM]` (\"\" for one overall group)"},
 			{Name: "source", Default: "gym", Usage: "`RUNS` to measure: gym (Proactivity-Gym), pare (PARE and Meta-ARE) or inspect (Inspect AI: each scorer's mean per configuration and task)"},
 			{Name: "pare-report", Default: false, Usage: "with --source pare: the statistics PARE's combined_result.json and Meta-ARE's benchmark_stats.json give, recomputed from the ingested result rows"},
 			{Name: "reducer", Default: "mean", Usage: "with --source inspect: each sample's epochs reduced by `R` (mean, median, mode, max, min, pass_at_K, pass_K: all K right, at_least_K)"},
+			{Name: "cluster", Default: "", Usage: "with --source inspect: resample the values of `meta.FIELD` of the samples' metadata within each task, not the samples"},
 		}, SelectionParams(), bootstrapParams()),
 		Formats: Formats, Default: "table", Run: runMetrics,
 	},
@@ -332,6 +334,9 @@ func runMetrics(ctx context.Context, x *Exec) error {
 	by := x.Split("by")
 	if x.IsSet("reducer") && x.String("source") != "inspect" {
 		return analysis.Optionf("--reducer is for --source inspect (Inspect's epochs); %s runs have no reducer", x.String("source"))
+	}
+	if x.IsSet("cluster") && x.String("source") != "inspect" {
+		return analysis.Optionf("--cluster is for --source inspect (a field of the samples' metadata); %s runs are resampled by scenario", x.String("source"))
 	}
 	switch x.String("source") {
 	case "gym":

@@ -3,6 +3,7 @@ package reports
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -12,6 +13,7 @@ import (
 // satisfies it).
 type InspectStore interface {
 	LoadInspect(ctx context.Context) (*rows.InspectData, error)
+	LoadInspectMeta(ctx context.Context, fields []string) ([]rows.InspectSampleMeta, error)
 }
 
 // inspectData reads the Inspect evaluations of the warehouse.
@@ -35,11 +37,28 @@ func (x *Exec) inspectData(ctx context.Context) (*rows.InspectData, error) {
 }
 
 // InspectMeansResult lays out each scorer's mean per configuration and
-// task, with its interval and warnings.
-func InspectMeansResult(ms []analysis.InspectMean) *Result {
-	r := &Result{Columns: []string{"config", "task", "metric", "samples", "values", "mean", "ci_low", "ci_high", "ci_method", "warnings"}}
+// task, with its interval and warnings: a column meta.FIELD for each
+// field of by, and with a cluster field the clusters resampled.
+func InspectMeansResult(ms []analysis.InspectMean, by []string, cluster string) *Result {
+	cols := []string{"config", "task"}
+	for _, f := range by {
+		cols = append(cols, "meta."+f)
+	}
+	cols = append(cols, "metric", "samples", "values")
+	if cluster != "" {
+		cols = append(cols, "clusters")
+	}
+	r := &Result{Columns: append(cols, "mean", "ci_low", "ci_high", "ci_method", "warnings")}
 	for _, m := range ms {
-		r.Rows = append(r.Rows, []any{m.Config, m.Task, m.Metric, m.Samples, m.Values, m.Value, m.Lo, m.Hi, m.Method, joinWarnings(m.Warnings)})
+		row := []any{m.Config, m.Task}
+		for _, g := range m.Groups {
+			row = append(row, g)
+		}
+		row = append(row, m.Metric, m.Samples, m.Values)
+		if cluster != "" {
+			row = append(row, m.Clusters)
+		}
+		r.Rows = append(r.Rows, append(row, m.Value, m.Lo, m.Hi, m.Method, joinWarnings(m.Warnings)))
 	}
 	return r
 }
@@ -111,9 +130,30 @@ func (x *Exec) metricsInspect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ms, err := analysis.InspectMeans(d, x.String("reducer"), boot)
+	by, cluster, err := analysis.InspectMetaFields(x.Split("by"), x.String("cluster"))
 	if err != nil {
 		return err
 	}
-	return WriteResult(x.Out, x.Format, InspectMeansResult(ms))
+	o := analysis.InspectMeansOptions{Reducer: x.String("reducer"), By: by, Cluster: cluster}
+	if len(by) > 0 || cluster != "" {
+		fields := by
+		if cluster != "" {
+			fields = append(slices.Clone(by), cluster)
+		}
+		w, err := x.Warehouse(ctx)
+		if err != nil {
+			return err
+		}
+		if o.Meta, err = w.(InspectStore).LoadInspectMeta(ctx, fields); err != nil {
+			return err
+		}
+	}
+	ms, err := analysis.InspectMeansWith(d, o, boot)
+	if err != nil {
+		return err
+	}
+	if cluster != "" {
+		x.note("the clusters resampled are the values of meta.%s within each task, not the samples", cluster)
+	}
+	return WriteResult(x.Out, x.Format, InspectMeansResult(ms, by, cluster))
 }

@@ -68,6 +68,22 @@ func TestInspectLogsReconcileAndMeasure(t *testing.T) {
 	if !found {
 		t.Errorf("no popularity mean of 0.75 over 2 samples × 2 epochs: %s", stdout)
 	}
+	// A metadata field as a dimension: the fixtures' samples have none, so
+	// each mean is under "(absent)"; a gym dimension is refused, and so is
+	// --cluster for the gym runs.
+	code, stdout, stderr = gymlens(t, "--db", db, "metrics", "--source", "inspect", "--by", "config,meta.level", "--resamples", "200", "-f", "csv")
+	if code != 0 || !strings.HasPrefix(stdout, "config,task,meta.level,metric,") || !strings.Contains(stdout, ",popularity,(absent),inspect.match,2,4,0.75,") {
+		t.Errorf("--by meta.level: %d %s %s", code, stdout, stderr)
+	}
+	if code, _, stderr = gymlens(t, "--db", db, "metrics", "--source", "inspect", "--by", "harness"); code != 2 || !strings.Contains(stderr, `"harness" is not config, task or meta.FIELD`) {
+		t.Errorf("--by harness: %d %s", code, stderr)
+	}
+	if code, _, stderr = gymlens(t, "--db", db, "metrics", "--source", "inspect", "--cluster", "meta.level"); code == 0 || !strings.Contains(stderr, "has no level in its metadata") {
+		t.Errorf("--cluster on samples without the field: %d %s", code, stderr)
+	}
+	if code, _, stderr = gymlens(t, "--db", db, "metrics", "--cluster", "meta.level"); code != 2 || !strings.Contains(stderr, "--cluster is for --source inspect") {
+		t.Errorf("--cluster for gym runs: %d %s", code, stderr)
+	}
 	// pass^2 of log_streaming.eval: sample 2 (C, C) only.
 	code, stdout, stderr = gymlens(t, "--db", db, "metrics", "--source", "inspect", "--reducer", "pass_2", "--resamples", "500", "-f", "csv")
 	if code != 0 || !strings.Contains(stdout, "popularity,inspect.match (pass_2),2,4,0.5,") {

@@ -43,3 +43,14 @@ type InspectData struct {
 	Results    []InspectResult
 	Reductions []InspectReduction
 }
+
+// InspectSampleMeta is the values of chosen fields of one sample's
+// metadata, as text (Absent where the sample's metadata lacks the field
+// or holds null there).
+type InspectSampleMeta struct {
+	EvalID, SampleID string
+	Values           []string
+}
+
+// Absent stands for a metadata field a sample does not have.
+const Absent = "(absent)"
