@@ -329,21 +329,22 @@ func (w *Warehouse) SearchSnippets(ctx context.Context, q string, ids []string) 
 	}
 	defer rs.Close()
 	out := map[string]rows.Snippet{}
+	re := regexp.MustCompile(`(?i)` + regexp.QuoteMeta(q))
 	for rs.Next() {
 		var id, text string
 		var seq int64
 		if err := rs.Scan(&id, &seq, &text); err != nil {
 			return nil, err
 		}
-		out[id] = rows.Snippet{Seq: seq, Text: around(text, q, SnippetContext)}
+		out[id] = rows.Snippet{Seq: seq, Text: around(text, re, SnippetContext)}
 	}
 	return out, rs.Err()
 }
 
-// around is the first match of q in text (any case) with n characters
-// on each side, "…" where text goes on.
-func around(text, q string, n int) string {
-	loc := regexp.MustCompile(`(?i)` + regexp.QuoteMeta(q)).FindStringIndex(text)
+// around is the first match of re in text with n characters on each
+// side, "…" where text goes on.
+func around(text string, re *regexp.Regexp, n int) string {
+	loc := re.FindStringIndex(text)
 	if loc == nil {
 		return ""
 	}

@@ -907,7 +907,7 @@ func taskTC(t *rows.TaskRow) *float64 {
 		return nil
 	}
 	v := analysis.TaskTC(t, "")
-	return value(v)
+	return value(100 * v) // on TC's scale, 0–100, as the metrics
 }
 
 func formatValue(p *float64, digits int) string {
@@ -1105,7 +1105,7 @@ const pageTemplates = `
 {{range .Metrics}}<tr><td>{{.Metric}}</td><td class="num">{{.A}}</td><td class="num">{{.B}}</td><td class="num">{{.Diff}}</td></tr>{{end}}
 </tbody></table></div>
 <h2>Tasks</h2>
-<div class="wrap"><table><thead><tr><th>task</th><th>A: expected → chosen</th><th>B: expected → chosen</th><th class="num">TC A</th><th class="num">TC B</th><th class="num">B − A</th></tr></thead><tbody>
+<div class="wrap"><table><thead><tr><th>task</th><th>A: expected → chosen</th><th>B: expected → chosen</th><th class="num">TC A (0–100)</th><th class="num">TC B (0–100)</th><th class="num">B − A</th></tr></thead><tbody>
 {{range .Tasks}}<tr><td>{{.Task}}</td><td>{{with .A}}{{.Expected}} → {{if ne .Expected .Chosen}}<span class="flag">{{.Chosen}}</span>{{else}}{{.Chosen}}{{end}}{{else}}not active{{end}}</td>
 <td>{{with .B}}{{.Expected}} → {{if ne .Expected .Chosen}}<span class="flag">{{.Chosen}}</span>{{else}}{{.Chosen}}{{end}}{{else}}not active{{end}}</td>
 <td class="num">{{.TCA}}</td><td class="num">{{.TCB}}</td><td class="num">{{.TCDiff}}</td></tr>

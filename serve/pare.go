@@ -35,11 +35,17 @@ type pareRow struct {
 	Link, Success, Tokens string
 	Proposals, Accepted   int
 	Name, Config          string // the run id and configuration with short model names (shortModels)
+	Short                 string // the run id without its models
 }
 
 func pareSummary(p *rows.PARERun) pareRow {
 	row := pareRow{PARERun: *p, Link: "/pare/" + url.PathEscape(p.RunID), Success: "–", Tokens: "–", Proposals: len(p.Decisions),
 		Name: shortModels(p.RunID), Config: shortModels(p.ConfigID)}
+	if short, _, ok := strings.Cut(p.RunID, " | "); ok && short != "" {
+		row.Short = short // the list's column: the configuration has its own
+	} else {
+		row.Short = row.Name
+	}
 	if !math.IsNaN(p.Success) {
 		row.Success = fmt.Sprintf("%.0f", p.Success)
 	}
@@ -187,8 +193,8 @@ const pareTemplates = `
 <h1>PARE and Meta-ARE runs</h1>
 <form class="filter" method="get" action="/pare"><label>search ids, scenarios, configurations<input name="q" value="{{.Q}}" size="30"></label><button type="submit">Show</button></form>
 <p class="note">{{len .Runs}} of {{.Total}} runs.</p>
-{{if .Runs}}<div class="wrap"><table><thead><tr><th>run</th><th>source</th><th>configuration</th><th>scenario</th><th>capability</th><th class="num">success</th><th class="num">decision points</th><th class="num">accepted</th><th class="num">LLM calls</th><th class="num">tokens</th><th>skipped</th></tr></thead><tbody>
-{{range .Runs}}<tr><td><a href="{{.Link}}" title="{{.RunID}}">{{.Name}}</a></td><td>{{.Source}}</td><td title="{{.ConfigID}}">{{.Config}}</td><td>{{.Scenario}}</td><td>{{.Capability}}</td><td class="num">{{.Success}}</td><td class="num">{{.Proposals}}</td><td class="num">{{.Accepted}}</td><td class="num">{{.LLMCalls}}</td><td class="num">{{.Tokens}}</td><td>{{.Skip}}</td></tr>
+{{if .Runs}}<div class="wrap"><table class="pare"><thead><tr><th>run</th><th>source</th><th>configuration</th><th>scenario</th><th>capability</th><th class="num">success</th><th class="num">decision points</th><th class="num">accepted</th><th class="num">LLM calls</th><th class="num">tokens</th><th>skipped</th></tr></thead><tbody>
+{{range .Runs}}<tr><td><a href="{{.Link}}" title="{{.RunID}}">{{.Short}}</a></td><td>{{.Source}}</td><td title="{{.ConfigID}}">{{.Config}}</td><td>{{.Scenario}}</td><td>{{.Capability}}</td><td class="num">{{.Success}}</td><td class="num">{{.Proposals}}</td><td class="num">{{.Accepted}}</td><td class="num">{{.LLMCalls}}</td><td class="num">{{.Tokens}}</td><td>{{.Skip}}</td></tr>
 {{end}}</tbody></table></div>{{end}}
 {{template "foot" .}}{{end}}
 

@@ -415,7 +415,7 @@ func TestCompare(t *testing.T) {
 	// 100 × 0.55; B's 0.6, 1, 0.6, 0.6: 70.00; B − A = +15.00.
 	page = html.UnescapeString(page)
 	// The task table on the same 0–100 scale as the metrics.
-	if !strings.Contains(page, `<td class="num">55.00</td><td class="num">70.00</td><td class="num">+15.00</td>`) {
+	if _, tasks, _ := strings.Cut(page, "<h2>Tasks</h2>"); !strings.Contains(tasks, `<td class="num">55.00</td><td class="num">70.00</td><td class="num">+15.00</td>`) {
 		t.Error("compare's task table is not on TC's 0–100 scale")
 	}
 	for _, want := range []string{"Two runs side by side", "B − A", "55.00", "70.00", "+15.00", "Monday 2 March 2026", "Tuesday 3 March 2026", "t1", "prepare → "} {

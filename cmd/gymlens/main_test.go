@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -268,9 +269,14 @@ func TestDemo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo: %d %s", code, stderr)
 	}
-	for _, want := range []string{"26 configurations", "2,340 runs", "GPT 5.6 Sol | CD | xhigh", "Qwen 3.5 2B | OC | none",
-		"\ncodes:\n", "S       persona group of reviewer", "TA      Temporal Allocation"} {
+	for _, want := range []string{"26 configurations", "2,340 runs", "GPT 5.6 Sol | CD | xhigh", "Qwen 3.5 2B | OC | none", "\ncodes:\n"} {
 		if !strings.Contains(stdout, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, stdout)
+		}
+	}
+	// The glossary's codes in a column as wide as the widest code.
+	for _, want := range []string{`\n *S +persona group of reviewer`, `\n *TA +Temporal Allocation`, `\n *artifact_quality +a judge.s score`} {
+		if !regexp.MustCompile(want).MatchString(stdout) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout)
 		}
 	}

@@ -233,6 +233,24 @@ func TestServePARETraces(t *testing.T) {
 			t.Errorf("%s: %d events shown, %d in the warehouse", r.RunID, rowsShown, len(r.Events))
 		}
 	}
+	// In Chromium at 1,400 px, the list and every run's page fit the
+	// window's width (their model ids, Bedrock ARNs among them, shown
+	// short).
+	t.Run("width", func(t *testing.T) {
+		ctx, _ := openBrowser(t, "the PARE pages' width test", chromedp.WindowSize(1400, 900))
+		for _, path := range append([]string{"/pare"}, "/pare/"+neturl.PathEscape(runs[0].RunID), "/pare/"+neturl.PathEscape(runs[1].RunID), "/pare/"+neturl.PathEscape(runs[2].RunID)) {
+			if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+path), chromedp.WaitReady("h1")); err != nil {
+				t.Fatal(err)
+			}
+			// A table wider than its box scrolls inside it (.wrap): how
+			// far the widest does, and how wide the page is.
+			over, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`Math.max(0, ...[...document.querySelectorAll('.wrap')].map(e => e.scrollWidth - e.clientWidth))`))
+			w, err2 := chromedp.Run(ctx, chromedp.Evaluate[float64](`document.documentElement.scrollWidth`))
+			if err != nil || err2 != nil || over > 1 || w > 1400 {
+				t.Errorf("%s at 1,400 px: a table %v px wider than its box, the page %v px wide (%v, %v)", path, over, w, err, err2)
+			}
+		}
+	})
 }
 
 // In real Chromium, a warehouse whose scenario, model, event text, judge
