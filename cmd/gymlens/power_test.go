@@ -10,7 +10,7 @@ import (
 func TestPowerDeltaPerMetric(t *testing.T) {
 	t.Parallel()
 	_, db := sharedSampleWarehouse(t, 8, 2)
-	code, out, stderr := gymlens(t, "--db", db, "-q", "power", "--delta", "TC=3,TR-J=0.2", "--resamples", "100", "-f", "csv")
+	code, out, stderr := gymlens(t, "--db", db, "-q", "power", "--delta", "TC=3,TR-J=0.2", "-f", "csv")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if code != 0 || len(lines) != 5 || !strings.HasPrefix(lines[0], "metric,unit,") ||
 		!strings.HasPrefix(lines[1], "TC,points of the 0–100 scale,") || !strings.Contains(lines[1], ",3,") ||
@@ -18,11 +18,11 @@ func TestPowerDeltaPerMetric(t *testing.T) {
 		!strings.HasPrefix(lines[4], "TR-J,points of the 1–5 scale,") || !strings.Contains(lines[4], ",0.2,") {
 		t.Errorf("--delta TC=3,TR-J=0.2: exit %d\n%s%s", code, out, stderr)
 	}
-	code, _, stderr = gymlens(t, "--db", db, "-q", "power", "--delta", "3", "--resamples", "100")
+	code, _, stderr = gymlens(t, "--db", db, "-q", "power", "--delta", "3")
 	if code != 2 || !strings.Contains(stderr, "--delta 3: one number for 4 metrics") {
 		t.Errorf("--delta 3 over four metrics: exit %d %s", code, stderr)
 	}
-	code, out, stderr = gymlens(t, "--db", db, "-q", "power", "--metrics", "TR-J", "--delta", "0.2", "--resamples", "100", "-f", "csv")
+	code, out, stderr = gymlens(t, "--db", db, "-q", "power", "--metrics", "TR-J", "--delta", "0.2", "-f", "csv")
 	if code != 0 || !strings.Contains(out, "TR-J,points of the 1–5 scale,") {
 		t.Errorf("--metrics TR-J --delta 0.2: exit %d\n%s%s", code, out, stderr)
 	}
