@@ -144,7 +144,7 @@ func InspectMetric(name string, params string, values []float64) (float64, bool)
 		}
 		ss := 0.0
 		for _, v := range values {
-			ss += (v - mean) * (v - mean)
+			ss += float64((v - mean) * (v - mean))
 		}
 		return ss / (n - 1)
 	}
@@ -450,8 +450,8 @@ func InspectMeansWith(d *rows.InspectData, o InspectMeansOptions, opt BootstrapO
 		est := stat.ClusterBootstrap(len(sums), 1, func(w, out []float64) {
 			s, n := 0.0, 0.0
 			for i := range sums {
-				s += w[i] * sums[i]
-				n += w[i] * counts[i]
+				s += float64(w[i] * sums[i])
+				n += float64(w[i] * counts[i])
 			}
 			out[0] = s / n
 		}, opt)[0]
