@@ -333,26 +333,30 @@ func (s *scanner) walkValue(keep int, limit int64) (int64, error) {
 	}
 }
 
+// quoted follows JSON text byte by byte: next reports whether a byte is
+// part of a string, its quotes included.
+type quoted struct{ in, esc bool }
+
+func (q *quoted) next(c byte) bool {
+	switch {
+	case q.esc:
+		q.esc = false
+	case q.in && c == '\\':
+		q.esc = true
+	case c == '"':
+		q.in = !q.in
+	default:
+		return q.in
+	}
+	return true
+}
+
 // rewriteInfinity rewrites Infinity outside strings as "Inf     ", which
 // fastjson reads as a number.
 func rewriteInfinity(b []byte) {
-	inStr, esc := false, false
+	var q quoted
 	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inStr {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-			continue
-		}
-		if c == '"' {
-			inStr = true
-		} else if c == 'I' && bytes.HasPrefix(b[i:], []byte("Infinity")) {
+		if !q.next(b[i]) && b[i] == 'I' && bytes.HasPrefix(b[i:], []byte("Infinity")) {
 			copy(b[i:], "Inf     ")
 			i += 7
 		}
@@ -367,36 +371,24 @@ func storable(b []byte, nonFinite bool) []byte {
 		return b
 	}
 	out := make([]byte, 0, len(b)+16)
-	inStr, esc := false, false
+	var q quoted
 	for i := 0; i < len(b); i++ {
 		c := b[i]
-		if inStr {
+		if !q.next(c) {
 			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
+			case bytes.HasPrefix(b[i:], []byte("NaN")):
+				out = append(out, `"NaN"`...)
+				i += 2
+				continue
+			case bytes.HasPrefix(b[i:], []byte("-Inf     ")):
+				out = append(out, `"-Infinity"`...)
+				i += 8
+				continue
+			case bytes.HasPrefix(b[i:], []byte("Inf     ")):
+				out = append(out, `"Infinity"`...)
+				i += 7
+				continue
 			}
-			out = append(out, c)
-			continue
-		}
-		switch {
-		case c == '"':
-			inStr = true
-		case bytes.HasPrefix(b[i:], []byte("NaN")):
-			out = append(out, `"NaN"`...)
-			i += 2
-			continue
-		case bytes.HasPrefix(b[i:], []byte("-Inf     ")):
-			out = append(out, `"-Infinity"`...)
-			i += 8
-			continue
-		case bytes.HasPrefix(b[i:], []byte("Inf     ")):
-			out = append(out, `"Infinity"`...)
-			i += 7
-			continue
 		}
 		out = append(out, c)
 	}
