@@ -18,6 +18,9 @@ type Comparison struct {
 	P          float64
 	PHolm, PBH float64 // adjusted across the comparisons of the same metric
 	NA, NB     int     // runs with a value, in A and in B
+	// R, when set, is the correlation of A's and B's paired scores
+	// (CompareInspect: per sample).
+	R *float64
 }
 
 // Pair names two run sets to compare.

@@ -1,8 +1,10 @@
 package analysis
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -461,6 +463,121 @@ func InspectMeansWith(d *rows.InspectData, o InspectMeansOptions, opt BootstrapO
 		}
 		out = append(out, InspectMean{Config: parts[0], Task: parts[1], Metric: metric, Groups: parts[3 : 3+len(o.By)],
 			Samples: samples, Values: g.n, Clusters: len(sums), Estimate: est})
+	}
+	return out, nil
+}
+
+// CompareInspect compares the named configurations pairwise on each task
+// and scorer of their Inspect runs, paired by sample: each sample's
+// epochs averaged, the difference B − A of the means over the samples
+// every named configuration scored on that task, with a cluster bootstrap
+// over those samples (a sample drawn counts on both sides) and the
+// p-value that inverts the interval, Holm and BH across the pairs of a
+// task and scorer. R holds the Pearson correlation of the two
+// configurations' per-sample scores (Miller, "Adding error bars to
+// evals", 2024: the higher, the more pairing gains). A sample one of them
+// did not score is left out, and a warning counts those.
+func CompareInspect(d *rows.InspectData, configs []string, opt BootstrapOptions) ([]Comparison, error) {
+	if len(d.Evals) == 0 {
+		return nil, NoDataf("no Inspect evaluation in the warehouse (ingest .eval or .json logs first)")
+	}
+	evals := map[string]rows.InspectEval{}
+	have := map[string]bool{}
+	for _, e := range d.Evals {
+		evals[e.EvalID] = e
+		have[e.ConfigID] = true
+	}
+	for _, c := range configs {
+		if !have[c] {
+			return nil, Optionf("compare --source inspect: no Inspect runs of configuration %q; configurations: %s", c, strings.Join(slices.Sorted(maps.Keys(have)), "; "))
+		}
+	}
+	// Each (task, metric): each configuration's epoch sums per sample.
+	type cell struct{ sum, n float64 }
+	type key struct{ task, metric string }
+	per := map[key]map[string]map[string]*cell{} // → config → sample
+	for _, s := range d.Scores {
+		e := evals[s.EvalID]
+		if !s.Valid || math.IsNaN(s.Value) || !slices.Contains(configs, e.ConfigID) {
+			continue
+		}
+		k := key{e.Task, s.Metric}
+		if per[k] == nil {
+			per[k] = map[string]map[string]*cell{}
+		}
+		if per[k][e.ConfigID] == nil {
+			per[k][e.ConfigID] = map[string]*cell{}
+		}
+		c := per[k][e.ConfigID][s.SampleID]
+		if c == nil {
+			c = &cell{}
+			per[k][e.ConfigID][s.SampleID] = c
+		}
+		c.sum += s.Value
+		c.n++
+	}
+	keys := slices.SortedFunc(maps.Keys(per), func(a, b key) int {
+		return cmp.Or(strings.Compare(a.task, b.task), strings.Compare(a.metric, b.metric))
+	})
+	var out []Comparison
+	for _, k := range keys {
+		byConfig := per[k]
+		if len(byConfig) < len(configs) {
+			continue // a configuration did not run this task or scorer
+		}
+		// The samples every configuration scored, in order; those left out.
+		var samples []string
+		left := 0
+		for id := range byConfig[configs[0]] {
+			both := true
+			for _, c := range configs[1:] {
+				if byConfig[c][id] == nil {
+					both = false
+				}
+			}
+			if both {
+				samples = append(samples, id)
+			}
+		}
+		for _, c := range configs {
+			left += len(byConfig[c]) - len(samples)
+		}
+		if len(samples) < 2 {
+			continue
+		}
+		slices.Sort(samples)
+		var values [][]float64
+		var cluster []string
+		at := map[string][]int{}
+		for _, c := range configs {
+			for _, id := range samples {
+				m := byConfig[c][id]
+				at[c] = append(at[c], len(values))
+				values, cluster = append(values, []float64{m.sum / m.n}), append(cluster, id)
+			}
+		}
+		var pairs []Pair
+		for i := range configs {
+			for j := i + 1; j < len(configs); j++ {
+				pairs = append(pairs, Pair{A: configs[i], B: configs[j], RunsA: at[configs[i]], RunsB: at[configs[j]]})
+			}
+		}
+		res := CompareNamed(pairs, values, cluster, []string{k.metric + " (" + k.task + ")"}, opt)
+		for i := range res {
+			a, b := make([]float64, len(samples)), make([]float64, len(samples))
+			for s := range samples {
+				a[s], b[s] = values[at[res[i].A][s]][0], values[at[res[i].B][s]][0]
+			}
+			r := stat.Pearson(a, b)
+			res[i].R = &r
+			if left > 0 {
+				res[i].Warn(0, fmt.Sprintf("%d samples scored by some of the configurations compared only: left out", left))
+			}
+		}
+		out = append(out, res...)
+	}
+	if len(out) == 0 {
+		return nil, NoDataf("compare --source inspect: no task and scorer with two or more samples scored by every configuration named")
 	}
 	return out, nil
 }

@@ -94,3 +94,52 @@ func TestInspectMetaFields(t *testing.T) {
 		}
 	}
 }
+
+// compare --source inspect pairs two configurations by sample within a
+// task and scorer: each sample's epochs averaged, the samples one of them
+// lacks left out and counted, the per-sample correlation beside it.
+func TestCompareInspectPairsBySample(t *testing.T) {
+	d := &rows.InspectData{Evals: []rows.InspectEval{
+		{EvalID: "a1", Task: "t", ConfigID: "A"}, {EvalID: "b1", Task: "t", ConfigID: "B"}, {EvalID: "c1", Task: "u", ConfigID: "A"},
+	}}
+	add := func(eval, sample string, epoch int, v float64) {
+		d.Scores = append(d.Scores, rows.InspectScore{EvalID: eval, SampleID: sample, Epoch: epoch, Metric: "inspect.match", Value: v, Valid: true})
+	}
+	// A: 0, 1, 0, 1 (and a fifth sample B lacks); B: 0, 1, ½ + ½ = 1, 1.
+	for i, v := range []float64{0, 1, 0, 1, 1} {
+		add("a1", string(rune('p'+i)), 1, v)
+	}
+	add("b1", "p", 1, 0)
+	add("b1", "q", 1, 1)
+	add("b1", "r", 1, 1)
+	add("b1", "r", 2, 1)
+	add("b1", "s", 1, 1)
+	add("b1", "s", 2, 1)
+	add("c1", "p", 1, 1) // task u: B has none, no comparison
+	opt := DefaultBootstrap
+	opt.Resamples = 1000
+	res, err := CompareInspect(d, []string{"A", "B"}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 {
+		t.Fatalf("%d comparisons: %+v", len(res), res)
+	}
+	c := res[0]
+	if c.Metric != "inspect.match (t)" || c.MeanA != 0.5 || c.MeanB != 0.75 || math.Abs(c.Value-0.25) > 1e-12 || c.Clusters != 4 || c.NA != 4 {
+		t.Errorf("%+v", c)
+	}
+	// Pearson of (0, 1, 0, 1) and (0, 1, 1, 1): 0.5 / √0.75.
+	if c.R == nil || math.Abs(*c.R-0.5/math.Sqrt(0.75)) > 1e-12 {
+		t.Errorf("r = %v", c.R)
+	}
+	if !strings.Contains(strings.Join(c.Warnings, "; "), "1 samples scored by some of the configurations compared only: left out") {
+		t.Errorf("warnings %v", c.Warnings)
+	}
+	if (c.P < 0.05) != (c.Lo > 0 || c.Hi < 0) {
+		t.Errorf("p %v and the interval [%v, %v] disagree", c.P, c.Lo, c.Hi)
+	}
+	if _, err := CompareInspect(d, []string{"A", "C"}, opt); err == nil || !strings.Contains(err.Error(), `no Inspect runs of configuration "C"; configurations: A; B`) {
+		t.Errorf("an unknown configuration: %v", err)
+	}
+}

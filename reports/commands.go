@@ -77,7 +77,7 @@ var Commands = []*Command{
 			"across the pairs, metric by metric. --two-level does not apply here and is refused.",
 		Params: params([]Param{
 			{Name: "harness-switch", Default: "", Usage: "`FROM,TO` harnesses, per model"},
-			{Name: "source", Default: "gym", Usage: "`RUNS` to compare: gym (Proactivity-Gym) or pare (PARE and Meta-ARE; name their configurations)"},
+			{Name: "source", Default: "gym", Usage: "`RUNS` to compare: gym (Proactivity-Gym), pare (PARE and Meta-ARE; name their configurations) or inspect (Inspect AI: name configurations; paired by sample within each task and scorer)"},
 		}, SelectionParams(), bootstrapParams()),
 		Formats: Formats, Default: "table", Run: refusing("compare", runCompare, map[string]string{
 			"two-level": "the paired bootstrap resamples scenarios alone; the two-level bootstrap is for the metrics' intervals (metrics, table, report)",
@@ -457,8 +457,23 @@ func runCompare(ctx context.Context, x *Exec) error {
 		if res, err = ds.Compare(x.Pos, sw); err != nil {
 			return err
 		}
+	case "inspect":
+		if sw != nil {
+			return analysis.Optionf("compare --source inspect: name configurations; --harness-switch is for Proactivity-Gym runs")
+		}
+		d, err := x.inspectData(ctx)
+		if err != nil {
+			return err
+		}
+		boot, err := x.Bootstrap()
+		if err != nil {
+			return err
+		}
+		if res, err = analysis.CompareInspect(d, x.Pos, boot); err != nil {
+			return err
+		}
 	default:
-		return analysis.Optionf("--source: expected gym or pare, found %q", x.String("source"))
+		return analysis.Optionf("--source: expected gym, pare or inspect, found %q", x.String("source"))
 	}
 	return x.Writer().Result(CompareOutput(x.Format, res))
 }

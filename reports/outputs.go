@@ -130,26 +130,56 @@ func MetricsOutput(format string, by []string, res []analysis.GroupEstimate) (*R
 // and its interval, p-values raw, Holm and BH, and a footnote; or one
 // record per comparison in JSON and CSV.
 func CompareOutput(format string, res []analysis.Comparison) (*Result, []string) {
+	// Inspect's comparisons are paired by sample and carry the per-sample
+	// correlation: a column of its own, and the foot says so.
+	bySample := len(res) > 0 && res[0].R != nil
+	r := func(c analysis.Comparison) any {
+		if c.R == nil || math.IsNaN(*c.R) {
+			return nil
+		}
+		if Wide(format) {
+			return fmt.Sprintf("%.2f", *c.R)
+		}
+		return *c.R
+	}
 	if Wide(format) {
 		t := &Result{Columns: []string{"A", "B", "metric", "A mean", "B mean", "B − A", "p", "p (Holm)", "p (BH)"}}
+		if bySample {
+			t.Columns = append(t.Columns, "r")
+		}
 		for _, c := range res {
-			t.Rows = append(t.Rows, []any{c.A, c.B, c.Metric, Num(c.MeanA, c.Metric), Num(c.MeanB, c.Metric),
+			row := []any{c.A, c.B, c.Metric, Num(c.MeanA, c.Metric), Num(c.MeanB, c.Metric),
 				fmt.Sprintf("%s [%s, %s]", Signed(c.Value, c.Metric), Signed(c.Lo, c.Metric), Signed(c.Hi, c.Metric)),
-				PValue(c.P), PValue(c.PHolm), PValue(c.PBH)})
+				PValue(c.P), PValue(c.PHolm), PValue(c.PBH)}
+			if bySample {
+				row = append(row, r(c))
+			}
+			t.Rows = append(t.Rows, row)
 		}
 		var foot []string
 		if len(res) > 0 {
-			foot = append(foot, fmt.Sprintf("B − A [%g%% %s interval], paired cluster bootstrap over scenarios, %d resamples, seed %d",
-				100*res[0].Level, res[0].Method, res[0].Resamples, res[0].Seed))
+			over := "scenarios"
+			if bySample {
+				over = "samples (each sample's epochs averaged); r: the correlation of A's and B's per-sample scores"
+			}
+			foot = append(foot, fmt.Sprintf("B − A [%g%% %s interval], paired cluster bootstrap over %s, %d resamples, seed %d",
+				100*res[0].Level, res[0].Method, over, res[0].Resamples, res[0].Seed))
 		}
 		return t, foot
 	}
 	t := &Result{Columns: []string{"a", "b", "metric", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "level", "ci_method",
 		"p", "p_holm", "p_bh", "n_runs_a", "n_runs_b", "n_clusters", "resamples", "seed", "warnings"}}
+	if bySample {
+		t.Columns = append(t.Columns, "r_samples")
+	}
 	for _, c := range res {
 		warn := WarningsCell(format, c.Warnings)
-		t.Rows = append(t.Rows, []any{c.A, c.B, c.Metric, c.MeanA, c.MeanB, c.Value, c.Lo, c.Hi, c.Level, c.Method,
-			c.P, c.PHolm, c.PBH, c.NA, c.NB, c.Clusters, c.Resamples, c.Seed, warn})
+		row := []any{c.A, c.B, c.Metric, c.MeanA, c.MeanB, c.Value, c.Lo, c.Hi, c.Level, c.Method,
+			c.P, c.PHolm, c.PBH, c.NA, c.NB, c.Clusters, c.Resamples, c.Seed, warn}
+		if bySample {
+			row = append(row, r(c))
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return t, nil
 }
@@ -267,6 +297,9 @@ func PValue(p float64) string {
 func Decimals(metric string) int {
 	if m, ok := analysis.MetricNamed(metric); ok {
 		return m.Decimals
+	}
+	if strings.HasPrefix(metric, "inspect.") { // Inspect's scores: mostly 0–1
+		return 3
 	}
 	return 1
 }

@@ -84,6 +84,17 @@ func TestInspectLogsReconcileAndMeasure(t *testing.T) {
 	if code, _, stderr = gymlens(t, "--db", db, "metrics", "--cluster", "meta.level"); code != 2 || !strings.Contains(stderr, "--cluster is for --source inspect") {
 		t.Errorf("--cluster for gym runs: %d %s", code, stderr)
 	}
+	// Two configurations paired by sample on popularity: gpt-4o-mini's
+	// samples 1 and 2 (1, 1) against Llama's (½, 1), its sample 3 left out.
+	llama := "azureai/Meta-Llama-3-1-405B-Instruct-jqf | system_message+generate | none"
+	code, stdout, stderr = gymlens(t, "--db", db, "compare", "--source", "inspect", "openai/gpt-4o-mini | system_message+generate | none", llama, "--resamples", "200", "-f", "csv")
+	if code != 0 || !strings.Contains(stdout, ",inspect.match (popularity),1,0.75,-0.25,") || !strings.HasSuffix(strings.Split(stdout, "\n")[0], ",warnings,r_samples") ||
+		!strings.Contains(stdout, "1 samples scored by some of the configurations compared only: left out") {
+		t.Errorf("compare --source inspect: %d %s %s", code, stdout, stderr)
+	}
+	if code, _, stderr = gymlens(t, "--db", db, "compare", "--source", "inspect", "--harness-switch", "a,b"); code != 2 || !strings.Contains(stderr, "--harness-switch is for Proactivity-Gym runs") {
+		t.Errorf("compare --source inspect --harness-switch: %d %s", code, stderr)
+	}
 	// pass^2 of log_streaming.eval: sample 2 (C, C) only.
 	code, stdout, stderr = gymlens(t, "--db", db, "metrics", "--source", "inspect", "--reducer", "pass_2", "--resamples", "500", "-f", "csv")
 	if code != 0 || !strings.Contains(stdout, "popularity,inspect.match (pass_2),2,4,0.5,") {
