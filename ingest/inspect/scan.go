@@ -135,19 +135,28 @@ func (s *scanner) members(fn func(key string) error) error {
 		if err := fn(key); err != nil {
 			return err
 		}
-		if c, err = s.peek(); err != nil {
+		if done, err := s.after('}', "a member"); done || err != nil {
 			return err
 		}
-		s.r.ReadByte()
-		s.off++
-		switch c {
-		case ',':
-		case '}':
-			return nil
-		default:
-			return s.errf("expected ',' or '}' after a member, found %q", c)
-		}
 	}
+}
+
+// after takes the byte after a member or an element: ',' when more
+// follow, close after the last (done); what names them in an error.
+func (s *scanner) after(close byte, what string) (done bool, err error) {
+	c, err := s.peek()
+	if err != nil {
+		return false, err
+	}
+	s.r.ReadByte()
+	s.off++
+	switch c {
+	case ',':
+		return false, nil
+	case close:
+		return true, nil
+	}
+	return false, s.errf("expected ',' or '%c' after %s, found %q", close, what, c)
 }
 
 // elements calls fn for each element of the array that comes next (with
@@ -176,17 +185,8 @@ func (s *scanner) elements(fn func(i int) error) error {
 		if err := fn(i); err != nil {
 			return err
 		}
-		if c, err = s.peek(); err != nil {
+		if done, err := s.after(']', "an element"); done || err != nil {
 			return err
-		}
-		s.r.ReadByte()
-		s.off++
-		switch c {
-		case ',':
-		case ']':
-			return nil
-		default:
-			return s.errf("expected ',' or ']' after an element, found %q", c)
 		}
 	}
 }
