@@ -21,11 +21,14 @@ var Commands = []*Command{
 		Description: "main: the four metrics per model and harness (the paper's Table 7); tc-components, ta-components,\n" +
 			"trj-constructs: Tables 8–10; judge-agreement: Tables 4–6 (--judges A,B, or the only two judges); judge-human;\n" +
 			"correlations; by-scenario; by-persona; variance, power, rank (gymlens variance, power, rank); custom: your rubrics'\n" +
-			"metrics. --format latex (booktabs, best bold, second underlined), md, csv or html.",
+			"metrics. --format latex (booktabs, best bold, second underlined), md, csv or html.\n" +
+			"--source inspect: the tables of Inspect runs, per task and scorer: main (each configuration's mean), comparisons\n" +
+			"(paired by sample), rank, variance, power, correlations (between scorers), costs (tokens and seconds per sample).",
 		Params: params([]Param{
 			{Name: "intervals", Default: true, Usage: "show the intervals beside the values"},
 			whereParam, judgeParam,
 			{Name: "judges", Default: "", Usage: "judge-agreement: compare judges `A,B`"},
+			{Name: "source", Default: "gym", Usage: "`RUNS` to tabulate: gym (Proactivity-Gym) or inspect (Inspect AI: " + strings.Join(InspectTableNames, ", ") + ")"},
 		}, TableParams(), bootstrapParams()),
 		Formats: TableFormats, Default: "md", Run: runTable,
 	},
@@ -87,8 +90,11 @@ var Commands = []*Command{
 		Name: "corr", Usage: "Pearson and Spearman correlations among the metrics, at run and configuration level",
 		Description: "Run level pools the runs of all configurations (as the paper does); configuration level\n" +
 			"correlates the configurations' means. Each r has its p-value (t, n−2 df), a Fisher-z interval and\n" +
-			"a cluster-bootstrap interval (scenarios resampled). --two-level does not apply here and is refused.",
-		Params:  params(SelectionParams(), bootstrapParams()),
+			"a cluster-bootstrap interval (scenarios resampled). --two-level does not apply here and is refused.\n" +
+			"--source inspect: the scorers of each task with two or more, at sample level (a configuration's sample, its epochs\n" +
+			"averaged, all configurations pooled) and configuration level; the samples resampled.",
+		Params: params(SelectionParams(), []Param{{Name: "source", Default: "gym",
+			Usage: "`RUNS` to correlate: gym (Proactivity-Gym: the metrics) or inspect (Inspect AI: the scorers of each task, per sample)"}}, bootstrapParams()),
 		Formats: Formats, Default: "table", Run: refusing("corr", runCorr, map[string]string{
 			"two-level": "the correlations' bootstrap resamples scenarios alone; the two-level bootstrap is for the metrics' intervals (metrics, table, report)",
 		}),
@@ -223,6 +229,13 @@ var Commands = []*Command{
 }
 
 func runTable(ctx context.Context, x *Exec) error {
+	switch x.String("source") {
+	case "inspect":
+		return x.tableInspect(ctx)
+	case "gym":
+	default:
+		return analysis.Optionf("--source: expected gym or inspect, found %q", x.String("source"))
+	}
 	name, err := x.tableName()
 	if err != nil {
 		return err
@@ -479,6 +492,9 @@ func runCompare(ctx context.Context, x *Exec) error {
 }
 
 func runVariance(ctx context.Context, x *Exec) error {
+	if x.String("source") == "inspect" {
+		return x.varianceInspect(ctx)
+	}
 	vcs, boot, err := x.variance(ctx, false)
 	if err != nil {
 		return err
@@ -496,6 +512,9 @@ func runVariance(ctx context.Context, x *Exec) error {
 }
 
 func runPower(ctx context.Context, x *Exec) error {
+	if x.String("source") == "inspect" {
+		return x.powerInspect(ctx)
+	}
 	vcs, _, err := x.variance(ctx, true)
 	if err != nil {
 		return err
@@ -553,8 +572,10 @@ func runRank(ctx context.Context, x *Exec) error {
 		}
 	case "pare":
 		res, err = x.pareRanks(ctx)
+	case "inspect":
+		res, err = x.rankInspect(ctx)
 	default:
-		err = analysis.Optionf("--source: expected gym or pare, found %q", x.String("source"))
+		err = analysis.Optionf("--source: expected gym, pare or inspect, found %q", x.String("source"))
 	}
 	if err != nil {
 		return err
@@ -563,10 +584,21 @@ func runRank(ctx context.Context, x *Exec) error {
 	if err != nil {
 		return err
 	}
-	return x.Writer().Result(RankOutput(x.Format, res, opt))
+	t, foot := RankOutput(x.Format, res, opt)
+	if x.String("source") == "inspect" {
+		t, foot = inspectRename(t), inspectFoot(foot)
+	}
+	return x.Writer().Result(t, foot)
 }
 
 func runCorr(ctx context.Context, x *Exec) error {
+	switch x.String("source") {
+	case "inspect":
+		return x.corrInspect(ctx)
+	case "gym":
+	default:
+		return analysis.Optionf("--source: expected gym or inspect, found %q", x.String("source"))
+	}
 	ds, err := x.Dataset(ctx, KeepValues)
 	if err != nil {
 		return err
