@@ -464,45 +464,56 @@ func inspectTask(d *rows.InspectData, task string) *rows.InspectData {
 }
 
 func (x *Exec) tableInspect(ctx context.Context) error {
-	if len(x.Pos) != 1 || !slices.Contains(InspectTableNames, x.Pos[0]) {
-		return analysis.Optionf("table --source inspect: name one table: %s", strings.Join(InspectTableNames, ", "))
-	}
-	if err := x.refuseForInspect("table", "where", "judge", "mark", "digits"); err != nil {
+	tables, opt, err := x.inspectTables(ctx)
+	if err != nil {
 		return err
 	}
+	return WriteTables(x.Out, x.Format, tables, opt)
+}
+
+// inspectTables computes the one Inspect table the arguments name, and
+// reads how to write it.
+func (x *Exec) inspectTables(ctx context.Context) ([]*Table, TableOptions, error) {
+	var opt TableOptions
+	if len(x.Pos) != 1 || !slices.Contains(InspectTableNames, x.Pos[0]) {
+		return nil, opt, analysis.Optionf("table --source inspect: name one table: %s", strings.Join(InspectTableNames, ", "))
+	}
+	if err := x.refuseForInspect("table", "where", "judge", "mark", "digits"); err != nil {
+		return nil, opt, err
+	}
 	if x.IsSet("judges") {
-		return analysis.Optionf("table --source inspect: --judges does not apply: Inspect scores come from the logs' scorers, not from judges")
+		return nil, opt, analysis.Optionf("table --source inspect: --judges does not apply: Inspect scores come from the logs' scorers, not from judges")
 	}
 	if x.IsSet("layout") && x.Format != "latex" {
-		return analysis.Optionf("table --layout does not apply: it sets a LaTeX table's width (--format latex), not a %s one's", x.Format)
+		return nil, opt, analysis.Optionf("table --layout does not apply: it sets a LaTeX table's width (--format latex), not a %s one's", x.Format)
 	}
 	opt, err := x.TableOptions()
 	if err != nil {
-		return err
+		return nil, opt, err
 	}
 	d, err := x.inspectData(ctx)
 	if err != nil {
-		return err
+		return nil, opt, err
 	}
 	boot, err := x.Bootstrap()
 	if err != nil {
-		return err
+		return nil, opt, err
 	}
 	var costs []rows.InspectCost
 	if x.Pos[0] == "costs" {
 		if costs, err = x.inspectCosts(ctx); err != nil {
-			return err
+			return nil, opt, err
 		}
 	}
 	tables, skipped, err := InspectTables(d, costs, boot, x.Pos[0])
 	if err != nil {
-		return err
+		return nil, opt, err
 	}
 	if len(tables) == 0 {
-		return analysis.NoDataf("%s", strings.TrimPrefix(skipped[0], "table "))
+		return nil, opt, analysis.NoDataf("%s", strings.TrimPrefix(skipped[0], "table "))
 	}
 	for _, s := range skipped {
 		x.note("left out: %s", s)
 	}
-	return WriteTables(x.Out, x.Format, tables, opt)
+	return tables, opt, nil
 }
