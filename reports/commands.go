@@ -107,7 +107,8 @@ var Commands = []*Command{
 			"--source pare) the persona terms are 0. Each component's share of the total, the correlation of a configuration's\n" +
 			"runs within a scenario (ICC) and the design effect (how many times a configuration mean's variance exceeds what\n" +
 			"independent runs would give), with cluster-bootstrap intervals (scenarios resampled). --two-level and --judge-noise\n" +
-			"do not apply here and are refused.",
+			"do not apply here and are refused. --source inspect: per task and scorer, configurations × samples × epochs (terms\n" +
+			"sample, config×sample, epoch; docs/inspect.md).",
 		Params:  params(SelectionParams(), []Param{designBy, designSource}, bootstrapParams()),
 		Formats: Formats, Default: "table", Run: refusing("variance", runVariance, map[string]string{
 			"two-level":   "the components' intervals resample scenarios alone; a two-level bootstrap is for the metrics' intervals (metrics, table, report)",
@@ -124,7 +125,9 @@ var Commands = []*Command{
 			"column): points of TC's 0–100 scale, percentage points of TA and TR-D, points of TR-J's 1–5 scale; so --delta\n" +
 			"is per metric, TC=3,TR-J=0.2 (a metric not named gets none), or one number with one metric (--metrics TC).\n" +
 			"--two-level, --judge-noise and the bootstrap's options (--resamples, --seed, --level, --ci: the MDE comes from\n" +
-			"the components' point estimates) do not apply and are refused.",
+			"the components' point estimates) do not apply and are refused.\n" +
+			"--source inspect: per task and scorer, two configurations on the same samples (--scenarios: samples, --repetitions:\n" +
+			"epochs), with r_implied, the correlation of their per-sample means; --delta D is every scorer's difference.",
 		Params: params(SelectionParams(), []Param{
 			{Name: "scenarios", Default: 0, Usage: "scenarios `S` of the design (0: the warehouse's)"},
 			{Name: "personas", Default: 0, Usage: "personas `P` per scenario (0: the warehouse's)"},
@@ -148,7 +151,7 @@ var Commands = []*Command{
 		Description: "Every configuration's estimate of --metric and its rank (1: highest), an interval for the rank and the share of\n" +
 			"resamples in which it is first, from one cluster bootstrap that draws the same scenarios for every configuration;\n" +
 			"tied_with_best: not distinguishable from the best (paired cluster bootstrap of the difference, Holm-adjusted p ≥ α).\n" +
-			"--ci does not apply here and is refused.",
+			"--ci does not apply here and is refused. --source inspect: every task and scorer, the samples resampled.",
 		Params: params([]Param{
 			{Name: "metric", Default: "TC", Usage: "the `METRIC` to rank on (higher is better; with --source pare: success unless named)"},
 			whereParam, judgeParam, designSource,
