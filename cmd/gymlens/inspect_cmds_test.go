@@ -150,6 +150,8 @@ func TestInspectReadingCommands(t *testing.T) {
 		{[]string{"rank", "--source", "inspect", "--metric", "TA"}, "--metric does not apply"},
 		{[]string{"corr", "--source", "inspect", "--judge", "j"}, "corr --source inspect: --judge does not apply"},
 		{[]string{"corr", "--source", "pare"}, "expected gym or inspect"},
+		{[]string{"compare", "--source", "inspect", ref.Configs[0], ref.Configs[1], "--where", "harness=CC"}, "compare --source inspect: --where does not apply"},
+		{[]string{"metrics", "--source", "inspect", "--judge", "j"}, "metrics --source inspect: --judge does not apply"},
 		{[]string{"table", "--source", "inspect", "trj-constructs"}, "name one table: main, comparisons"},
 		{[]string{"table", "--source", "inspect", "main", "--mark", "significance"}, "--mark does not apply"},
 		{[]string{"report", "--source", "inspect", "--out", filepath.Join(t.TempDir(), "r"), "--judge", "j"}, "--judge does not apply"},
@@ -192,6 +194,10 @@ func TestInspectReport(t *testing.T) {
 	page, _ := os.ReadFile(filepath.Join(a, "index.html"))
 	if !strings.Contains(string(page), "Inspect runs") || !strings.Contains(string(page), "inspect.quality (arith)") {
 		t.Error("index.html has no Inspect table")
+	}
+	// verify rebuilds it, choosing the Inspect report again.
+	if code, stdout, stderr := gymlens(t, "--db", db, "verify", a); code != 0 || !strings.Contains(stdout, "files match a rebuild") {
+		t.Errorf("verify: exit %d %s %s", code, stdout, stderr)
 	}
 	// The Proactivity-Gym report is still there when asked for.
 	if code, _, stderr := gymlens(t, "--db", db, "report", "--source", "gym", "--out", filepath.Join(dir, "g")); code == 0 {
