@@ -39,6 +39,11 @@ func reportCommand(e *env) *cli.Command {
 			if err := argsOf(cmd).CheckReport(); err != nil { // before opening anything
 				return err
 			}
+			if cmd.String("source") == "inspect" {
+				if err := argsOf(cmd).CheckInspectReport(); err != nil {
+					return err
+				}
+			}
 			return reading(ctx, cmd, func(_ string, w *ingest.Warehouse) error {
 				t0 := time.Now()
 				path, skipped, err := writeReport(ctx, cmd, w, nil, cmd.String("out"))
