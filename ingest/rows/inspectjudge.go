@@ -67,11 +67,18 @@ type InspectRating struct {
 	Line            int
 }
 
+// InspectSampleRef names one sample at one epoch of one evaluation.
+type InspectSampleRef struct {
+	EvalID, SampleID string
+	Epoch            int
+}
+
 // InspectRaters is what agreement on Inspect samples reads: the
 // evaluations and their scores, the judges' judgments and the human
 // ratings of the samples.
 type InspectRaters struct {
 	Evals     []InspectEval
+	Samples   []InspectSampleRef
 	Scores    []InspectScore
 	Judgments []InspectJudgment
 	Ratings   []InspectRating
