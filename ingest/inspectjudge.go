@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/gymlens/gymlens/ingest/inspect"
@@ -131,9 +132,16 @@ func (w *Warehouse) InspectTranscripts(ctx context.Context, keys []string) ([][]
 	}
 	samples := make([]*sample, len(keys))
 	at := map[string]int{}
+	// The evaluations named: their items lie together (a log is ingested
+	// at once), so that DuckDB skips the row groups of the others.
+	var evals []string
 	for i, k := range keys {
-		if _, _, _, ok := rows.ParseInspectSampleKey(k); !ok {
+		ev, _, _, ok := rows.ParseInspectSampleKey(k)
+		if !ok {
 			return nil, fmt.Errorf("%q is not the key of an Inspect sample", k)
+		}
+		if !slices.Contains(evals, ev) {
+			evals = append(evals, ev)
 		}
 		samples[i] = &sample{refs: map[int]int{}, attach: map[string]string{}}
 		at[k] = i
@@ -142,10 +150,11 @@ func (w *Warehouse) InspectTranscripts(ctx context.Context, keys []string) ([][]
 	// messages a chunked sample's conversation refers to; nothing else of
 	// the sample (its events, the rest of its pools) is read.
 	err := w.scan(ctx, `WITH q AS (SELECT unnest(?::VARCHAR[]) AS key),
-		s AS (SELECT `+inspectKeySQL+` AS key, s.eval_id, s.sample_id, s.epoch FROM inspect_samples s)
+		s AS (SELECT `+inspectKeySQL+` AS key, s.eval_id, s.sample_id, s.epoch FROM inspect_samples s WHERE s.eval_id IN (SELECT unnest(?::VARCHAR[]))),
+		i AS (SELECT * FROM inspect_items WHERE eval_id IN (SELECT unnest(?::VARCHAR[])) AND kind IN ('message', 'attachment'))
 		SELECT s.key, e.model, i.kind, i.idx, coalesce(i.key, ''), `+inspectItemJSON+`
 		FROM q JOIN s USING (key) JOIN inspect_evals e USING (eval_id)
-		LEFT JOIN inspect_items i ON i.eval_id = s.eval_id AND i.sample_id = s.sample_id AND i.epoch = s.epoch AND i.kind IN ('message', 'attachment')
+		LEFT JOIN i ON i.eval_id = s.eval_id AND i.sample_id = s.sample_id AND i.epoch = s.epoch
 		ORDER BY s.key, i.kind, i.idx`, func(rs *sql.Rows) error {
 		var key, model string
 		var kind, akey, data sql.NullString
@@ -166,7 +175,7 @@ func (w *Warehouse) InspectTranscripts(ctx context.Context, keys []string) ([][]
 			s.attach[akey.String] = text
 		}
 		return nil
-	}, keys)
+	}, keys, evals, evals)
 	if err != nil {
 		return nil, err
 	}
@@ -190,9 +199,10 @@ func (w *Warehouse) InspectTranscripts(ctx context.Context, keys []string) ([][]
 	}
 	if len(refKeys) > 0 {
 		err := w.scan(ctx, `WITH q AS (SELECT unnest(?::VARCHAR[]) AS key, unnest(?::BIGINT[]) AS idx),
-			s AS (SELECT `+inspectKeySQL+` AS key, s.eval_id, s.sample_id, s.epoch FROM inspect_samples s)
+			s AS (SELECT `+inspectKeySQL+` AS key, s.eval_id, s.sample_id, s.epoch FROM inspect_samples s WHERE s.eval_id IN (SELECT unnest(?::VARCHAR[]))),
+			i AS (SELECT * FROM inspect_items WHERE eval_id IN (SELECT unnest(?::VARCHAR[])) AND kind = 'pool_message')
 			SELECT s.key, i.idx, `+inspectItemJSON+` FROM q JOIN s USING (key)
-			JOIN inspect_items i ON i.eval_id = s.eval_id AND i.sample_id = s.sample_id AND i.epoch = s.epoch AND i.kind = 'pool_message' AND i.idx = q.idx`,
+			JOIN i ON i.eval_id = s.eval_id AND i.sample_id = s.sample_id AND i.epoch = s.epoch AND i.idx = q.idx`,
 			func(rs *sql.Rows) error {
 				var key, data string
 				var idx int
@@ -202,7 +212,7 @@ func (w *Warehouse) InspectTranscripts(ctx context.Context, keys []string) ([][]
 				s := samples[at[key]]
 				s.messages[s.refs[idx]] = []byte(data)
 				return nil
-			}, refKeys, refIdx)
+			}, refKeys, refIdx, evals, evals)
 		if err != nil {
 			return nil, err
 		}

@@ -265,3 +265,36 @@ func TestInspectSampleKey(t *testing.T) {
 		}
 	}
 }
+
+// A chunked sample's conversation refers to its message pool: the
+// transcript follows the references. Here the conversation of
+// log_message_deduplication.eval, whose pool holds its first eleven
+// messages, is made into references and read the same.
+func TestInspectTranscriptFollowsMessageRefs(t *testing.T) {
+	ctx := context.Background()
+	w := inspectWarehouse(t, "log_message_deduplication.eval")
+	var ev, sample string
+	var epoch int
+	if err := w.DB().QueryRow(`SELECT eval_id, sample_id, epoch FROM inspect_samples`).Scan(&ev, &sample, &epoch); err != nil {
+		t.Fatal(err)
+	}
+	key := rows.InspectSampleKey(ev, sample, epoch)
+	before, err := w.InspectTranscripts(ctx, []string{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.DB().Exec(`UPDATE inspect_items SET data = to_json('{"message_ref": ' || idx || '}') WHERE kind = 'message' AND idx < 11`)
+	if n, _ := res.RowsAffected(); err != nil || n != 11 {
+		t.Fatal(n, err)
+	}
+	after, err := w.InspectTranscripts(ctx, []string{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before[0]) < 12 || !slices.Equal(before[0], after[0]) {
+		t.Errorf("before %+v\nafter %+v", before[0], after[0])
+	}
+	if _, err := w.InspectTranscripts(ctx, []string{rows.InspectSampleKey(ev, "nope", 1)}); err == nil || !strings.Contains(err.Error(), "no Inspect sample") {
+		t.Errorf("a missing sample: %v", err)
+	}
+}
