@@ -153,7 +153,7 @@ var Commands = []*Command{
 	},
 	{
 		Name:  "agree",
-		Usage: "agreement: judge vs judge (--judges A,B), judge vs humans (--human), or any ratings file (--input)",
+		Usage: "agreement: judge vs judge (--judges A,B), judge vs humans (--human), any ratings file (--input), or Inspect scorers vs judges and humans (--source inspect)",
 		Description: "--judges A,B: for every continuous score both judges' means, Δ (B − A), MAE, Pearson r and Spearman ρ;\n" +
 			"for the TA labels both positive rates, Δ, percent agreement and Cohen's κ; and the configuration-level\n" +
 			"correlations (the paper's Tables 4, 5 and 6). Intervals: cluster bootstrap, scenarios resampled.\n" +

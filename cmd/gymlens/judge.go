@@ -25,7 +25,9 @@ func judgeCommand(e *env) *cli.Command {
 			"Answers are cached by model, parameters, prompt version and rendered input: a rerun with nothing\n" +
 			"changed sends nothing. Every answer is saved as it arrives, so an interrupted run resumes where it stopped.\n" +
 			"--batch sends through the endpoint's Files and Batches API instead: the batch's id is kept in the warehouse, and\n" +
-			"the next --batch run collects it (or --batch-wait waits for it), then submits what failed or expired.",
+			"the next --batch run collects it (or --batch-wait waits for it), then submits what failed or expired.\n" +
+			"--source inspect judges the Inspect samples instead, every sample at every epoch, each one's transcript (messages,\n" +
+			"tool calls, tool results; no model or configuration named) the input of --prompt rubrics of item: run (docs/judge.md).",
 		Flags: append(judgeFlags(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "print calls, cache hits and estimated input tokens; send nothing"},
 			&cli.BoolFlag{Name: "costs", Usage: "print the calls, tokens and cost of every judge so far, and stop"},
