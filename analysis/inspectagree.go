@@ -90,7 +90,12 @@ func InspectAgreement(d *rows.InspectRaters, opt BootstrapOptions) ([]InspectPai
 		}
 		set(s.Metric, RaterScorer, item{s.EvalID, s.SampleID, s.Epoch}, s.Value)
 	}
+	gone := 0
 	for _, j := range d.Judgments {
+		if _, ok := items[item{j.EvalID, j.SampleID, j.Epoch}]; !ok {
+			gone++
+			continue
+		}
 		for _, f := range slices.Sorted(maps.Keys(j.Scores)) {
 			set(InspectRaterName(j.Judge, j.Metric, f), RaterJudge, item{j.EvalID, j.SampleID, j.Epoch}, j.Scores[f])
 		}
@@ -171,6 +176,9 @@ func InspectAgreement(d *rows.InspectRaters, opt BootstrapOptions) ([]InspectPai
 	var notes []string
 	if unscored > 0 {
 		notes = append(notes, fmt.Sprintf("%d score values have no number (value_to_float gives none) and are left out", unscored))
+	}
+	if gone > 0 {
+		notes = append(notes, fmt.Sprintf("%d judgments are of samples the warehouse no longer holds (their logs ingested again without them) and are left out", gone))
 	}
 	if twice > 0 {
 		notes = append(notes, fmt.Sprintf("%d ratings were of an item and question their rater had rated already: each rater's ratings of an item are averaged", twice))

@@ -32,10 +32,14 @@ func TestInspectAgreementPairsAndRatings(t *testing.T) {
 		{Task: "t", SampleID: "a", Epoch: 1, EvalID: "e2", Rater: "h", Question: "ok", Value: 1, File: "r.csv", Line: 2},
 		{Task: "u", SampleID: "b", Epoch: 1, Rater: "h", Question: "ok", Value: 1, File: "r.csv", Line: 3},
 	}
+	d.Judgments = append(d.Judgments, rows.InspectJudgment{EvalID: "e9", SampleID: "a", Epoch: 1, Judge: "x", Metric: "custom.r", Scores: map[string]float64{"ok": 1}})
 	opt := BootstrapOptions{Resamples: 100, Seed: 1}
-	pairs, _, err := InspectAgreement(d, opt)
+	pairs, notes, err := InspectAgreement(d, opt)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], "1 judgments are of samples the warehouse no longer holds") {
+		t.Errorf("notes %q", notes)
 	}
 	var got []string
 	for _, p := range pairs {
