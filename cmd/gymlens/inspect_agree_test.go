@@ -59,6 +59,22 @@ func TestAgreeInspectSamples(t *testing.T) {
 	if code, stdout, stderr := gymlens(t, "--db", db, "-q", "judge", "--source", "inspect", "--prompt", rubric, "--judge", "a=fake@"+f.URL+"/v1"); code != 0 {
 		t.Fatalf("judge: %d %s %s", code, stdout, stderr)
 	}
+	// What judge --source inspect refuses: a selection of runs, another
+	// source, the built-in metrics.
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--where", "harness=CC"}, 2, "--where selects Proactivity-Gym runs"},
+		{[]string{"--source", "pare"}, 2, `--source: expected gym or inspect, found "pare"`},
+		{[]string{"--metric", "tc"}, 1, "the built-in metrics (tc) judge Proactivity-Gym tasks and runs"},
+	} {
+		args := append([]string{"--db", db, "judge", "--source", "inspect", "--prompt", rubric, "--judge", "a=fake@" + f.URL + "/v1"}, c.args...)
+		if code, _, stderr := gymlens(t, args...); code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("judge %v: exit %d, %s", c.args, code, stderr)
+		}
+	}
 	// The items are those the reference was computed from.
 	code, items, stderr := gymlens(t, "--db", db, "-f", "csv", "query", itemsQuery)
 	if code != 0 {

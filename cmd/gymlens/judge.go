@@ -117,6 +117,12 @@ func judgeFlags() []cli.Flag {
 // (read-only for a dry run), and what the judge reads of it: its runs, or
 // with --source inspect its Inspect samples.
 func judgeSetup(ctx context.Context, cmd *cli.Command, readOnly bool) (*ingest.Warehouse, judge.BatchStore, judge.RunOptions, error) {
+	switch src := cmd.String("source"); {
+	case src == "inspect" && len(cmd.StringSlice("where")) > 0:
+		return nil, nil, judge.RunOptions{}, usagef("--where selects Proactivity-Gym runs; --source inspect judges every Inspect sample (--limit N: a sample of them, equal shares of configuration × task)")
+	case src != "gym" && src != "inspect":
+		return nil, nil, judge.RunOptions{}, usagef("--source: expected gym or inspect, found %q", src)
+	}
 	w, opt, err := judgeOptions(ctx, cmd, readOnly)
 	if err != nil {
 		return nil, nil, opt, err
@@ -124,11 +130,7 @@ func judgeSetup(ctx context.Context, cmd *cli.Command, readOnly bool) (*ingest.W
 	switch cmd.String("source") {
 	case "gym":
 		return w, w, opt, nil
-	case "inspect":
-		if len(cmd.StringSlice("where")) > 0 {
-			w.Close()
-			return nil, nil, opt, usagef("--where selects Proactivity-Gym runs; --source inspect judges every Inspect sample (--limit N: a sample of them, equal shares of configuration × task)")
-		}
+	default:
 		opt.Samples = true
 		ij, err := w.InspectJudge(ctx)
 		if err != nil {
@@ -137,8 +139,6 @@ func judgeSetup(ctx context.Context, cmd *cli.Command, readOnly bool) (*ingest.W
 		}
 		return w, ij, opt, nil
 	}
-	w.Close()
-	return nil, nil, opt, usagef("--source: expected gym or inspect, found %q", cmd.String("source"))
 }
 
 func judgeOptions(ctx context.Context, cmd *cli.Command, readOnly bool) (*ingest.Warehouse, judge.RunOptions, error) {
