@@ -127,20 +127,20 @@ func judgeSetup(ctx context.Context, cmd *cli.Command, readOnly bool) (*ingest.W
 	if err != nil {
 		return nil, nil, opt, err
 	}
-	switch cmd.String("source") {
-	case "gym":
+	if cmd.String("source") == "gym" {
 		return w, w, opt, nil
-	default:
-		opt.Samples = true
-		ij, err := w.InspectJudge(ctx)
-		if err != nil {
-			w.Close()
-			return nil, nil, opt, err
-		}
-		return w, ij, opt, nil
 	}
+	opt.Samples = true
+	ij, err := w.InspectJudge(ctx)
+	if err != nil {
+		w.Close()
+		return nil, nil, opt, err
+	}
+	return w, ij, opt, nil
 }
 
+// judgeOptions reads the flags every source shares and opens the
+// warehouse.
 func judgeOptions(ctx context.Context, cmd *cli.Command, readOnly bool) (*ingest.Warehouse, judge.RunOptions, error) {
 	opt := judge.RunOptions{Limit: int(cmd.Int("limit")), Force: cmd.Bool("force"), Replace: cmd.Bool("replace"), Repeats: int(cmd.Int("repeats")),
 		Client: judge.ClientOptions{Concurrency: int(cmd.Int("concurrency")), RPM: int(cmd.Int("rpm")), TPM: int(cmd.Int("tpm")),
