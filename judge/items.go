@@ -46,7 +46,7 @@ func Prompt(metric string) string {
 // Record is one trajectory record as a judge sees it.
 type Record struct {
 	Seq    int64  `json:"seq"`
-	Time   string `json:"time"`
+	Time   string `json:"time,omitempty"` // none for an Inspect sample's messages
 	Actor  string `json:"actor"`
 	Kind   string `json:"kind"`
 	Task   string `json:"task,omitempty"`
@@ -70,8 +70,11 @@ type Item struct {
 }
 
 func record(e rows.JudgeEvent) Record {
-	return Record{Seq: e.Seq, Time: e.T.UTC().Format("2006-01-02T15:04:05Z07:00"), Actor: e.Actor, Kind: e.Kind, Task: e.Task,
-		Text: e.Text, Tool: e.Tool, Args: e.Args, Result: e.Result}
+	r := Record{Seq: e.Seq, Actor: e.Actor, Kind: e.Kind, Task: e.Task, Text: e.Text, Tool: e.Tool, Args: e.Args, Result: e.Result}
+	if !e.T.IsZero() {
+		r.Time = e.T.UTC().Format("2006-01-02T15:04:05Z07:00")
+	}
+	return r
 }
 
 // Items builds the judge items of one run for a metric, deterministically:

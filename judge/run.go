@@ -60,11 +60,36 @@ type RunOptions struct {
 	// SliceRuns is how many runs are planned and asked at a time (0:
 	// 2,000): memory holds one slice's items.
 	SliceRuns int
+	// Samples says the store's runs are Inspect samples (ingest's
+	// InspectJudge): only rubrics with item: run judge them, since a
+	// sample has no tasks, scenario or decision window.
+	Samples bool
 	// KeepBytes is how many bytes of a slice's rendered items are kept
 	// from planning for its asks (0: 32 MB; negative: none, every item
 	// rendered again for each ask). What is asked and saved is the same
 	// whatever it is; only how often the runs' events are read changes.
 	KeepBytes int64
+}
+
+// checkSamples refuses, for Inspect samples, what judges tasks,
+// scenarios or decision windows: the built-in metrics and the rubrics
+// whose item is not run.
+func (o RunOptions) checkSamples() error {
+	if !o.Samples {
+		return nil
+	}
+	if len(o.Metrics) > 0 {
+		return fmt.Errorf("--source inspect: the built-in metrics (%s) judge Proactivity-Gym tasks and runs; judge Inspect samples with a rubric of item: run (--prompt FILE, no --metric)", strings.Join(o.Metrics, ", "))
+	}
+	if len(o.Rubrics) == 0 {
+		return fmt.Errorf("--source inspect: give a rubric of item: run (--prompt FILE) to judge Inspect samples with")
+	}
+	for _, rb := range o.Rubrics {
+		if rb.Item != ItemRun {
+			return fmt.Errorf("%s: field item: --source inspect judges each sample's transcript whole, with rubrics of item: run; this one's is %q", rb.Path, rb.Item)
+		}
+	}
+	return nil
 }
 
 // repeats is how many times each item is asked.
@@ -221,6 +246,9 @@ func run(ctx context.Context, w Store, opt RunOptions) ([]JudgeReport, error) {
 	}
 	if t := opt.Client.Temperature; !(t >= 0 && t <= 2) {
 		return nil, fmt.Errorf("--temperature: expected 0 to 2, found %g", t)
+	}
+	if err := opt.checkSamples(); err != nil {
+		return nil, err
 	}
 	var reports []JudgeReport
 	prices := map[string]Price{}

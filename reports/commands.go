@@ -162,7 +162,7 @@ var Commands = []*Command{
 	},
 	{
 		Name:  "agree",
-		Usage: "agreement: judge vs judge (--judges A,B), judge vs humans (--human), or any ratings file (--input)",
+		Usage: "agreement: judge vs judge (--judges A,B), judge vs humans (--human), any ratings file (--input), or Inspect scorers vs judges and humans (--source inspect)",
 		Description: "--judges A,B: for every continuous score both judges' means, Δ (B − A), MAE, Pearson r and Spearman ρ;\n" +
 			"for the TA labels both positive rates, Δ, percent agreement and Cohen's κ; and the configuration-level\n" +
 			"correlations (the paper's Tables 4, 5 and 6). Intervals: cluster bootstrap, scenarios resampled.\n" +
@@ -175,7 +175,11 @@ var Commands = []*Command{
 			"of binary labels, the within-item SD; then, against each other judge, the share of their disagreement that the\n" +
 			"judges' own noise explains. Intervals: bootstrap, items resampled.\n" +
 			"--input FILE.csv: columns item, rater, value (and optional question); Krippendorff's α at --level, Fleiss' κ,\n" +
-			"Cohen's κ and quadratic-weighted κ for two raters, percent agreement. An empty value is a missing rating.",
+			"Cohen's κ and quadratic-weighted κ for two raters, percent agreement. An empty value is a missing rating.\n" +
+			"--source inspect: within each task of the Inspect samples, every scorer against every judge's rubric score\n" +
+			"(gymlens judge --source inspect), judges against each other on a score, and the humans' mean rating of each\n" +
+			"question (ratings with task, sample_id and epoch) against both: the statistics of --judges, binary or\n" +
+			"continuous, with intervals from resampling the samples (docs/agreement.md).",
 		Params: params([]Param{
 			{Name: "judges", Default: "", Usage: "compare judge `A,B`"},
 			{Name: "self", Default: "", Usage: "`JUDGE` against itself: its answers to the items it was asked again (judge --repeats)"},
@@ -185,6 +189,7 @@ var Commands = []*Command{
 			{Name: "input", Default: "", Usage: "agreement of the ratings in `FILE.csv`"},
 			{Name: "categories", Default: "", Usage: "with --input: the categories in their order, `A,B,C` (text values otherwise count as unordered, nominal)"},
 			{Name: "level", Default: analysis.Interval, Usage: "with --input: Krippendorff's α `LEVEL`: nominal, ordinal, interval or ratio"},
+			{Name: "source", Default: "gym", Usage: "`RATED`: gym (Proactivity-Gym runs, with a mode above) or inspect (Inspect samples: every scorer, judge rubric score and human question a rater, alone)"},
 			whereParam,
 		}, BootstrapParams(analysis.DefaultBootstrap.Resamples, "confidence")),
 		Formats: Formats, Default: "table", Run: runAgree,
@@ -617,6 +622,18 @@ func runCorr(ctx context.Context, x *Exec) error {
 }
 
 func runAgree(ctx context.Context, x *Exec) error {
+	switch x.String("source") {
+	case "gym":
+	case "inspect":
+		for _, f := range []string{"judges", "human", "input", "pare", "self", "judge", "categories", "level", "where"} {
+			if x.IsSet(f) {
+				return analysis.Optionf("agree --source inspect compares every scorer, judge and human question of the Inspect samples: --%s does not apply", f)
+			}
+		}
+		return x.agreeInspect(ctx)
+	default:
+		return analysis.Optionf("--source: expected gym or inspect, found %q", x.String("source"))
+	}
 	modes := 0
 	for _, f := range []string{"judges", "human", "input", "pare", "self"} {
 		if x.IsSet(f) {

@@ -56,6 +56,7 @@ func TestEveryFlagChangesTheOutputOrIsRefused(t *testing.T) {
 		"plot question":       {"plot", "human-trust", "--out", out},
 		"agree categories":    {"agree", "--input", ratings, "--level", "ordinal"},
 		"agree level":         {"agree", "--input", ratings},
+		"agree source":        {"agree", "--input", ratings},
 		"agree judge":         {"agree", "--human"},
 		"metrics pare-report": {"--db", pareDB, "metrics", "--source", "pare"},
 	}
@@ -67,7 +68,7 @@ func TestEveryFlagChangesTheOutputOrIsRefused(t *testing.T) {
 		"metric": "TA", "judges": judgeB + "," + judgeA, "self": judgeA, "input": ratings, "categories": "1,3,2,4,5",
 		"acceptance": "trust", "layout": "page", "digits": "1", "mark": "significance", "out": filepath.Join(dir, "out2"),
 		"formats": "png", "size": "page", "switch": "CC,CD", "question": "acceptance", "harness-switch": "CC,OC",
-		"agree level": "ordinal", "table judges": judgeB + "," + judgeA, "variance by": "harness", "power by": "harness",
+		"agree level": "ordinal", "agree source": "inspect", "table judges": judgeB + "," + judgeA, "variance by": "harness", "power by": "harness",
 		"metrics by": "harness", "rank metric": "TA", "plot metric": "TA", "reconcile source": "inspect", "table source": "inspect", "corr source": "inspect", "cluster": "meta.level", "reducer": "median",
 	}
 	bools := map[string]bool{} // a bool flag is tried set to the opposite of its default
@@ -208,6 +209,7 @@ var notReading = map[string]string{
 	"judge --replace":                  "TestJudgeUnderAnIngestedJudgesName",
 	"judge --prices":                   "",
 	"judge --where":                    "TestJudgeEndToEnd",
+	"judge --source":                   "TestAgreeInspectSamples",
 	"judge --dry-run":                  "TestJudgeEndToEnd",
 	"judge --costs":                    "TestJudgeEndToEnd",
 	"judge --batch":                    "TestJudgeBatchAPI",
@@ -252,6 +254,7 @@ var notReading = map[string]string{
 	"judge export-batch --replace":     "",
 	"judge export-batch --prices":      "",
 	"judge export-batch --where":       "",
+	"judge export-batch --source":      "",
 	"judge export-batch --out":         "TestJudgeBatchCommands",
 	"judge import-batch --metric":      "TestJudgeBatchCommands",
 	"judge import-batch --prompt":      "",
@@ -270,6 +273,7 @@ var notReading = map[string]string{
 	"judge import-batch --replace":     "",
 	"judge import-batch --prices":      "",
 	"judge import-batch --where":       "",
+	"judge import-batch --source":      "",
 	"annotate sample --n":              "",
 	"annotate sample --by":             "TestAgreeAndHumanOnTheSample",
 	"annotate sample --unit":           "",

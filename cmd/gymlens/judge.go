@@ -25,7 +25,9 @@ func judgeCommand(e *env) *cli.Command {
 			"Answers are cached by model, parameters, prompt version and rendered input: a rerun with nothing\n" +
 			"changed sends nothing. Every answer is saved as it arrives, so an interrupted run resumes where it stopped.\n" +
 			"--batch sends through the endpoint's Files and Batches API instead: the batch's id is kept in the warehouse, and\n" +
-			"the next --batch run collects it (or --batch-wait waits for it), then submits what failed or expired.",
+			"the next --batch run collects it (or --batch-wait waits for it), then submits what failed or expired.\n" +
+			"--source inspect judges the Inspect samples instead, every sample at every epoch, each one's transcript (messages,\n" +
+			"tool calls, tool results; no model or configuration named) the input of --prompt rubrics of item: run (docs/judge.md).",
 		Flags: append(judgeFlags(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "print calls, cache hits and estimated input tokens; send nothing"},
 			&cli.BoolFlag{Name: "costs", Usage: "print the calls, tokens and cost of every judge so far, and stop"},
@@ -48,7 +50,7 @@ func judgeCommand(e *env) *cli.Command {
 					return reports.WriteResult(e.stdout, format, &reports.Result{Columns: cols, Rows: rows})
 				})
 			}
-			w, opt, err := judgeSetup(ctx, cmd, cmd.Bool("dry-run"))
+			w, st, opt, err := judgeSetup(ctx, cmd, cmd.Bool("dry-run"))
 			if err != nil {
 				return err
 			}
@@ -68,10 +70,10 @@ func judgeCommand(e *env) *cli.Command {
 			var reps []judge.JudgeReport
 			var runErr error
 			if cmd.Bool("batch") && !opt.DryRun {
-				reps, runErr = judge.RunBatches(ctx, w, opt, judge.BatchOptions{Wait: cmd.Bool("batch-wait"), Poll: cmd.Duration("batch-poll"),
+				reps, runErr = judge.RunBatches(ctx, st, opt, judge.BatchOptions{Wait: cmd.Bool("batch-wait"), Poll: cmd.Duration("batch-poll"),
 					Say: func(s string) { fmt.Fprintln(e.stderr, "batch: "+s) }})
 			} else {
-				reps, runErr = judge.Run(ctx, w, opt)
+				reps, runErr = judge.Run(ctx, st, opt)
 			}
 			if bar != nil {
 				bar.Finish()
@@ -107,12 +109,39 @@ func judgeFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "replace", Usage: "let a judge take the name of one whose judgments were ingested from run logs, taking those out (ingest --replace of the logs restores them)"},
 		&cli.StringFlag{Name: "prices", Usage: "JSON `FILE`: {\"model\": {\"input\": $ per 1M tokens, \"output\": …}}"},
 		&cli.StringSliceFlag{Name: "where", Usage: "judge only runs with `DIM=VALUE` (as in gymlens metrics)"},
+		&cli.StringFlag{Name: "source", Value: "gym", Usage: "`ITEMS` to judge: gym (Proactivity-Gym runs) or inspect (every Inspect sample at every epoch, with --prompt rubrics of item: run)"},
 	}
 }
 
 // judgeSetup reads the judge's flags into options and opens the warehouse
-// (read-only for a dry run).
-func judgeSetup(ctx context.Context, cmd *cli.Command, readOnly bool) (*ingest.Warehouse, judge.RunOptions, error) {
+// (read-only for a dry run), and what the judge reads of it: its runs, or
+// with --source inspect its Inspect samples.
+func judgeSetup(ctx context.Context, cmd *cli.Command, readOnly bool) (*ingest.Warehouse, judge.BatchStore, judge.RunOptions, error) {
+	switch src := cmd.String("source"); {
+	case src == "inspect" && len(cmd.StringSlice("where")) > 0:
+		return nil, nil, judge.RunOptions{}, usagef("--where selects Proactivity-Gym runs; --source inspect judges every Inspect sample (--limit N: a sample of them, equal shares of configuration × task)")
+	case src != "gym" && src != "inspect":
+		return nil, nil, judge.RunOptions{}, usagef("--source: expected gym or inspect, found %q", src)
+	}
+	w, opt, err := judgeOptions(ctx, cmd, readOnly)
+	if err != nil {
+		return nil, nil, opt, err
+	}
+	if cmd.String("source") == "gym" {
+		return w, w, opt, nil
+	}
+	opt.Samples = true
+	ij, err := w.InspectJudge(ctx)
+	if err != nil {
+		w.Close()
+		return nil, nil, opt, err
+	}
+	return w, ij, opt, nil
+}
+
+// judgeOptions reads the flags every source shares and opens the
+// warehouse.
+func judgeOptions(ctx context.Context, cmd *cli.Command, readOnly bool) (*ingest.Warehouse, judge.RunOptions, error) {
 	opt := judge.RunOptions{Limit: int(cmd.Int("limit")), Force: cmd.Bool("force"), Replace: cmd.Bool("replace"), Repeats: int(cmd.Int("repeats")),
 		Client: judge.ClientOptions{Concurrency: int(cmd.Int("concurrency")), RPM: int(cmd.Int("rpm")), TPM: int(cmd.Int("tpm")),
 			Timeout: cmd.Duration("timeout"), MaxRetries: int(cmd.Int("retries")), Seed: cmd.Int64("seed"), Temperature: cmd.Float("temperature")}}
@@ -164,12 +193,12 @@ func exportBatchCommand(e *env) *cli.Command {
 			"(vLLM's run_batch -i FILE -o OUT, or upload it to a Batches API), then gymlens judge import-batch OUT.",
 		Flags: append(judgeFlags(), &cli.StringFlag{Name: "out", Required: true, Usage: "write the batch to `FILE.jsonl`"}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			w, opt, err := judgeSetup(ctx, cmd, false)
+			w, st, opt, err := judgeSetup(ctx, cmd, false)
 			if err != nil {
 				return err
 			}
 			defer w.Close()
-			reps, said, err := judge.ExportBatchFile(ctx, w, opt, cmd.String("out"))
+			reps, said, err := judge.ExportBatchFile(ctx, st, opt, cmd.String("out"))
 			for _, n := range judge.ReportNotes(reps) {
 				fmt.Fprintln(e.stderr, "note: "+n)
 			}
@@ -199,12 +228,12 @@ func importBatchCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			w, opt, err := judgeSetup(ctx, cmd, false)
+			w, st, opt, err := judgeSetup(ctx, cmd, false)
 			if err != nil {
 				return err
 			}
 			defer w.Close()
-			reps, runErr := judge.ImportBatchFiles(ctx, w, opt, cmd.Args().Slice()...)
+			reps, runErr := judge.ImportBatchFiles(ctx, st, opt, cmd.Args().Slice()...)
 			if err := printJudgeReports(e, format, reps, false); err != nil {
 				return err
 			}

@@ -770,6 +770,59 @@ func decodeRun(r *reader) (Record, error) {
 	return u, nil
 }
 
+// inspectRating checks a rating of an Inspect sample (one with a
+// sample_id): it names the sample by task, sample_id and epoch (an
+// integer from 1; in a CSV file, written as one), optionally config or
+// eval, and no run_id. They stay in the rating's extra fields.
+func inspectRating(r *reader, g *Rating) {
+	if r.err != nil {
+		return
+	}
+	switch v := r.o.Get("sample_id"); v.Type() {
+	case fastjson.TypeString:
+		if len(v.GetStringBytes()) == 0 {
+			r.failMsg("sample_id", "expected the sample's id, found \"\"")
+			return
+		}
+	case fastjson.TypeNumber:
+	default:
+		r.fail("sample_id", "the sample's id (a string or an integer)", v)
+		return
+	}
+	if g.RunID != "" {
+		r.failMsg("run_id", "a rating of an Inspect sample names it by task, sample_id and epoch, not by run_id")
+		return
+	}
+	if g.Task == "" {
+		r.failMsg("task", "a rating of an Inspect sample needs the sample's task, found none")
+		return
+	}
+	v := r.o.Get("epoch")
+	var ep int64
+	var err error
+	switch {
+	case v == nil || v.Type() == fastjson.TypeNull:
+		r.failMsg("epoch", "a rating of an Inspect sample needs the epoch rated (1 for a log of one epoch), found none")
+		return
+	case v.Type() == fastjson.TypeString:
+		ep, err = strconv.ParseInt(string(v.GetStringBytes()), 10, 32)
+	case v.Type() == fastjson.TypeNumber:
+		ep, err = v.Int64()
+	default:
+		err = fmt.Errorf("not a number")
+	}
+	if err != nil || ep < 1 {
+		r.fail("epoch", "an epoch: an integer from 1", v)
+		return
+	}
+	for _, k := range []string{"config", "eval"} {
+		if v := r.o.Get(k); v != nil && v.Type() != fastjson.TypeString && v.Type() != fastjson.TypeNull {
+			r.fail(k, "a string", v)
+			return
+		}
+	}
+}
+
 func decodeRating(r *reader) (Record, error) {
 	g := &Rating{}
 	g.Rater = r.str("rater", true)
@@ -783,7 +836,9 @@ func decodeRating(r *reader) (Record, error) {
 		g.Day = &d
 	}
 	g.Condition = r.str("condition", false)
-	if r.err == nil && g.Task != "" && g.RunID == "" {
+	if r.o.Get("sample_id") != nil {
+		inspectRating(r, g)
+	} else if r.err == nil && g.Task != "" && g.RunID == "" {
 		r.failMsg("run_id", "a rating of a task needs the task's run_id, found none")
 	}
 	if r.err != nil {
