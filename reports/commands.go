@@ -901,6 +901,7 @@ func (x *Exec) calibration(ctx context.Context) error {
 				CalibrationSizeText(c)+"; coverage and size in percent, with their Monte Carlo standard errors (not the uncertainty of the estimated effects the simulation plugs in)")
 		}
 	}
+	foot = append(foot, "Wilson, Clopper–Pearson and Beta intervals are not offered: they assume independent binary items, and no 3T metric's run value is one (TA a mean of judges' 0/½/1, TR-D a share of tasks), even at an effective n (docs/statistics.md)")
 	foot = append(foot, warns...)
 	if !Wide(x.Format) {
 		for _, f := range foot {
