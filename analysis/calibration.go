@@ -500,7 +500,7 @@ func (mod *calModel) truth(c int, delta float64) float64 {
 func (mod *calModel) solveShift(c int, target float64) float64 {
 	lo, hi := -(mod.hi - mod.lo), mod.hi-mod.lo
 	for range 100 {
-		mid := (lo + hi) / 2
+		mid := float64((lo + hi) / 2) // rounded: a halving fuses with the sums after it
 		if mod.truth(c, mid) < target {
 			lo = mid
 		} else {
@@ -510,7 +510,7 @@ func (mod *calModel) solveShift(c int, target float64) float64 {
 			break
 		}
 	}
-	return (lo + hi) / 2
+	return float64((lo + hi) / 2)
 }
 
 // draw fills out (a value per run with the metric) with one simulated
