@@ -885,7 +885,7 @@ func (x *Exec) calibration(ctx context.Context) error {
 	t := &Result{Columns: []string{"metric", "method", "coverage", "coverage_se", "size", "size_se", "intervals", "tests", "in_use"}}
 	var foot, warns []string
 	for _, m := range ds.Options().Metrics {
-		c, err := ds.Calibration(m, methods)
+		c, err := ds.Calibration(m, methods, analysis.DefaultCalibration)
 		if err != nil {
 			return err
 		}

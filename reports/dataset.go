@@ -915,28 +915,34 @@ func (s *Dataset) Study(acceptance string, opt analysis.BootstrapOptions) ([]ana
 	return analysis.Study(StudyRatings(ratings), acceptance, opt)
 }
 
-// CalibrationSize is the simulation's size for intervals of resamples
-// resamples: analysis.DefaultCalibration (1,000 datasets × 2,000
-// resamples), or with fewer resamples asked (a quick run, a test) B/2
-// datasets × B resamples, at least 20 datasets.
-func CalibrationSize(resamples int) (datasets, calResamples int) {
-	d := analysis.DefaultCalibration
-	if resamples <= 0 || resamples >= d.Resamples {
-		return d.Datasets, d.Resamples
+// ReportCalibration is the size of the report's calibration: smaller
+// than metrics --calibration's (analysis.DefaultCalibration, 1,000 ×
+// 2,000), so that the report takes seconds more, not a minute
+// (docs/statistics.md has the times).
+var ReportCalibration = analysis.CalibrationOptions{Datasets: 500, Resamples: 1000}
+
+// CalibrationSize is the simulation's size, full (Datasets × Resamples),
+// for intervals asked with resamples resamples: full, or with fewer
+// resamples asked (a quick run, a test) B/2 datasets × B resamples, at
+// least 20 datasets.
+func CalibrationSize(full analysis.CalibrationOptions, resamples int) (datasets, calResamples int) {
+	if resamples <= 0 || resamples >= full.Resamples {
+		return full.Datasets, full.Resamples
 	}
-	return max(20, resamples/2), resamples
+	return max(20, min(full.Datasets, resamples/2)), resamples
 }
 
 // Calibration simulates the coverage of metric's configuration intervals
 // and the paired test's size at the design of the runs Where keeps
 // (analysis.Calibrate), for each of methods (nil: the bootstrap's own),
-// seeded by the bootstrap's seed; each asked once.
-func (s *Dataset) Calibration(metric string, methods []string) (*analysis.Calibration, error) {
+// at size full (CalibrationSize), seeded by the bootstrap's seed; each
+// asked once.
+func (s *Dataset) Calibration(metric string, methods []string, full analysis.CalibrationOptions) (*analysis.Calibration, error) {
 	m := analysis.MetricIndex(metric)
 	if m < 0 {
 		return nil, analysis.Optionf("unknown metric %q: expected one of %s", metric, strings.Join(analysis.MetricNames(), ", "))
 	}
-	key := fmt.Sprint("calibration", metric, methods)
+	key := fmt.Sprint("calibration", metric, methods, full.Datasets, full.Resamples)
 	if c, ok := s.calibration[key]; ok {
 		return c, nil
 	}
@@ -945,7 +951,7 @@ func (s *Dataset) Calibration(metric string, methods []string) (*analysis.Calibr
 		return nil, err
 	}
 	o := s.opt.Bootstrap
-	datasets, resamples := CalibrationSize(o.WithDefaults().Resamples)
+	datasets, resamples := CalibrationSize(full, o.WithDefaults().Resamples)
 	c, err := analysis.Calibrate(values, scen, conf, m, o, analysis.CalibrationOptions{Datasets: datasets, Resamples: resamples,
 		Seed: o.Seed, Methods: methods, Workers: o.Workers})
 	if err != nil {

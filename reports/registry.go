@@ -555,7 +555,7 @@ func CalibrationNotes(ds *Dataset, metrics []string) ([]string, error) {
 	var notes, warns []string
 	var last *analysis.Calibration
 	for _, m := range metrics {
-		c, err := ds.Calibration(m, nil)
+		c, err := ds.Calibration(m, nil, ReportCalibration)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m, err)
 		}
@@ -567,7 +567,7 @@ func CalibrationNotes(ds *Dataset, metrics []string) ([]string, error) {
 					methods = append(methods, me)
 				}
 			}
-			if c, err = ds.Calibration(m, methods); err != nil {
+			if c, err = ds.Calibration(m, methods, ReportCalibration); err != nil {
 				return nil, fmt.Errorf("%s: %w", m, err)
 			}
 			warns = append(warns, "Warning: "+c.Warning+" (the table keeps "+own+": a method chosen from the data would lose its own coverage).")
