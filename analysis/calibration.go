@@ -126,9 +126,10 @@ type calModel struct {
 // truth equals the first's: those pairs have no true difference. Every
 // dataset goes through Summarize (the tables' intervals) and Compare
 // (the paired test) with opt's level and two-level choice, once per
-// method. Dataset d draws from a generator seeded by (Seed, d), and its
-// bootstraps are seeded by Seed + d: the results do not depend on the
-// number of workers.
+// method. Dataset d draws from a generator seeded by (^Seed, d) and its
+// bootstraps are seeded by Seed + d (whose resample b draws from (Seed +
+// d, b): no stream of the data is one of the bootstraps'), so the
+// results do not depend on the number of workers.
 func Calibrate(values [][]float64, scenario, config []string, m int, boot BootstrapOptions, opt CalibrationOptions) (*Calibration, error) {
 	boot = boot.WithDefaults()
 	if opt.Datasets <= 0 {
@@ -194,7 +195,7 @@ func Calibrate(values [][]float64, scenario, config []string, m int, boot Bootst
 			src := rand.NewPCG(0, 0)
 			rng := rand.New(src)
 			for d := range next {
-				src.Seed(opt.Seed, uint64(d))
+				src.Seed(^opt.Seed, uint64(d)) // apart from the bootstraps' (Seed + d, b)
 				mod.draw(rng, flat)
 				cnt := make([]int, 4*len(methods))
 				for mi, me := range methods {
