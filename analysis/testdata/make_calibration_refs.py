@@ -9,8 +9,11 @@ It writes analysis/testdata/calibration_balanced.csv (a balanced design of
 8 configurations x 10 scenarios x 9 runs with skewed, bounded values, drawn
 here from a fixed seed) and analysis/testdata/calibration_refs.json: for
 that design's TC and for the sample corpus's TC and TA
-(analysis/testdata/calibration_sample.csv: the run values of `gymlens demo`'s
-warehouse, seed 1, scale 1), the simulated coverage of the 95% expanded
+(analysis/testdata/calibration_sample.csv: each run's configuration,
+scenario, TC and TA, as reports.Dataset.SelectedValues gives them on the
+warehouse of `gymlens demo` at seed 1, scale 1, with the sample's two
+judges; a fixed copy, so that the test does not move when the sample
+does), the simulated coverage of the 95% expanded
 percentile and percentile intervals of the configurations' means and the
 size of the paired test, each with its Monte Carlo standard error.
 
