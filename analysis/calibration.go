@@ -13,10 +13,10 @@ import (
 	"github.com/gymlens/gymlens/analysis/stat"
 )
 
-// DefaultCalibration is the simulation's size unless asked otherwise:
-// 1,000 datasets give a coverage near 95% to a Monte Carlo standard error
-// of about 0.7 points, and 2,000 resamples an interval's ends to well
-// inside that (docs/statistics.md).
+// DefaultCalibration is the simulation's size unless asked otherwise
+// (metrics --calibration; the report's is reports.ReportCalibration):
+// on the sample, 1,000 datasets give a coverage near 95% to a Monte
+// Carlo standard error of 0.15 to 0.7 points (docs/statistics.md).
 var DefaultCalibration = CalibrationOptions{Datasets: 1000, Resamples: 2000, Seed: 1}
 
 // CalibrationWarnBelow is the simulated coverage under which the
