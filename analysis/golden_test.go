@@ -137,6 +137,14 @@ func statisticsGolden() []byte {
 	// (docs/statistics.md).
 	line("tpower", TPower(20, 2.086, 1.7))
 	line("ranks", Ranks(groups, values, scen, 0, BootstrapOptions{Resamples: 1000, Seed: 3}))
+	for _, m := range []int{0, 2} { // continuous, and discrete (0 or 1)
+		c, err := Calibrate(values, scen, config, m, BootstrapOptions{}, CalibrationOptions{Datasets: 20, Resamples: 200, Seed: 9, Methods: Methods})
+		if err != nil {
+			line("calibration", err)
+		} else {
+			line("calibration", *c)
+		}
+	}
 	return b.Bytes()
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -67,6 +68,7 @@ var Commands = []*Command{
 			{Name: "pare-report", Default: false, Usage: "with --source pare: the statistics PARE's combined_result.json and Meta-ARE's benchmark_stats.json give, recomputed from the ingested result rows"},
 			{Name: "reducer", Default: "mean", Usage: "with --source inspect: each sample's epochs reduced by `R` (mean, median, mode, max, min, pass_at_K, pass_K: all K right, at_least_K)"},
 			{Name: "cluster", Default: "", Usage: "with --source inspect: resample the values of `meta.FIELD` of the samples' metadata within each task, not the samples"},
+			{Name: "calibration", Default: false, Usage: "instead of the metrics: each --ci method's simulated coverage of the configurations' intervals and the paired test's size at this design (1,000 datasets × 2,000 resamples; with --resamples B below 2,000, B/2 × B)"},
 		}, SelectionParams(), bootstrapParams()),
 		Formats: Formats, Default: "table", Run: runMetrics,
 	},
@@ -358,6 +360,18 @@ func runMetrics(ctx context.Context, x *Exec) error {
 	}
 	if x.IsSet("cluster") && x.String("source") != "inspect" {
 		return analysis.Optionf("--cluster is for --source inspect (a field of the samples' metadata); %s runs are resampled by scenario", x.String("source"))
+	}
+	if x.Bool("calibration") {
+		if x.String("source") != "gym" {
+			return analysis.Optionf("--calibration simulates Proactivity-Gym's design (configurations × scenarios × personas × repetitions); --source %s is not simulated", x.String("source"))
+		}
+		if x.IsSet("by") && x.String("by") != "config" {
+			return analysis.Optionf("--calibration simulates the intervals of the configurations' means (--by config), not of --by %s", x.String("by"))
+		}
+		if x.Bool("judge-noise") {
+			return analysis.Optionf("--calibration simulates the runs' values, not the judges' repeated answers: --judge-noise is not simulated")
+		}
+		return x.calibration(ctx)
 	}
 	switch x.String("source") {
 	case "gym":
@@ -907,4 +921,54 @@ func refusing(command string, run func(ctx context.Context, x *Exec) error, why 
 		}
 		return run(ctx, x)
 	}
+}
+
+// calibration prints metrics --calibration: for each metric and interval
+// method (the one asked first), the simulated coverage and test size.
+func (x *Exec) calibration(ctx context.Context) error {
+	ds, err := x.Dataset(ctx, KeepValues)
+	if err != nil {
+		return err
+	}
+	own := ds.Bootstrap().WithDefaults().Method
+	methods := []string{own}
+	for _, me := range analysis.Methods {
+		if me != own {
+			methods = append(methods, me)
+		}
+	}
+	t := &Result{Columns: []string{"metric", "method", "coverage", "coverage_se", "size", "size_se", "intervals", "tests", "in_use"}}
+	var foot, warns []string
+	for _, m := range ds.Options().Metrics {
+		c, err := ds.Calibration(m, methods, analysis.DefaultCalibration)
+		if err != nil {
+			return err
+		}
+		for i, mc := range c.Methods {
+			t.Rows = append(t.Rows, []any{m, mc.Method, round(100*mc.Coverage, 1), round(100*mc.CoverageSE, 2), round(100*mc.Size, 1),
+				round(100*mc.SizeSE, 2), mc.Intervals, mc.Tests, i == 0})
+		}
+		if c.Warning != "" {
+			warns = append(warns, "warning: "+c.Warning+" (no method is switched for you: a method chosen from the data loses its own coverage)")
+		}
+		if len(foot) == 0 {
+			foot = append(foot, fmt.Sprintf("%g%% intervals of the configurations' means and the paired test at α = %g; ", 100*c.Level, math.Round((1-c.Level)*1e9)/1e9)+
+				CalibrationSizeText(c)+"; coverage and size in percent, with their Monte Carlo standard errors (not the uncertainty of the estimated effects the simulation plugs in)")
+		}
+	}
+	foot = append(foot, "Wilson, Clopper–Pearson and Beta intervals are not offered: they assume independent binary items, and no 3T metric's run value is one (TA a mean of judges' 0/½/1, TR-D a share of tasks), even at an effective n (docs/statistics.md)")
+	foot = append(foot, warns...)
+	if !Wide(x.Format) {
+		for _, f := range foot {
+			x.note("%s", f)
+		}
+		foot = nil
+	}
+	return x.Writer().Result(t, foot)
+}
+
+// round is x to d decimals.
+func round(x float64, d int) float64 {
+	p := math.Pow(10, float64(d))
+	return math.Round(x*p) / p
 }

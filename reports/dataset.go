@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -116,10 +117,12 @@ type Dataset struct {
 	ratings *analysis.PackedRatings
 	loaded  bool
 	summary map[string][]analysis.GroupEstimate
-	rubrics []string // the store's rubrics' metrics (custom.NAME, then its fields)
-	noise   *analysis.JudgeNoise
-	cover   *analysis.JudgeCoverage // the judges' items (nil with one judge)
-	date    *time.Time
+	// calibration holds each calibration asked (Calibration).
+	calibration map[string]*analysis.Calibration
+	rubrics     []string // the store's rubrics' metrics (custom.NAME, then its fields)
+	noise       *analysis.JudgeNoise
+	cover       *analysis.JudgeCoverage // the judges' items (nil with one judge)
+	date        *time.Time
 	// packOnly, when not nil, says which runs' tasks KeepPacked keeps
 	// (the others are kept without them); noiseOnly: the tasks are kept
 	// for the judges' noise alone (Options.JudgeNoise raised Keep).
@@ -910,4 +913,83 @@ func (s *Dataset) Study(acceptance string, opt analysis.BootstrapOptions) ([]ana
 		return nil, nil, err
 	}
 	return analysis.Study(StudyRatings(ratings), acceptance, opt)
+}
+
+// ReportCalibration is the size of the report's calibration: smaller
+// than metrics --calibration's (analysis.DefaultCalibration, 1,000 ×
+// 2,000), so that the report takes seconds more, not a minute
+// (docs/statistics.md has the times).
+var ReportCalibration = analysis.CalibrationOptions{Datasets: 500, Resamples: 1000}
+
+// CalibrationSize is the simulation's size, full (Datasets × Resamples),
+// for intervals asked with resamples resamples: full, or with fewer
+// resamples asked (a quick run, a test) B/2 datasets × B resamples, at
+// least 20 datasets.
+func CalibrationSize(full analysis.CalibrationOptions, resamples int) (datasets, calResamples int) {
+	if resamples <= 0 || resamples >= full.Resamples {
+		return full.Datasets, full.Resamples
+	}
+	return max(20, min(full.Datasets, resamples/2)), resamples
+}
+
+// Calibration simulates the coverage of metric's configuration intervals
+// and the paired test's size at the design of the runs Where keeps
+// (analysis.Calibrate), for each of methods (nil: the bootstrap's own),
+// at size full (CalibrationSize), seeded by the bootstrap's seed; each
+// asked once.
+func (s *Dataset) Calibration(metric string, methods []string, full analysis.CalibrationOptions) (*analysis.Calibration, error) {
+	m := analysis.MetricIndex(metric)
+	if m < 0 {
+		return nil, analysis.Optionf("unknown metric %q: expected one of %s", metric, strings.Join(analysis.MetricNames(), ", "))
+	}
+	key := fmt.Sprint("calibration", metric, methods, full.Datasets, full.Resamples)
+	if c, ok := s.calibration[key]; ok {
+		return c, nil
+	}
+	values, scen, conf, err := s.SelectedValues()
+	if err != nil {
+		return nil, err
+	}
+	o := s.opt.Bootstrap
+	datasets, resamples := CalibrationSize(full, o.WithDefaults().Resamples)
+	c, err := analysis.Calibrate(values, scen, conf, m, o, analysis.CalibrationOptions{Datasets: datasets, Resamples: resamples,
+		Seed: o.Seed, Methods: methods, Workers: o.Workers})
+	if err != nil {
+		return nil, err
+	}
+	if s.calibration == nil {
+		s.calibration = map[string]*analysis.Calibration{}
+	}
+	s.calibration[key] = c
+	return c, nil
+}
+
+// CalibrationLine is the calibration of one metric in a sentence: "95%
+// intervals: simulated coverage 94.1% (Monte Carlo se 0.7) at this
+// design; paired test size 4.9%".
+func CalibrationLine(c *analysis.Calibration) string {
+	mc := c.Methods[0]
+	s := fmt.Sprintf("%g%% intervals: simulated coverage %.1f%% (Monte Carlo se %.1f) at this design", 100*c.Level, 100*mc.Coverage, 100*mc.CoverageSE)
+	if mc.Tests > 0 {
+		s += fmt.Sprintf("; paired test size %.1f%% (Monte Carlo se %.1f)", 100*mc.Size, 100*mc.SizeSE)
+	} else {
+		s += "; no pair of configurations to test"
+	}
+	return s
+}
+
+// CalibrationSizeText says how large the simulation was and of what
+// design.
+func CalibrationSizeText(c *analysis.Calibration) string {
+	return fmt.Sprintf("%s simulated datasets × %s resamples, seed %d, of this design (%d configurations, %d scenarios, each metric's runs with a value; %d pairs of configurations with no true difference in each)",
+		thousands(c.Datasets), thousands(c.Resamples), c.Seed, c.Configs, c.Scenarios, c.Pairs)
+}
+
+// thousands writes n with a comma every three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -379,6 +379,16 @@ func BuildReport(ctx context.Context, ds *Dataset) (*Report, error) {
 		main.Notes = append(main.Notes, "The smallest difference between two configurations this design detects (paired test over scenarios, α = 0.05, power 0.8; table power): "+
 			strings.Join(parts, ", ")+".")
 	}
+	if main != nil {
+		notes, err := CalibrationNotes(ds, analysis.MainMetrics)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			r.Skipped = append(r.Skipped, fmt.Sprintf("calibration of table main: %v", err))
+		}
+		main.Notes = append(main.Notes, notes...)
+	}
 	for _, name := range plots.FigureNames {
 		f, err := Figure(ds, name)
 		if err != nil {
@@ -532,4 +542,42 @@ func harnessSwitch(ds *Dataset, metric, from, to string) (*plots.Figure, error) 
 func MetricTableSpec(name string) (dims, metrics []string, ok bool) {
 	mt, ok := metricTables[name]
 	return mt.dims, mt.metrics, ok
+}
+
+// CalibrationNotes are the lines under a table of configuration means:
+// for each metric, its intervals' simulated coverage and the paired
+// test's size at the study's design (Dataset.Calibration), a warning
+// where the coverage falls below analysis.CalibrationWarnBelow (each
+// other interval method is then simulated too, and the nearest the
+// level suggested; the table's own method is kept), and the
+// simulation's size.
+func CalibrationNotes(ds *Dataset, metrics []string) ([]string, error) {
+	var notes, warns []string
+	var last *analysis.Calibration
+	for _, m := range metrics {
+		c, err := ds.Calibration(m, nil, ReportCalibration)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m, err)
+		}
+		if c.Methods[0].Coverage < analysis.CalibrationWarnBelow {
+			own := c.Methods[0].Method
+			methods := []string{own}
+			for _, me := range analysis.Methods {
+				if me != own {
+					methods = append(methods, me)
+				}
+			}
+			if c, err = ds.Calibration(m, methods, ReportCalibration); err != nil {
+				return nil, fmt.Errorf("%s: %w", m, err)
+			}
+			warns = append(warns, "Warning: "+c.Warning+" (the table keeps "+own+": a method chosen from the data would lose its own coverage).")
+		}
+		notes = append(notes, m+": "+CalibrationLine(c)+".")
+		last = c
+	}
+	if last != nil {
+		notes = append(notes, "Calibration ("+ds.Bootstrap().WithDefaults().Method+" intervals, as in the table): "+CalibrationSizeText(last)+
+			". The Monte Carlo se is the simulation's own error, not the uncertainty of the design's estimated effects it plugs in (docs/statistics.md).")
+	}
+	return append(notes, warns...), nil
 }
