@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -161,7 +162,7 @@ func (p *pass) appendInspectEval(fs *fileState, e *inspect.Eval, samples int) er
 		if len(b) == 0 {
 			return nil
 		}
-		return string(b)
+		return json.RawMessage(b) // JSON as JSON: a string would be stored as a JSON string of the text
 	}
 	i32p := func(n *int) any {
 		if n == nil {
@@ -271,7 +272,7 @@ func (s *inspectSink) Item(sm *inspect.Sample, it *inspect.Item) error {
 	if it.Type != "" {
 		typ = it.Type
 	}
-	if err := s.items.AppendRow(s.eval.EvalID, sm.ID, int32(sm.Epoch), it.Kind, int32(it.Index), key, typ, string(it.Raw), int32(s.file)); err != nil {
+	if err := s.items.AppendRow(s.eval.EvalID, sm.ID, int32(sm.Epoch), it.Kind, int32(it.Index), key, typ, json.RawMessage(it.Raw), int32(s.file)); err != nil {
 		return err
 	}
 	if s.pending += len(it.Raw) + 64; s.pending >= inspectFlushBytes {
@@ -322,7 +323,7 @@ func (s *inspectSink) Sample(sm *inspect.Sample) error {
 		if len(b) == 0 {
 			return nil
 		}
-		return string(b)
+		return json.RawMessage(b) // JSON as JSON: a string would be stored as a JSON string of the text
 	}
 	var in, out, tot any
 	if len(sm.Usage) > 0 {
