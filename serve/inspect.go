@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -250,10 +251,13 @@ func seconds(x float64) string {
 	if math.IsNaN(x) {
 		return "–"
 	}
-	if x >= 100 {
+	switch {
+	case x >= 100:
 		return fmt.Sprintf("%.0f s", x)
+	case x >= 1:
+		return fmt.Sprintf("%.3g s", x)
 	}
-	return fmt.Sprintf("%.3g s", x) // three digits: a model call of 45 µs and one of 12.3 s alike
+	return fmt.Sprintf("%.3g ms", 1000*x) // three digits: a call of 0.0455 ms and one of 250 ms alike
 }
 
 // inspectSamples is /inspect/samples: the samples (one row per sample
@@ -364,7 +368,8 @@ func (s *Server) inspectSample(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.page(w, "inspect-sample", map[string]any{"Title": "Sample " + p.SampleID + " · epoch " + strconv.Itoa(p.Epoch) + " · " + p.Task, "P": p,
-		"Row": sampleSummaryRow(p.InspectSampleSummary, ""), "Calls": calls, "Others": os, "Working": seconds(p.WorkingTime)})
+		"Row": sampleSummaryRow(p.InspectSampleSummary, ""), "Calls": calls, "Others": os, "Working": seconds(p.WorkingTime),
+		"FileName": filepath.Base(p.File)})
 }
 
 // scorePair is a scorer's score of both samples.
@@ -491,12 +496,10 @@ const inspectTemplates = `
 
 {{define "inspect-sample"}}{{template "head" .}}
 {{$p := .P}}<h1>Sample {{$p.SampleID}} · epoch {{$p.Epoch}}</h1>
-<p>task <a href="{{samplesLink $p.Task "" ""}}">{{$p.Task}}</a> · <a href="{{samplesLink $p.Task $p.Config ""}}">{{$p.Config}}</a> · eval {{$p.EvalID}} · {{$p.Status}}{{with $p.File}} · <span class="muted">{{.}}</span>{{end}}</p>
-<div class="wrap"><table><tbody>
-<tr><th>tokens (input, output, total)</th><td class="num">{{tokens $p.InputTokens}}</td><td class="num">{{tokens $p.OutputTokens}}</td><td class="num">{{tokens $p.TotalTokens}}</td></tr>
-<tr><th>time (total, working)</th><td class="num">{{.Row.Time}}</td><td class="num">{{.Working}}</td><td></td></tr>
-<tr><th>messages · model calls · tool calls · tool errors</th><td class="num">{{$p.Messages}}</td><td class="num">{{$p.ModelEvents}} · {{$p.ToolEvents}}</td><td class="num">{{$p.Tools}}</td></tr>
-{{if $p.Error}}<tr><th>error</th><td colspan="3" class="flag">{{$p.Error}}</td></tr>{{end}}{{if $p.Limit}}<tr><th>stopped by a limit</th><td colspan="3">{{$p.Limit}}</td></tr>{{end}}
+<p>task <a href="{{samplesLink $p.Task "" ""}}">{{$p.Task}}</a> · <a href="{{samplesLink $p.Task $p.Config ""}}">{{$p.Config}}</a> · eval {{$p.EvalID}} · {{$p.Status}}{{with $p.File}} · <span class="muted" title="{{.}}">{{$.FileName}}</span>{{end}}</p>
+{{if $p.Error}}<p class="flag">error: {{$p.Error}}</p>{{end}}{{if $p.Limit}}<p class="flag">stopped by a limit: {{$p.Limit}}</p>{{end}}
+<div class="wrap"><table><thead><tr><th class="num">input tokens</th><th class="num">output tokens</th><th class="num">total tokens</th><th class="num">time</th><th class="num">working time</th><th class="num">messages</th><th class="num">model calls</th><th class="num">tool calls</th><th class="num">tool errors</th></tr></thead><tbody>
+<tr><td class="num">{{tokens $p.InputTokens}}</td><td class="num">{{tokens $p.OutputTokens}}</td><td class="num">{{tokens $p.TotalTokens}}</td><td class="num">{{.Row.Time}}</td><td class="num">{{.Working}}</td><td class="num">{{$p.Messages}}</td><td class="num">{{$p.ModelEvents}}</td><td class="num">{{$p.ToolEvents}}</td><td class="num">{{$p.Tools}}</td></tr>
 </tbody></table></div>
 {{range $p.Capped}}<p class="note flag">Capped: {{.}}.</p>{{end}}
 <h2>Scores</h2>

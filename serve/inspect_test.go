@@ -122,7 +122,7 @@ func TestInspectPagesEscapeAndLink(t *testing.T) {
 		}
 	}
 	p := page.Body.String()
-	for _, want := range []string{"Capped: the first 20000 event items are shown", "tool error: timeout: &lt;script&gt;", "because &lt;script&gt;", "tokens 10 in, 2 out, 12 in all · 0.25 s"} {
+	for _, want := range []string{"Capped: the first 20000 event items are shown", "tool error: timeout: &lt;script&gt;", "because &lt;script&gt;", "tokens 10 in, 2 out, 12 in all · 250 ms"} {
 		if !strings.Contains(p, want) {
 			t.Errorf("the sample page does not say %q", want)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest"
@@ -258,4 +261,92 @@ func TestServeInspectCompare(t *testing.T) {
 		t.Errorf("the two transcripts:\n%s", c)
 	}
 	getPage(t, srv, "/inspect/compare?eval_a=x&id_a=1&epoch_a=1", 400)
+}
+
+// In real Chromium: the Inspect overview, a click on a cell, the samples
+// behind it, a click on a sample, a click to compare it with the other
+// configuration; and the hostile sample, whose script and onerror image
+// are shown as text (no script element or injected image in the DOM,
+// the title unchanged, no console error). With $GYMLENS_SCREENSHOTS set,
+// each page is saved there as PNG (docs/serve/inspect-*.png). Without
+// Chromium it skips.
+func TestServeInspectInBrowser(t *testing.T) {
+	t.Parallel()
+	ctx, consoleProblems := openBrowser(t, "the Inspect pages' browser test", chromedp.WindowSize(1280, 900))
+	srv := inspectServer(t)
+	shots := os.Getenv("GYMLENS_SCREENSHOTS")
+	shot := func(name string) {
+		if shots == "" || strings.HasPrefix(name, "-") { // "-NAME": a step not pictured
+			return
+		}
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(shots, 0o755)
+		os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644)
+	}
+	var heading, at string
+	visit := func(name, href string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Navigate(href), chromedp.WaitReady("h1")); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var err error
+		if heading, err = chromedp.Run(ctx, chromedp.Text("h1")); err != nil {
+			t.Fatal(err)
+		}
+		at, _ = chromedp.Run(ctx, chromedp.Location())
+		shot(name)
+	}
+	step := func(name, sel string) {
+		t.Helper()
+		href, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q).href`, sel)))
+		if err != nil {
+			t.Fatalf("%s: no link %s: %v", name, sel, err)
+		}
+		visit(name, href)
+	}
+	visit("inspect-overview", srv.URL+"/inspect")
+	if heading != "Inspect evaluations" {
+		t.Fatalf("overview: %q", heading)
+	}
+	step("inspect-samples", `table.inspect td.num a[href*="Llama"]`)
+	if heading != "Inspect samples" || !strings.Contains(at, "metric=inspect.match") {
+		t.Errorf("the cell led to %q at %s", heading, at)
+	}
+	step("inspect-sample", `table.samples tbody a`)
+	if heading != "Sample 1 · epoch 1" {
+		t.Errorf("the sample link led to %q at %s", heading, at)
+	}
+	step("inspect-compare", `a[href^="/inspect/compare"]`)
+	if heading != "Two Inspect samples side by side" {
+		t.Errorf("compare: %q at %s", heading, at)
+	}
+	// The tool calls of the deduplicated log, for the picture of a
+	// transcript with tools.
+	visit("-tools", srv.URL+"/inspect/samples?task="+url.QueryEscape("inspect_test_utils/guess_number"))
+	step("-transcript", `table.samples tbody a`)
+	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(".toolcall")); err != nil {
+		t.Fatalf("no tool call on the page: %v", err)
+	}
+	shot("inspect-transcript")
+	visit("-hostile-list", srv.URL+"/inspect/samples?task=hostile")
+	step("-hostile", `table.samples tbody a`)
+	type dom struct {
+		Title           string
+		Scripts, Images int
+		Shown           bool
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[dom](`({Title: document.title, Scripts: document.scripts.length, Images: document.images.length,
+		Shown: document.body.innerText.includes("<script>document.title='pwned'</script>")})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Title == "pwned" || got.Scripts != 0 || got.Images != 0 || !got.Shown {
+		t.Errorf("the hostile sample in Chromium: %+v", got)
+	}
+	for _, p := range consoleProblems() {
+		t.Error(p)
+	}
 }
