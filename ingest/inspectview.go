@@ -30,7 +30,10 @@ const (
 	MaxInspectItemBytes = 4 << 20
 	// MaxInspectPageBytes bounds the items' bytes a page reads in all;
 	// the items past it are left out, and the page says so.
-	MaxInspectPageBytes = 64 << 20
+	MaxInspectPageBytes = 32 << 20
+	// MaxInspectShown bounds the text a page shows in all; past it, a
+	// text is named by its size.
+	MaxInspectShown = 8 << 20
 	// MaxInspectText bounds a text a page shows (a message, a tool's
 	// result, an event's JSON): the rest is cut and counted.
 	MaxInspectText = 64 << 10
@@ -197,7 +200,7 @@ func (w *Warehouse) InspectSample(ctx context.Context, k rows.InspectSampleKey) 
 		return nil, err
 	}
 	p.Capped = it.capped
-	b := &pageBuilder{items: it, budget: MaxInspectExpanded}
+	b := &pageBuilder{items: it, budget: MaxInspectExpanded, left: MaxInspectShown}
 	p.Input, p.Target, p.Metadata = b.jsonText(input.String), b.jsonText(target.String), b.jsonText(metadata.String)
 	for i, raw := range it.pool {
 		m := b.message(raw)
@@ -213,6 +216,7 @@ func (w *Warehouse) InspectSample(ctx context.Context, k rows.InspectSampleKey) 
 	for i, raw := range it.events {
 		p.Events = append(p.Events, b.event(i, raw))
 	}
+	b.done()
 	p.Capped = append(p.Capped, b.notes...)
 	return p, nil
 }
@@ -294,8 +298,31 @@ func (w *Warehouse) inspectItems(ctx context.Context, k rows.InspectSampleKey) (
 type pageBuilder struct {
 	items  *sampleItems
 	budget int // pool messages still to be expanded into model inputs
+	left   int // bytes of text the page may still show
+	cut    int // texts not shown, past the page's text
 	notes  []string
-	p      fastjson.Parser
+}
+
+// text is s as the page shows it: cut at MaxInspectText, and named by
+// its size alone once the page has shown its MaxInspectShown bytes.
+func (b *pageBuilder) text(s string) string {
+	if s == "" {
+		return s
+	}
+	if b.left <= 0 {
+		b.cut++
+		return fmt.Sprintf("[%d bytes not shown: a page shows %d MiB of text at most]", len(s), MaxInspectShown>>20)
+	}
+	s = capText(s)
+	b.left -= len(s)
+	return s
+}
+
+// done adds the notes of what was not shown.
+func (b *pageBuilder) done() {
+	if b.cut > 0 {
+		b.notes = append(b.notes, fmt.Sprintf("%d texts past the page's %d MiB of text are named by their size only", b.cut, MaxInspectShown>>20))
+	}
 }
 
 // resolve replaces the attachments of raw; a reference to an attachment
@@ -323,9 +350,9 @@ func (b *pageBuilder) jsonText(raw string) string {
 	raw = b.resolve(raw)
 	var p fastjson.Parser
 	if v, err := p.Parse(raw); err == nil && v.Type() == fastjson.TypeString {
-		return capText(string(v.GetStringBytes()))
+		return b.text(string(v.GetStringBytes()))
 	}
-	return capText(raw)
+	return b.text(raw)
 }
 
 // valueText is a parsed JSON value as text: a string as itself, null as
@@ -384,7 +411,10 @@ func (b *pageBuilder) message(raw string) rows.InspectMessage {
 	var p fastjson.Parser
 	v, err := p.Parse(b.resolve(raw))
 	if err != nil {
-		return rows.InspectMessage{Text: capText(raw), Pool: -1}
+		return rows.InspectMessage{Text: b.text(raw), Pool: -1}
+	}
+	if v.Type() == fastjson.TypeString { // an item past MaxInspectItemBytes, named
+		return rows.InspectMessage{Text: b.text(string(v.GetStringBytes())), Pool: -1}
 	}
 	if ref := v.Get("message_ref"); ref != nil && v.Get("role") == nil {
 		i := ref.GetInt()
@@ -395,15 +425,15 @@ func (b *pageBuilder) message(raw string) rows.InspectMessage {
 		}
 		return rows.InspectMessage{Text: fmt.Sprintf("[message %d of the pool, past what was read]", i), Pool: -1}
 	}
-	return messageOf(v)
+	return b.messageOf(v)
 }
 
-func messageOf(v *fastjson.Value) rows.InspectMessage {
-	m := rows.InspectMessage{Role: string(v.GetStringBytes("role")), Text: capText(contentText(v.Get("content"))), Pool: -1,
-		ToolCallID: string(v.GetStringBytes("tool_call_id")), Function: string(v.GetStringBytes("function")), Error: capText(errorText(v.Get("error")))}
+func (b *pageBuilder) messageOf(v *fastjson.Value) rows.InspectMessage {
+	m := rows.InspectMessage{Role: string(v.GetStringBytes("role")), Text: b.text(contentText(v.Get("content"))), Pool: -1,
+		ToolCallID: string(v.GetStringBytes("tool_call_id")), Function: string(v.GetStringBytes("function")), Error: b.text(errorText(v.Get("error")))}
 	for _, c := range v.GetArray("tool_calls") {
 		m.ToolCalls = append(m.ToolCalls, rows.InspectToolCall{ID: string(c.GetStringBytes("id")), Function: string(c.GetStringBytes("function")),
-			Arguments: capText(valueText(c.Get("arguments")))})
+			Arguments: b.text(valueText(c.Get("arguments")))})
 	}
 	return m
 }
@@ -415,7 +445,11 @@ func (b *pageBuilder) event(i int, raw string) rows.InspectEventView {
 	var p fastjson.Parser
 	v, err := p.Parse(resolved)
 	if err != nil {
-		e.Type, e.JSON = "?", capText(raw)
+		e.Type, e.JSON = "?", b.text(raw)
+		return e
+	}
+	if v.Type() == fastjson.TypeString { // an item past MaxInspectItemBytes, named
+		e.Type, e.JSON = "?", b.text(string(v.GetStringBytes()))
 		return e
 	}
 	e.Type = string(v.GetStringBytes("event"))
@@ -425,20 +459,20 @@ func (b *pageBuilder) event(i int, raw string) rows.InspectEventView {
 		b.modelEvent(&e, v, raw)
 	case "tool":
 		e.Function = string(v.GetStringBytes("function"))
-		e.Arguments = capText(valueText(v.Get("arguments")))
-		e.Result = capText(contentText(v.Get("result")))
-		e.ToolError = capText(errorText(v.Get("error")))
+		e.Arguments = b.text(valueText(v.Get("arguments")))
+		e.Result = b.text(contentText(v.Get("result")))
+		e.ToolError = b.text(errorText(v.Get("error")))
 	case "score":
-		e.Score = capText(valueText(v.Get("score", "value")))
-		e.Answer = capText(valueText(v.Get("score", "answer")))
-		e.Explanation = capText(valueText(v.Get("score", "explanation")))
+		e.Score = b.text(valueText(v.Get("score", "value")))
+		e.Answer = b.text(valueText(v.Get("score", "answer")))
+		e.Explanation = b.text(valueText(v.Get("score", "explanation")))
 	case "error":
-		e.Error = capText(errorText(v.Get("error")))
+		e.Error = b.text(errorText(v.Get("error")))
 	case "span_begin":
 		e.Span = strings.TrimSpace(string(v.GetStringBytes("type")) + " " + string(v.GetStringBytes("name")))
 	case "span_end":
 	default:
-		e.JSON = capText(resolved)
+		e.JSON = b.text(resolved)
 	}
 	return e
 }
@@ -447,7 +481,7 @@ func (b *pageBuilder) event(i int, raw string) rows.InspectEventView {
 // refers to it), output, tokens, time and provider call.
 func (b *pageBuilder) modelEvent(e *rows.InspectEventView, v *fastjson.Value, raw string) {
 	e.Model = string(v.GetStringBytes("model"))
-	e.Error = capText(errorText(v.Get("error")))
+	e.Error = b.text(errorText(v.Get("error")))
 	if refs := v.Get("input_refs"); refs != nil && refs.Type() == fastjson.TypeArray {
 		var names []string
 		n := 0
@@ -476,11 +510,11 @@ func (b *pageBuilder) modelEvent(e *rows.InspectEventView, v *fastjson.Value, ra
 		}
 	} else {
 		for _, m := range v.GetArray("input") {
-			e.Input = append(e.Input, messageOf(m))
+			e.Input = append(e.Input, b.messageOf(m))
 		}
 	}
 	if ch := v.GetArray("output", "choices"); len(ch) > 0 {
-		m := messageOf(ch[0].Get("message"))
+		m := b.messageOf(ch[0].Get("message"))
 		e.Output = &m
 	}
 	if u := v.Get("output", "usage"); u != nil {
@@ -529,10 +563,10 @@ func (b *pageBuilder) modelEvent(e *rows.InspectEventView, v *fastjson.Value, ra
 			}
 		}
 		if req != nil {
-			e.Request = capText(string(req.MarshalTo(nil)))
+			e.Request = b.text(string(req.MarshalTo(nil)))
 		}
 		if res := call.Get("response"); res != nil && res.Type() != fastjson.TypeNull {
-			e.Response = capText(string(res.MarshalTo(nil)))
+			e.Response = b.text(string(res.MarshalTo(nil)))
 		}
 	}
 }

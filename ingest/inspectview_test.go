@@ -3,6 +3,9 @@ package ingest
 import (
 	"database/sql"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -156,5 +159,87 @@ func TestInspectJSONColumnsHoldJSON(t *testing.T) {
 		if err := w.DB().QueryRow(c.query).Scan(&got); err != nil || got.String != c.want {
 			t.Errorf("%s: %q (%v), want %q", c.query, got.String, err, c.want)
 		}
+	}
+}
+
+// A sample's page is bounded: each text cut at MaxInspectText, the page's
+// text at its budget (then texts named by their size), the pool messages
+// expanded into model inputs at theirs (then the pool's ranges named), and
+// an item too large to read named in its place; references resolved: the
+// pool's messages, a chunked sample's message_ref, the call pool under the
+// request's call_key, attachments (an unknown key kept as written).
+func TestInspectPageBuilderCaps(t *testing.T) {
+	big := strings.Repeat("x", 100<<10)
+	b := &pageBuilder{items: &sampleItems{attachments: map[string]string{"k1": "the attached text"},
+		pool:  []string{`{"role": "user", "content": "attachment://k1"}`, `{"role": "assistant", "content": "pooled"}`},
+		calls: []string{`{"role": "user", "content": "C0"}`}}, budget: 3, left: 100 << 10}
+	m := b.message(`{"role": "user", "content": [{"type": "text", "text": "see attachment://zz"}, {"type": "image", "image": "attachment://k1"}]}`)
+	if m.Text != "see attachment://zz\n[image]" {
+		t.Errorf("content parts: %q", m.Text)
+	}
+	if m := b.message(`{"message_ref": 1}`); m.Text != "pooled" || m.Pool != 1 || m.Role != "assistant" {
+		t.Errorf("message_ref: %+v", m)
+	}
+	e := b.event(0, `{"event": "model", "model": "m", "input": [], "input_refs": [[0, 2]], "call": {"request": {"model": "m"}, "call_refs": [[0, 1]], "call_key": "messages"}}`)
+	if len(e.Input) != 2 || e.Input[0].Text != "the attached text" || e.Input[1].Pool != 1 || e.Request != `{"model":"m","messages":[{"role":"user","content":"C0"}]}` {
+		t.Errorf("model event: %+v", e)
+	}
+	e = b.event(1, `{"event": "model", "model": "m", "input_refs": [[0, 2]]}`)
+	if len(e.Input) != 0 || e.InputRefs != "0–1" {
+		t.Errorf("past the expansion budget: %+v", e)
+	}
+	m = b.message(`{"role": "tool", "content": "` + big + `"}`)
+	if want := fmt.Sprintf("… [%d more bytes not shown]", 100<<10-MaxInspectText); len(m.Text) != MaxInspectText+len(want) || !strings.HasSuffix(m.Text, want) {
+		t.Errorf("a long text: %d bytes ending %q", len(m.Text), m.Text[len(m.Text)-40:])
+	}
+	b.message(`{"role": "tool", "content": "` + big + `"}`) // the page's text is spent
+	if m = b.message(`{"role": "tool", "content": "after"}`); m.Text != "[5 bytes not shown: a page shows 8 MiB of text at most]" {
+		t.Errorf("past the page's text: %q", m.Text)
+	}
+	named := strconv.Quote("[message 3: 5000000 bytes, more than the viewer reads (4 MiB)]")
+	if m = b.message(named); !strings.Contains(m.Text, "bytes not shown") {
+		t.Errorf("a named item past the page's text: %q", m.Text)
+	}
+	b.done()
+	if strings.Join(b.notes, "\n") != "model calls past 2000 expanded pool messages name their input's ranges of the pool (shown below) instead\n2 texts past the page's 8 MiB of text are named by their size only" {
+		t.Errorf("notes %q", b.notes)
+	}
+	c := &pageBuilder{items: &sampleItems{}, left: 1 << 20}
+	if m := c.message(named); m.Text != "[message 3: 5000000 bytes, more than the viewer reads (4 MiB)]" {
+		t.Errorf("a named item: %+v", m)
+	}
+	if e := c.event(0, named); e.Type != "?" || !strings.Contains(e.JSON, "more than the viewer reads") {
+		t.Errorf("a named event: %+v", e)
+	}
+}
+
+// An item larger than MaxInspectItemBytes is not read whole: the page
+// names it with its size.
+func TestInspectSampleItemTooLarge(t *testing.T) {
+	w := openTemp(t)
+	dir := inspectLogs(t)
+	b, err := os.ReadFile(filepath.Join("inspect", "testdata", "popularity_cancelled.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := strings.Repeat("y", MaxInspectItemBytes+1)
+	os.WriteFile(filepath.Join(dir, "big.json"), []byte(strings.Replace(string(b), `"content": "Yes"`, `"content": "`+huge+`"`, 1)), 0o644)
+	if _, err := w.Ingest(ctx, []string{dir}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := w.InspectSamples(ctx, rows.InspectSampleQuery{SampleID: "1"})
+	if err != nil || l.Total != 1 {
+		t.Fatal(l, err)
+	}
+	p, err := w.InspectSample(ctx, l.Samples[0].InspectSampleKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	for _, m := range p.Conversation {
+		said = append(said, m.Text)
+	}
+	if len(said) != 3 || !regexp.MustCompile(`^\[message 2: 4194\d{3} bytes, more than the viewer reads \(4 MiB\)\]$`).MatchString(said[2]) {
+		t.Errorf("the conversation: %.200q", said)
 	}
 }

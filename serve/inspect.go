@@ -31,6 +31,25 @@ type InspectStore interface {
 // MaxInspectList).
 const maxInspectList = 500
 
+// maxInspectReads bounds the sample pages (and comparisons) a process
+// reads and renders at once: each holds up to ingest.MaxInspectPageBytes
+// of a sample's items (two for a comparison) and its text while it is
+// built; the next wait for a slot, or for their request to end.
+const maxInspectReads = 2
+
+var inspectReads = make(chan struct{}, maxInspectReads)
+
+// inspectSlot waits for a slot to read a sample page in; release gives it
+// back.
+func inspectSlot(ctx context.Context) (release func(), err error) {
+	select {
+	case inspectReads <- struct{}{}:
+		return func() { <-inspectReads }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // inspectStore is the store's Inspect face, or an error a page shows.
 func (s *Server) inspectStore() (InspectStore, error) {
 	is, ok := s.store.(InspectStore)
@@ -332,6 +351,12 @@ type modelCall struct {
 
 // inspectSample is /inspect/sample: one sample at one epoch.
 func (s *Server) inspectSample(w http.ResponseWriter, r *http.Request) {
+	release, err := inspectSlot(r.Context())
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	defer release()
 	is, err := s.inspectStore()
 	if err != nil {
 		fail(w, err)
@@ -382,6 +407,12 @@ type scorePair struct {
 // sample under two configurations, say): their scores, costs and
 // transcripts.
 func (s *Server) inspectCompare(w http.ResponseWriter, r *http.Request) {
+	release, err := inspectSlot(r.Context())
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	defer release()
 	is, err := s.inspectStore()
 	if err != nil {
 		fail(w, err)

@@ -4,10 +4,13 @@ import (
 	"context"
 	"html"
 	"math"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest/rows"
@@ -19,6 +22,11 @@ import (
 type inspectFake struct {
 	fake
 	asked []rows.InspectSampleQuery
+	// When gate is set, InspectSample counts the reads under way (in, most)
+	// and waits for it.
+	gate     chan struct{}
+	imu      sync.Mutex
+	in, most int
 }
 
 const inspectTask, inspectConfig = "qa & " + payload, "openai/gpt-5 | a+b | none"
@@ -51,6 +59,16 @@ func (f *inspectFake) InspectSamples(_ context.Context, q rows.InspectSampleQuer
 }
 
 func (f *inspectFake) InspectSample(_ context.Context, k rows.InspectSampleKey) (*rows.InspectSamplePage, error) {
+	if f.gate != nil {
+		f.imu.Lock()
+		f.in++
+		f.most = max(f.most, f.in)
+		f.imu.Unlock()
+		<-f.gate
+		f.imu.Lock()
+		f.in--
+		f.imu.Unlock()
+	}
 	if k.EvalID != "e1" || k.Epoch > 2 {
 		return nil, nil
 	}
@@ -139,5 +157,55 @@ func TestInspectPagesEscapeAndLink(t *testing.T) {
 	plain, _ := newServer(t, "")
 	if rec := get(t, plain, "/inspect"); rec.Code != 404 || !strings.Contains(rec.Body.String(), "holds no Inspect tables") {
 		t.Errorf("no Inspect tables: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// Sample pages and comparisons are read maxInspectReads at a time (each
+// may hold tens of MiB while it is built); a request waiting for a slot
+// gives up when it is cancelled.
+func TestInspectSampleReadsAtOnce(t *testing.T) {
+	s, f := inspectServerFake(t)
+	f.gate = make(chan struct{})
+	const n = 5
+	codes := make(chan int, n)
+	for i := range n {
+		go func() {
+			path := "/inspect/sample?eval=e1&id=1&epoch=1"
+			if i%2 == 1 {
+				path = "/inspect/compare?eval_a=e1&id_a=1&epoch_a=1&eval_b=e1&id_b=1&epoch_b=2"
+			}
+			codes <- get(t, s, path).Code
+		}()
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("after 5 s: %s", what)
+			}
+		}
+	}
+	waitFor("two reads under way", func() bool { f.imu.Lock(); defer f.imu.Unlock(); return f.in == maxInspectReads })
+	time.Sleep(50 * time.Millisecond) // the others, were they not held, would be in by now
+	// A request that waits for a slot and is cancelled ends.
+	ctx, cancel := context.WithCancel(context.Background())
+	req := httptest.NewRequest("GET", "/inspect/sample?eval=e1&id=1&epoch=1", nil).WithContext(ctx)
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() { s.ServeHTTP(rec, req); close(done) }()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a cancelled request still waits for a slot")
+	}
+	close(f.gate)
+	for range n {
+		if c := <-codes; c != 200 {
+			t.Errorf("a page: %d", c)
+		}
+	}
+	if f.most != maxInspectReads {
+		t.Errorf("%d samples read at once, want at most %d", f.most, maxInspectReads)
 	}
 }
