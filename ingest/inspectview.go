@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -24,13 +26,13 @@ import (
 const (
 	// MaxInspectItems bounds the items of each kind (message, event,
 	// pool message, pool call, attachment) a sample's page reads.
-	MaxInspectItems = 20000
+	MaxInspectItems = 5000
 	// MaxInspectItemBytes bounds one item read whole; a larger one is
 	// named, with its size, in its place.
 	MaxInspectItemBytes = 4 << 20
-	// MaxInspectPageBytes bounds the items' bytes a page reads in all;
-	// the items past it are left out, and the page says so.
-	MaxInspectPageBytes = 32 << 20
+	// MaxInspectKindBytes bounds the bytes of each kind's items a page
+	// reads: the items past it are left out, and the page says so.
+	MaxInspectKindBytes = 8 << 20
 	// MaxInspectShown bounds the text a page shows in all; past it, a
 	// text is named by its size.
 	MaxInspectShown = 8 << 20
@@ -159,7 +161,8 @@ func (w *Warehouse) inspectScoresOf(ctx context.Context, keys []rows.InspectSamp
 // InspectSample reads what the viewer shows of one sample at one epoch
 // (rows.InspectSamplePage): nil when the warehouse does not hold it.
 // Its final conversation, events and pools are read in their order, at
-// most MaxInspectItems of each kind and MaxInspectPageBytes in all;
+// most MaxInspectItems and MaxInspectKindBytes of each kind, and shown
+// until MaxInspectShown bytes of text are;
 // "attachment://KEY" strings are replaced by their text, a chunked
 // sample's message references by the pool's messages, and each model
 // call's input references by the pool's messages (MaxInspectExpanded in
@@ -202,20 +205,38 @@ func (w *Warehouse) InspectSample(ctx context.Context, k rows.InspectSampleKey) 
 	p.Capped = it.capped
 	b := &pageBuilder{items: it, budget: MaxInspectExpanded, left: MaxInspectShown}
 	p.Input, p.Target, p.Metadata = b.jsonText(input.String), b.jsonText(target.String), b.jsonText(metadata.String)
+	// The transcript first, then the events, then the pools: what the page
+	// shows before its text is spent.
+	for _, raw := range it.messages {
+		if b.left <= 0 {
+			break
+		}
+		p.Conversation = append(p.Conversation, b.message(raw))
+	}
+	b.shown("messages", len(p.Conversation), len(it.messages))
+	for i, raw := range it.events {
+		if b.left <= 0 {
+			break
+		}
+		p.Events = append(p.Events, b.event(i, raw))
+	}
+	b.shown("events", len(p.Events), len(it.events))
 	for i, raw := range it.pool {
+		if b.left <= 0 {
+			break
+		}
 		m := b.message(raw)
 		m.Pool = i
 		p.Pool = append(p.Pool, m)
 	}
+	b.shown("pool messages", len(p.Pool), len(it.pool))
 	for _, raw := range it.calls {
+		if b.left <= 0 {
+			break
+		}
 		p.Calls = append(p.Calls, b.jsonText(raw))
 	}
-	for _, raw := range it.messages {
-		p.Conversation = append(p.Conversation, b.message(raw))
-	}
-	for i, raw := range it.events {
-		p.Events = append(p.Events, b.event(i, raw))
-	}
+	b.shown("pool calls", len(p.Calls), len(it.calls))
 	b.done()
 	p.Capped = append(p.Capped, b.notes...)
 	return p, nil
@@ -226,18 +247,68 @@ func (w *Warehouse) InspectSample(ctx context.Context, k rows.InspectSampleKey) 
 type sampleItems struct {
 	attachments                   map[string]string
 	pool, calls, messages, events []string
-	cut                           map[string]bool
 	capped                        []string
 }
 
 // inspectItems reads a sample's items: attachments first (the others
 // refer to them), then the pools, the final conversation and the events.
 func (w *Warehouse) inspectItems(ctx context.Context, k rows.InspectSampleKey) (*sampleItems, error) {
-	it := &sampleItems{attachments: map[string]string{}, cut: map[string]bool{}}
-	read := 0
-	err := w.scan(ctx, `SELECT kind, idx, coalesce(key, ''), strlen(CAST(data AS VARCHAR)) AS n, CASE WHEN strlen(CAST(data AS VARCHAR)) <= ? THEN CAST(data AS VARCHAR) END
-		FROM inspect_items WHERE eval_id = ? AND sample_id = ? AND epoch = ?
-		QUALIFY row_number() OVER (PARTITION BY kind ORDER BY idx) <= ?
+	it := &sampleItems{attachments: map[string]string{}}
+	read, total := map[string]int{}, map[string]int{}
+	// First where each kind's first MaxInspectItems items end, then their
+	// sizes (no item's text is moved by either: a window over the texts
+	// took seconds on a sample of 200 MB): each kind is read up to the
+	// item after which it holds MaxInspectKindBytes (an item counted at
+	// most at MaxInspectItemBytes, which is all of it that is read).
+	upto := map[string]int{}
+	err := w.scan(ctx, `SELECT kind, max(idx), any_value(total) FROM (SELECT kind, idx, count(*) OVER (PARTITION BY kind) AS total FROM inspect_items
+		WHERE eval_id = ? AND sample_id = ? AND epoch = ? QUALIFY row_number() OVER (PARTITION BY kind ORDER BY idx) <= ?) GROUP BY kind`, func(r *sql.Rows) error {
+		var kind string
+		var idx, all int
+		if err := r.Scan(&kind, &idx, &all); err != nil {
+			return err
+		}
+		upto[kind], total[kind] = idx, all
+		return nil
+	}, k.EvalID, k.SampleID, k.Epoch, MaxInspectItems)
+	if err != nil || len(upto) == 0 {
+		return it, err
+	}
+	prefixes := func(ends map[string]int) (string, []any) {
+		var cond strings.Builder
+		var args []any
+		for _, kind := range slices.Sorted(maps.Keys(ends)) {
+			if cond.Len() > 0 {
+				cond.WriteString(" OR ")
+			}
+			cond.WriteString("(kind = ? AND idx <= ?)")
+			args = append(args, kind, ends[kind])
+		}
+		return "(" + cond.String() + ")", args
+	}
+	last, bytes := map[string]int{}, map[string]int64{}
+	cond, cargs := prefixes(upto)
+	err = w.scan(ctx, `SELECT kind, idx, strlen(CAST(data AS VARCHAR)) FROM inspect_items WHERE eval_id = ? AND sample_id = ? AND epoch = ? AND `+cond+`
+		ORDER BY kind, idx`, func(r *sql.Rows) error {
+		var kind string
+		var idx int
+		var n int64
+		if err := r.Scan(&kind, &idx, &n); err != nil {
+			return err
+		}
+		if bytes[kind] < MaxInspectKindBytes {
+			last[kind], read[kind] = idx, read[kind]+1
+			bytes[kind] += min(n, MaxInspectItemBytes)
+		}
+		return nil
+	}, append([]any{k.EvalID, k.SampleID, k.Epoch}, cargs...)...)
+	if err != nil {
+		return nil, err
+	}
+	cond, cargs = prefixes(last)
+	args := append([]any{MaxInspectItemBytes, k.EvalID, k.SampleID, k.Epoch}, cargs...)
+	err = w.scan(ctx, `SELECT kind, idx, coalesce(key, ''), strlen(CAST(data AS VARCHAR)) AS n, CASE WHEN strlen(CAST(data AS VARCHAR)) <= ? THEN CAST(data AS VARCHAR) END
+		FROM inspect_items WHERE eval_id = ? AND sample_id = ? AND epoch = ? AND `+cond+`
 		ORDER BY CASE kind WHEN 'attachment' THEN 0 WHEN 'pool_message' THEN 1 WHEN 'pool_call' THEN 2 WHEN 'message' THEN 3 ELSE 4 END, idx`, func(r *sql.Rows) error {
 		var kind, key string
 		var idx int
@@ -246,18 +317,10 @@ func (w *Warehouse) inspectItems(ctx context.Context, k rows.InspectSampleKey) (
 		if err := r.Scan(&kind, &idx, &key, &n, &data); err != nil {
 			return err
 		}
-		if read > MaxInspectPageBytes {
-			if !it.cut[kind] {
-				it.capped = append(it.capped, fmt.Sprintf("%s items past %d MiB of the sample are not read", kind, MaxInspectPageBytes>>20))
-			}
-			it.cut[kind] = true
-			return nil
-		}
 		raw := data.String
 		if !data.Valid {
 			raw = strconv.Quote(fmt.Sprintf("[%s %d: %d bytes, more than the viewer reads (%d MiB)]", kind, idx, n, MaxInspectItemBytes>>20))
 		}
-		read += len(raw)
 		switch kind {
 		case inspect.KindAttachment:
 			var s string
@@ -277,18 +340,14 @@ func (w *Warehouse) inspectItems(ctx context.Context, k rows.InspectSampleKey) (
 			it.events = append(it.events, raw)
 		}
 		return nil
-	}, MaxInspectItemBytes, k.EvalID, k.SampleID, k.Epoch, MaxInspectItems+1)
+	}, args...)
 	if err != nil {
 		return nil, err
 	}
-	// One more than the cap was asked of each kind: one there means cut.
-	for _, s := range []struct {
-		kind  string
-		items *[]string
-	}{{"pool message", &it.pool}, {"pool call", &it.calls}, {"message", &it.messages}, {"event", &it.events}} {
-		if len(*s.items) > MaxInspectItems {
-			*s.items = (*s.items)[:MaxInspectItems]
-			it.capped = append(it.capped, fmt.Sprintf("the first %d %s items are shown", MaxInspectItems, s.kind))
+	for _, kind := range []string{inspect.KindMessage, inspect.KindEvent, inspect.KindPoolMessage, inspect.KindPoolCall, inspect.KindAttachment} {
+		if read[kind] < total[kind] {
+			it.capped = append(it.capped, fmt.Sprintf("the first %d of %d %s items are read (%d a kind, or %d MiB, at most)",
+				read[kind], total[kind], strings.ReplaceAll(kind, "_", " "), MaxInspectItems, MaxInspectKindBytes>>20))
 		}
 	}
 	return it, nil
@@ -316,6 +375,14 @@ func (b *pageBuilder) text(s string) string {
 	s = capText(s)
 	b.left -= len(s)
 	return s
+}
+
+// shown notes the items of a kind left out once the page's text was
+// spent.
+func (b *pageBuilder) shown(what string, n, of int) {
+	if n < of {
+		b.notes = append(b.notes, fmt.Sprintf("%d of the %d %s read are shown: the page's %d MiB of text is spent", n, of, what, MaxInspectShown>>20))
+	}
 }
 
 // done adds the notes of what was not shown.
