@@ -205,38 +205,7 @@ func (w *Warehouse) InspectSample(ctx context.Context, k rows.InspectSampleKey) 
 	p.Capped = it.capped
 	b := &pageBuilder{items: it, budget: MaxInspectExpanded, left: MaxInspectShown}
 	p.Input, p.Target, p.Metadata = b.jsonText(input.String), b.jsonText(target.String), b.jsonText(metadata.String)
-	// The transcript first, then the events, then the pools: what the page
-	// shows before its text is spent.
-	for _, raw := range it.messages {
-		if b.left <= 0 {
-			break
-		}
-		p.Conversation = append(p.Conversation, b.message(raw))
-	}
-	b.shown("messages", len(p.Conversation), len(it.messages))
-	for i, raw := range it.events {
-		if b.left <= 0 {
-			break
-		}
-		p.Events = append(p.Events, b.event(i, raw))
-	}
-	b.shown("events", len(p.Events), len(it.events))
-	for i, raw := range it.pool {
-		if b.left <= 0 {
-			break
-		}
-		m := b.message(raw)
-		m.Pool = i
-		p.Pool = append(p.Pool, m)
-	}
-	b.shown("pool messages", len(p.Pool), len(it.pool))
-	for _, raw := range it.calls {
-		if b.left <= 0 {
-			break
-		}
-		p.Calls = append(p.Calls, b.jsonText(raw))
-	}
-	b.shown("pool calls", len(p.Calls), len(it.calls))
+	b.fill(p)
 	b.done()
 	p.Capped = append(p.Capped, b.notes...)
 	return p, nil
@@ -375,6 +344,41 @@ func (b *pageBuilder) text(s string) string {
 	s = capText(s)
 	b.left -= len(s)
 	return s
+}
+
+// fill adds the page's items: the transcript first, then the events,
+// then the pools, each until the page's text is spent.
+func (b *pageBuilder) fill(p *rows.InspectSamplePage) {
+	for _, raw := range b.items.messages {
+		if b.left <= 0 {
+			break
+		}
+		p.Conversation = append(p.Conversation, b.message(raw))
+	}
+	b.shown("messages", len(p.Conversation), len(b.items.messages))
+	for i, raw := range b.items.events {
+		if b.left <= 0 {
+			break
+		}
+		p.Events = append(p.Events, b.event(i, raw))
+	}
+	b.shown("events", len(p.Events), len(b.items.events))
+	for i, raw := range b.items.pool {
+		if b.left <= 0 {
+			break
+		}
+		m := b.message(raw)
+		m.Pool = i
+		p.Pool = append(p.Pool, m)
+	}
+	b.shown("pool messages", len(p.Pool), len(b.items.pool))
+	for _, raw := range b.items.calls {
+		if b.left <= 0 {
+			break
+		}
+		p.Calls = append(p.Calls, b.jsonText(raw))
+	}
+	b.shown("pool calls", len(p.Calls), len(b.items.calls))
 }
 
 // shown notes the items of a kind left out once the page's text was

@@ -213,6 +213,22 @@ func TestInspectPageBuilderCaps(t *testing.T) {
 	}
 }
 
+// Once the page's text is spent it shows no more items, and says how
+// many of each kind it left out.
+func TestInspectPageStopsWhenTextIsSpent(t *testing.T) {
+	long := `{"role": "user", "content": "` + strings.Repeat("z", 60<<10) + `"}`
+	b := &pageBuilder{items: &sampleItems{messages: []string{long, long, long}, events: []string{`{"event": "info", "data": 1}`},
+		pool: []string{long}}, budget: 10, left: 100 << 10}
+	p := &rows.InspectSamplePage{}
+	b.fill(p)
+	if len(p.Conversation) != 2 || len(p.Events) != 0 || len(p.Pool) != 0 {
+		t.Errorf("%d messages, %d events, %d pool messages shown", len(p.Conversation), len(p.Events), len(p.Pool))
+	}
+	if want := "2 of the 3 messages read are shown: the page's 8 MiB of text is spent"; len(b.notes) != 3 || b.notes[0] != want {
+		t.Errorf("notes %q", b.notes)
+	}
+}
+
 // An item larger than MaxInspectItemBytes is not read whole: the page
 // names it with its size.
 func TestInspectSampleItemTooLarge(t *testing.T) {
