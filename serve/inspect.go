@@ -59,6 +59,20 @@ func (s *Server) inspectStore() (InspectStore, error) {
 	return is, nil
 }
 
+// onlyInspect says whether the warehouse holds Inspect samples but no
+// runs: its overview is the Inspect one.
+func (s *Server) onlyInspect(r *http.Request) bool {
+	is, ok := s.store.(InspectStore)
+	if !ok {
+		return false
+	}
+	if _, _, err := s.dataset(); err == nil {
+		return false // the runs' overview failed otherwise
+	}
+	f, err := is.InspectFacets(r.Context())
+	return err == nil && len(f.Tasks) > 0
+}
+
 // inspectMeans are each scorer's means per task and configuration,
 // computed once (the samples do not change under the viewer).
 func (s *Server) inspectMeans(ctx context.Context, is InspectStore) ([]analysis.InspectMean, error) {

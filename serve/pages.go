@@ -55,6 +55,10 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if err != nil {
+		if s.onlyInspect(r) {
+			http.Redirect(w, r, "/inspect", http.StatusSeeOther)
+			return
+		}
 		fail(w, err)
 		return
 	}

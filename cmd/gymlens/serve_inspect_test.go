@@ -123,6 +123,10 @@ func links(page, prefix string) []string {
 func TestServeInspectDrillDown(t *testing.T) {
 	t.Parallel()
 	srv := inspectServer(t)
+	// A warehouse of Inspect samples alone opens on their overview.
+	if home := getPage(t, srv, "/", 200); !strings.Contains(home, "<h1>Inspect evaluations</h1>") {
+		t.Errorf("/ of a warehouse without runs:\n%.500s", home)
+	}
 	over := getPage(t, srv, "/inspect", 200)
 	if !strings.Contains(over, "<h1>Inspect evaluations</h1>") || !strings.Contains(over, `>popularity</a></h2>`) {
 		t.Fatalf("overview:\n%.3000s", over)
