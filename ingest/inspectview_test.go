@@ -18,6 +18,9 @@ import (
 // message pool, its tool calls and results, its scores with their
 // explanations and its attachments resolved.
 func TestInspectSampleReads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: ingests three Inspect logs (about 2 s)")
+	}
 	w := openTemp(t)
 	dir := inspectLogs(t, "log_streaming.eval", "log_message_deduplication.eval", "popularity_cancelled.json")
 	if _, err := w.Ingest(ctx, []string{dir}, IngestOptions{}); err != nil {
@@ -232,6 +235,9 @@ func TestInspectPageStopsWhenTextIsSpent(t *testing.T) {
 // An item larger than MaxInspectItemBytes is not read whole: the page
 // names it with its size.
 func TestInspectSampleItemTooLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: ingests a log of 4 MiB (about 2 s)")
+	}
 	w := openTemp(t)
 	dir := inspectLogs(t)
 	b, err := os.ReadFile(filepath.Join("inspect", "testdata", "popularity_cancelled.json"))
