@@ -81,6 +81,23 @@ func weightedRanks(x, w []float64, order []int, r []float64) {
 // draws of resample b depend on the seed and b alone, so this gives the
 // intervals one bootstrap per pair would.)
 func Correlations(values [][]float64, scenario, config []string, metrics []int, opt BootstrapOptions) []CorrResult {
+	return correlations(values, scenario, config, metrics, func(m int) string { return MetricName(metrics[m]) }, opt)
+}
+
+// CorrelationsNamed is Correlations of the columns of values, named by
+// names (column i is names[i]): for values that are not registered
+// metrics, such as Inspect's scorers.
+func CorrelationsNamed(values [][]float64, scenario, config, names []string, opt BootstrapOptions) []CorrResult {
+	metrics := make([]int, len(names))
+	for i := range metrics {
+		metrics[i] = i
+	}
+	return correlations(values, scenario, config, metrics, func(m int) string { return names[m] }, opt)
+}
+
+// correlations is Correlations with the metrics' names given by their
+// positions in metrics.
+func correlations(values [][]float64, scenario, config []string, metrics []int, name func(int) string, opt BootstrapOptions) []CorrResult {
 	opt = opt.WithDefaults()
 	cl := map[string]int{}
 	cfg := map[string]int{}
@@ -235,7 +252,7 @@ func Correlations(values [][]float64, scenario, config []string, metrics []int, 
 			}
 			e := est[4*p+j]
 			lo, hi := stat.FisherZInterval(e.Value, n, opt.Level)
-			out = append(out, CorrResult{X: MetricName(metrics[pr.a]), Y: MetricName(metrics[pr.b]), Level: lv[0], Method: lv[1], R: e.Value, N: n,
+			out = append(out, CorrResult{X: name(pr.a), Y: name(pr.b), Level: lv[0], Method: lv[1], R: e.Value, N: n,
 				P: stat.CorrelationPValue(e.Value, n), FisherLo: lo, FisherHi: hi, Estimate: e})
 		}
 	}

@@ -162,7 +162,7 @@ func (p *pass) appendInspectEval(fs *fileState, e *inspect.Eval, samples int) er
 		if len(b) == 0 {
 			return nil
 		}
-		return json.RawMessage(b) // JSON as JSON: a string would be stored as a JSON string of the text
+		return json.RawMessage(b) // the appender marshals a JSON column's value: a string would be stored as a JSON string
 	}
 	i32p := func(n *int) any {
 		if n == nil {
@@ -323,7 +323,7 @@ func (s *inspectSink) Sample(sm *inspect.Sample) error {
 		if len(b) == 0 {
 			return nil
 		}
-		return json.RawMessage(b) // JSON as JSON: a string would be stored as a JSON string of the text
+		return json.RawMessage(b) // the appender marshals a JSON column's value: a string would be stored as a JSON string
 	}
 	var in, out, tot any
 	if len(sm.Usage) > 0 {

@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -138,30 +137,6 @@ func TestInspectSampleReads(t *testing.T) {
 	}
 	if p, err := w.InspectSample(ctx, rows.InspectSampleKey{EvalID: "nope", SampleID: "1", Epoch: 1}); p != nil || err != nil {
 		t.Errorf("a sample not there: %v %v", p, err)
-	}
-}
-
-// The JSON columns of the Inspect tables hold the log's JSON as JSON (an
-// object as an object), not as a string of its text: DuckDB's JSON
-// functions read into them.
-func TestInspectJSONColumnsHoldJSON(t *testing.T) {
-	w := openTemp(t)
-	dir := inspectLogs(t, "log_message_deduplication.eval", "mmlu-summary-choices.eval")
-	if _, err := w.Ingest(ctx, []string{dir}, IngestOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct{ query, want string }{
-		{`SELECT string_agg(DISTINCT json_type(data), ',' ORDER BY json_type(data)) FROM inspect_items WHERE kind = 'message'`, "OBJECT"},
-		{`SELECT data->>'$.role' FROM inspect_items WHERE kind = 'message' AND idx = 0`, "user"},
-		{`SELECT json_type(data) FROM inspect_items WHERE kind = 'attachment'`, "VARCHAR"},
-		{`SELECT max(json_extract_string(metadata, '$.subject')) FROM inspect_samples`, "college_physics"},
-		{`SELECT input->>'$' FROM inspect_samples WHERE sample_id = '0'`, "Guess the number"},
-		{`SELECT string_agg(DISTINCT json_type(raw) || ' ' || (raw->>'$'), ',' ORDER BY json_type(raw) || ' ' || (raw->>'$')) FROM inspect_scores`, "DOUBLE 0.0,VARCHAR I"},
-	} {
-		var got sql.NullString
-		if err := w.DB().QueryRow(c.query).Scan(&got); err != nil || got.String != c.want {
-			t.Errorf("%s: %q (%v), want %q", c.query, got.String, err, c.want)
-		}
 	}
 }
 

@@ -21,11 +21,14 @@ var Commands = []*Command{
 		Description: "main: the four metrics per model and harness (the paper's Table 7); tc-components, ta-components,\n" +
 			"trj-constructs: Tables 8–10; judge-agreement: Tables 4–6 (--judges A,B, or the only two judges); judge-human;\n" +
 			"correlations; by-scenario; by-persona; variance, power, rank (gymlens variance, power, rank); custom: your rubrics'\n" +
-			"metrics. --format latex (booktabs, best bold, second underlined), md, csv or html.",
+			"metrics. --format latex (booktabs, best bold, second underlined), md, csv or html.\n" +
+			"--source inspect: the tables of Inspect runs, per task and scorer: main (each configuration's mean), comparisons\n" +
+			"(paired by sample), rank, variance, power, correlations (between scorers), costs (tokens and seconds per sample).",
 		Params: params([]Param{
 			{Name: "intervals", Default: true, Usage: "show the intervals beside the values"},
 			whereParam, judgeParam,
 			{Name: "judges", Default: "", Usage: "judge-agreement: compare judges `A,B`"},
+			{Name: "source", Default: "gym", Usage: "`RUNS` to tabulate: gym (Proactivity-Gym) or inspect (Inspect AI: " + strings.Join(InspectTableNames, ", ") + ")"},
 		}, TableParams(), bootstrapParams()),
 		Formats: TableFormats, Default: "md", Run: runTable,
 	},
@@ -87,8 +90,11 @@ var Commands = []*Command{
 		Name: "corr", Usage: "Pearson and Spearman correlations among the metrics, at run and configuration level",
 		Description: "Run level pools the runs of all configurations (as the paper does); configuration level\n" +
 			"correlates the configurations' means. Each r has its p-value (t, n−2 df), a Fisher-z interval and\n" +
-			"a cluster-bootstrap interval (scenarios resampled). --two-level does not apply here and is refused.",
-		Params:  params(SelectionParams(), bootstrapParams()),
+			"a cluster-bootstrap interval (scenarios resampled). --two-level does not apply here and is refused.\n" +
+			"--source inspect: the scorers of each task with two or more, at sample level (a configuration's sample, its epochs\n" +
+			"averaged, all configurations pooled) and configuration level; the samples resampled.",
+		Params: params(SelectionParams(), []Param{{Name: "source", Default: "gym",
+			Usage: "`RUNS` to correlate: gym (Proactivity-Gym: the metrics) or inspect (Inspect AI: the scorers of each task, per sample)"}}, bootstrapParams()),
 		Formats: Formats, Default: "table", Run: refusing("corr", runCorr, map[string]string{
 			"two-level": "the correlations' bootstrap resamples scenarios alone; the two-level bootstrap is for the metrics' intervals (metrics, table, report)",
 		}),
@@ -101,7 +107,8 @@ var Commands = []*Command{
 			"--source pare) the persona terms are 0. Each component's share of the total, the correlation of a configuration's\n" +
 			"runs within a scenario (ICC) and the design effect (how many times a configuration mean's variance exceeds what\n" +
 			"independent runs would give), with cluster-bootstrap intervals (scenarios resampled). --two-level and --judge-noise\n" +
-			"do not apply here and are refused.",
+			"do not apply here and are refused. --source inspect: per task and scorer, configurations × samples × epochs (terms\n" +
+			"sample, config×sample, epoch; docs/inspect.md).",
 		Params:  params(SelectionParams(), []Param{designBy, designSource}, bootstrapParams()),
 		Formats: Formats, Default: "table", Run: refusing("variance", runVariance, map[string]string{
 			"two-level":   "the components' intervals resample scenarios alone; a two-level bootstrap is for the metrics' intervals (metrics, table, report)",
@@ -118,7 +125,9 @@ var Commands = []*Command{
 			"column): points of TC's 0–100 scale, percentage points of TA and TR-D, points of TR-J's 1–5 scale; so --delta\n" +
 			"is per metric, TC=3,TR-J=0.2 (a metric not named gets none), or one number with one metric (--metrics TC).\n" +
 			"--two-level, --judge-noise and the bootstrap's options (--resamples, --seed, --level, --ci: the MDE comes from\n" +
-			"the components' point estimates) do not apply and are refused.",
+			"the components' point estimates) do not apply and are refused.\n" +
+			"--source inspect: per task and scorer, two configurations on the same samples (--scenarios: samples, --repetitions:\n" +
+			"epochs), with r_implied, the correlation of their per-sample means; --delta D is every scorer's difference.",
 		Params: params(SelectionParams(), []Param{
 			{Name: "scenarios", Default: 0, Usage: "scenarios `S` of the design (0: the warehouse's)"},
 			{Name: "personas", Default: 0, Usage: "personas `P` per scenario (0: the warehouse's)"},
@@ -142,7 +151,7 @@ var Commands = []*Command{
 		Description: "Every configuration's estimate of --metric and its rank (1: highest), an interval for the rank and the share of\n" +
 			"resamples in which it is first, from one cluster bootstrap that draws the same scenarios for every configuration;\n" +
 			"tied_with_best: not distinguishable from the best (paired cluster bootstrap of the difference, Holm-adjusted p ≥ α).\n" +
-			"--ci does not apply here and is refused.",
+			"--ci does not apply here and is refused. --source inspect: every task and scorer, the samples resampled.",
 		Params: params([]Param{
 			{Name: "metric", Default: "TC", Usage: "the `METRIC` to rank on (higher is better; with --source pare: success unless named)"},
 			whereParam, judgeParam, designSource,
@@ -223,6 +232,13 @@ var Commands = []*Command{
 }
 
 func runTable(ctx context.Context, x *Exec) error {
+	switch x.String("source") {
+	case "inspect":
+		return x.tableInspect(ctx)
+	case "gym":
+	default:
+		return analysis.Optionf("--source: expected gym or inspect, found %q", x.String("source"))
+	}
 	name, err := x.tableName()
 	if err != nil {
 		return err
@@ -461,6 +477,9 @@ func runCompare(ctx context.Context, x *Exec) error {
 		if sw != nil {
 			return analysis.Optionf("compare --source inspect: name configurations; --harness-switch is for Proactivity-Gym runs")
 		}
+		if err := x.refuseForInspect("compare", "where", "metrics", "judge", "judge-noise"); err != nil {
+			return err
+		}
 		d, err := x.inspectData(ctx)
 		if err != nil {
 			return err
@@ -479,6 +498,9 @@ func runCompare(ctx context.Context, x *Exec) error {
 }
 
 func runVariance(ctx context.Context, x *Exec) error {
+	if x.String("source") == "inspect" {
+		return x.varianceInspect(ctx)
+	}
 	vcs, boot, err := x.variance(ctx, false)
 	if err != nil {
 		return err
@@ -496,6 +518,9 @@ func runVariance(ctx context.Context, x *Exec) error {
 }
 
 func runPower(ctx context.Context, x *Exec) error {
+	if x.String("source") == "inspect" {
+		return x.powerInspect(ctx)
+	}
 	vcs, _, err := x.variance(ctx, true)
 	if err != nil {
 		return err
@@ -553,8 +578,10 @@ func runRank(ctx context.Context, x *Exec) error {
 		}
 	case "pare":
 		res, err = x.pareRanks(ctx)
+	case "inspect":
+		res, err = x.rankInspect(ctx)
 	default:
-		err = analysis.Optionf("--source: expected gym or pare, found %q", x.String("source"))
+		err = analysis.Optionf("--source: expected gym, pare or inspect, found %q", x.String("source"))
 	}
 	if err != nil {
 		return err
@@ -563,10 +590,21 @@ func runRank(ctx context.Context, x *Exec) error {
 	if err != nil {
 		return err
 	}
-	return x.Writer().Result(RankOutput(x.Format, res, opt))
+	t, foot := RankOutput(x.Format, res, opt)
+	if x.String("source") == "inspect" {
+		t, foot = inspectRename(t), inspectFoot(foot)
+	}
+	return x.Writer().Result(t, foot)
 }
 
 func runCorr(ctx context.Context, x *Exec) error {
+	switch x.String("source") {
+	case "inspect":
+		return x.corrInspect(ctx)
+	case "gym":
+	default:
+		return analysis.Optionf("--source: expected gym or inspect, found %q", x.String("source"))
+	}
 	ds, err := x.Dataset(ctx, KeepValues)
 	if err != nil {
 		return err

@@ -122,6 +122,9 @@ func (x *Exec) reconcileInspect(ctx context.Context) error {
 }
 
 func (x *Exec) metricsInspect(ctx context.Context) error {
+	if err := x.refuseForInspect("metrics", "where", "metrics", "judge", "two-level", "judge-noise"); err != nil {
+		return err
+	}
 	d, err := x.inspectData(ctx)
 	if err != nil {
 		return err

@@ -93,6 +93,13 @@ func (nb *notebookRun) gymlens(b Block) (BlockOutput, error) {
 		Open: func(context.Context) (Warehouse, error) { return nb.opt.Store, nil }, ReadRatings: nb.opt.ReadRatings}
 	switch c.Name {
 	case "table":
+		if x.String("source") == "inspect" {
+			ts, opt, err := x.inspectTables(nb.ctx)
+			if err != nil {
+				return BlockOutput{}, err
+			}
+			return tablesOutput(ts, opt, "", "")
+		}
 		name, err := x.tableName()
 		if err != nil {
 			return BlockOutput{}, err

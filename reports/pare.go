@@ -120,7 +120,7 @@ func PAREAgreementResult(pa *analysis.PAREHumanAgreement) *Result {
 var designBy = Param{Name: "by", Default: "", Usage: "one design per group of `DIMS` (as in gymlens metrics: harness, model, effort, persona_group, …)"}
 
 // designSource is the --source of the study-design commands.
-var designSource = Param{Name: "source", Default: "gym", Usage: "`RUNS` to analyse: gym (Proactivity-Gym) or pare (PARE and Meta-ARE: configurations × scenarios × repetitions, no personas)"}
+var designSource = Param{Name: "source", Default: "gym", Usage: "`RUNS` to analyse: gym (Proactivity-Gym), pare (PARE and Meta-ARE: configurations × scenarios × repetitions, no personas) or inspect (Inspect AI: configurations × samples × epochs, per task and scorer)"}
 
 // variance is the variance components of the metrics asked for (point
 // estimates alone for power), from the Proactivity-Gym runs or, with
@@ -165,7 +165,7 @@ func (x *Exec) variance(ctx context.Context, pointOnly bool) ([]*analysis.Varian
 		}
 		return out, opt.Bootstrap, nil
 	}
-	return nil, analysis.BootstrapOptions{}, analysis.Optionf("--source: expected gym or pare, found %q", x.String("source"))
+	return nil, analysis.BootstrapOptions{}, analysis.Optionf("--source: expected gym, pare or inspect, found %q", x.String("source"))
 }
 
 // pareRanks ranks the PARE configurations on --metric (success unless

@@ -334,9 +334,10 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 			t.Fatalf("%d notebooks", len(books))
 		}
 		// notebooks/pare.md reads PARE and Meta-ARE files: the fixtures and
-		// the hand-made ones, beside the sample.
+		// the hand-made ones, beside the sample; notebooks/inspect.md the
+		// synthetic Inspect logs.
 		if code, _, stderr := gymlens(t, "--db", db, "--quiet", "ingest", filepath.Join("..", "..", "ingest", "pare", "testdata"),
-			filepath.Join("..", "..", "ingest", "testdata", "pare")); code != 0 {
+			filepath.Join("..", "..", "ingest", "testdata", "pare"), filepath.Join(inspectModels, "logs")); code != 0 {
 			t.Fatal(stderr)
 		}
 		out := filepath.Join(dir, "nb")

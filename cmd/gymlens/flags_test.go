@@ -68,7 +68,7 @@ func TestEveryFlagChangesTheOutputOrIsRefused(t *testing.T) {
 		"acceptance": "trust", "layout": "page", "digits": "1", "mark": "significance", "out": filepath.Join(dir, "out2"),
 		"formats": "png", "size": "page", "switch": "CC,CD", "question": "acceptance", "harness-switch": "CC,OC",
 		"agree level": "ordinal", "table judges": judgeB + "," + judgeA, "variance by": "harness", "power by": "harness",
-		"metrics by": "harness", "rank metric": "TA", "plot metric": "TA", "reconcile source": "inspect", "cluster": "meta.level", "reducer": "median",
+		"metrics by": "harness", "rank metric": "TA", "plot metric": "TA", "reconcile source": "inspect", "table source": "inspect", "corr source": "inspect", "cluster": "meta.level", "reducer": "median",
 	}
 	bools := map[string]bool{} // a bool flag is tried set to the opposite of its default
 	var checked int
@@ -224,6 +224,7 @@ var notReading = map[string]string{
 	"report --seed":                    "TestAgreeAndHumanOnTheSample",
 	"report --level":                   "",
 	"report --ci":                      "",
+	"report --source":                  "TestInspectReport",
 	"serve --addr":                     "TestServeOnTheSample",
 	"serve --token":                    "TestServeTokenAuto",
 	"serve --allowed-hosts":            "TestServeFlagsRefused",

@@ -79,7 +79,7 @@ func TestReadmeTourRunsAsWritten(t *testing.T) {
 	}
 	t.Parallel()
 	dir := t.TempDir()
-	for _, p := range []string{"notebooks", filepath.Join("ingest", "pare", "testdata")} {
+	for _, p := range []string{"notebooks", filepath.Join("ingest", "pare", "testdata"), filepath.Join("ingest", "testdata", "inspect")} {
 		abs, _ := filepath.Abs(filepath.Join("..", "..", p))
 		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
 		if err := os.Symlink(abs, filepath.Join(dir, p)); err != nil {

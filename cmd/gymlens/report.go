@@ -22,17 +22,27 @@ func reportCommand(e *env) *cli.Command {
 			"nothing fetched; readable on a phone, printable) and DIR/manifest.json (input files and their SHA-256,\n" +
 			"tool version, judges and prompt versions, seeds).\n" +
 			"A table or figure the warehouse has no data for is left out and listed, with the reason, in both.\n" +
-			"The folder is built beside DIR and moved into place: a failure leaves DIR as it was.",
+			"The folder is built beside DIR and moved into place: a failure leaves DIR as it was.\n" +
+			"--source inspect (chosen by itself when the warehouse holds Inspect runs and no Proactivity-Gym run): per task\n" +
+			"and scorer the configurations' means, paired comparisons, rank intervals, variance components and power, the\n" +
+			"scorers' correlations, and tokens and seconds per configuration (docs/inspect.md); --where, --judge, --judges\n" +
+			"and --size do not apply to it and are refused.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Required: true, Usage: "the report `DIR`"},
 			&cli.StringSliceFlag{Name: "where", Usage: "keep runs with `DIM=VALUE` (repeat)"},
 			&cli.StringFlag{Name: "judge", Usage: "use one `JUDGE`'s judgments instead of the average"},
 			&cli.StringFlag{Name: "judges", Usage: "judge agreement between `A,B` (default: the only two judges)"},
 			&cli.StringFlag{Name: "size", Usage: "figure `SIZE` for a paper: column (3.3 in wide) or page (6.9 in); default: each figure's own"},
+			&cli.StringFlag{Name: "source", Usage: "`RUNS` to report: gym (Proactivity-Gym) or inspect (Inspect AI); default: inspect when the warehouse holds Inspect runs alone, else gym"},
 		}, append(cliFlags(reports.TableParams()[1:]...), bootstrapFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := argsOf(cmd).CheckReport(); err != nil { // before opening anything
 				return err
+			}
+			if cmd.String("source") == "inspect" {
+				if err := argsOf(cmd).CheckInspectReport(); err != nil {
+					return err
+				}
 			}
 			return reading(ctx, cmd, func(_ string, w *ingest.Warehouse) error {
 				t0 := time.Now()
@@ -57,9 +67,10 @@ func reportCommand(e *env) *cli.Command {
 // its index.html and what was left out.
 func writeReport(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, ds *reports.Dataset, dir string) (string, []string, error) {
 	opt, err := argsOf(cmd).TableOptions()
-	if err == nil && ds == nil {
-		ds, err = dataset(ctx, cmd, w, reports.KeepPacked)
+	if err != nil {
+		return "", nil, err
 	}
+	source, err := reports.ReportSource(ctx, w, cmd.String("source"))
 	if err != nil {
 		return "", nil, err
 	}
@@ -67,8 +78,29 @@ func writeReport(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, ds 
 	for _, f := range reportCommand(nil).Flags {
 		defaults[f.Names()[0]] = f.Get()
 	}
-	r, err := reports.WriteFolder(ctx, dir, ds, w, reports.FolderOptions{Tables: opt, Size: cmd.String("size"), Warehouse: w.FileName(),
-		Version: ingest.Version, PromptSHA: judge.PromptSHA256, Step: argsOf(cmd).ReportStep(defaults)})
+	fo := reports.FolderOptions{Tables: opt, Size: cmd.String("size"), Warehouse: w.FileName(),
+		Version: ingest.Version, PromptSHA: judge.PromptSHA256, Step: argsOf(cmd).ReportStep(defaults)}
+	if source == "inspect" {
+		if err := argsOf(cmd).CheckInspectReport(); err != nil {
+			return "", nil, err
+		}
+		boot, err := argsOf(cmd).Bootstrap()
+		if err != nil {
+			return "", nil, err
+		}
+		r, err := reports.WriteInspectFolder(ctx, dir, w, fo, boot)
+		if err != nil {
+			return "", nil, err
+		}
+		return filepath.Join(dir, "index.html"), r.Skipped, nil
+	}
+	if ds == nil {
+		ds, err = dataset(ctx, cmd, w, reports.KeepPacked)
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	r, err := reports.WriteFolder(ctx, dir, ds, w, fo)
 	if err != nil {
 		return "", nil, err
 	}

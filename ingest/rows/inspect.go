@@ -54,3 +54,14 @@ type InspectSampleMeta struct {
 
 // Absent stands for a metadata field a sample does not have.
 const Absent = "(absent)"
+
+// InspectCost is what one sample cost at one epoch: its tokens summed
+// over its models, and its total and working time in seconds; Has* are
+// false where the log gives none.
+type InspectCost struct {
+	EvalID, SampleID                        string
+	Epoch                                   int
+	TotalTokens, InputTokens, OutputTokens  float64
+	TotalTime, WorkingTime                  float64
+	HasTokens, HasTotalTime, HasWorkingTime bool
+}
