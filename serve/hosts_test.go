@@ -123,6 +123,7 @@ func TestHostCheck(t *testing.T) {
 // anything else — no answer stored, no queue made, no cookie set.
 func TestHostCheckEveryRoute(t *testing.T) {
 	gets := []string{"/", "/runs", "/runs/Model%20A/s1/p/1", "/compare?a=Model%20A/s1/p/1&b=Model%20A/s1/p/1", "/pare", "/pare/x",
+		"/inspect", "/inspect/samples?task=t", "/inspect/sample?eval=e&id=1&epoch=1", "/inspect/compare?eval_a=e&id_a=1&epoch_a=1&eval_b=e&id_b=1&epoch_b=1",
 		"/api/runs", "/api/runs/Model%20A/s1/p/1", "/api/metrics?by=model", "/annotate", "/annotate/q1", "/annotate/q1?annotator=mallory",
 		"/annotate/q1/status", "/annotate/q1/items/2", "/api/annotate/q1/status", "/api/annotate/q1/items", "/assets/style.css", "/favicon.ico",
 		"/?token=" + testToken, "/nothing"}

@@ -152,7 +152,8 @@ func (e acceptError) Unwrap() error { return e.error }
 
 // writeTimeout is how long the answer to path may take to be written.
 func (s *Server) writeTimeout(path string) time.Duration {
-	if strings.HasPrefix(path, "/api/") || strings.HasPrefix(path, "/runs/") || strings.HasPrefix(path, "/pare/") || path == "/compare" {
+	if strings.HasPrefix(path, "/api/") || strings.HasPrefix(path, "/runs/") || strings.HasPrefix(path, "/pare/") || path == "/compare" ||
+		strings.HasPrefix(path, "/inspect") {
 		return s.limits.LongWriteTimeout
 	}
 	return s.limits.WriteTimeout

@@ -44,7 +44,7 @@ func TestWriteTimeoutPerRoute(t *testing.T) {
 	s := hostServer(t, Options{Limits: Limits{WriteTimeout: time.Second, LongWriteTimeout: time.Hour}})
 	for path, d := range map[string]time.Duration{"/": time.Second, "/runs": time.Second, "/annotate/q/items/1": time.Second, "/assets/style.css": time.Second,
 		"/runs/a/b": time.Hour, "/compare": time.Hour, "/pare/x": time.Hour, "/api/runs": time.Hour, "/api/runs/x": time.Hour, "/api/metrics": time.Hour,
-		"/api/annotate/q/items": time.Hour} {
+		"/api/annotate/q/items": time.Hour, "/inspect": time.Hour, "/inspect/sample": time.Hour, "/inspect/compare": time.Hour} {
 		if got := s.writeTimeout(path); got != d {
 			t.Errorf("%s: %v, not %v", path, got, d)
 		}

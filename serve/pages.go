@@ -55,6 +55,10 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if err != nil {
+		if s.onlyInspect(r) {
+			http.Redirect(w, r, "/inspect", http.StatusSeeOther)
+			return
+		}
 		fail(w, err)
 		return
 	}
@@ -1037,14 +1041,17 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%.3f", *p)
 	},
-	"checked": func(given, value string) bool { return given != "" && (given == value || sameText("", given, value)) },
-}).Parse(pageTemplates + annotateTemplates + pareTemplates))
+	"samplesLink": samplesLink,
+	"tokens":      tokens,
+	"seconds":     seconds,
+	"checked":     func(given, value string) bool { return given != "" && (given == value || sameText("", given, value)) },
+}).Parse(pageTemplates + annotateTemplates + pareTemplates + inspectTemplates))
 
 const pageTemplates = `
 {{define "head"}}<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title><link rel="stylesheet" href="/assets/style.css"></head>
-<body><header><nav><a href="/">Overview</a><a href="/runs">Runs</a><a href="/pare">PARE</a><a href="/annotate">Annotate</a><span class="muted">{{.Warehouse}}</span></nav></header>
+<body><header><nav><a href="/">Overview</a><a href="/runs">Runs</a><a href="/pare">PARE</a><a href="/inspect">Inspect</a><a href="/annotate">Annotate</a><span class="muted">{{.Warehouse}}</span></nav></header>
 {{end}}
 {{define "foot"}}</body></html>{{end}}
 

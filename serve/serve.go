@@ -123,6 +123,9 @@ type Server struct {
 	pmu  sync.Mutex // guards pare
 	pare []rows.PARERun
 
+	imu    sync.Mutex             // guards imeans
+	imeans []analysis.InspectMean // the Inspect overview's means, computed once
+
 	reads *pageReads // the run pages asked for at once, read together
 
 	cmu    sync.Mutex   // guards recent
@@ -178,6 +181,10 @@ func New(ctx context.Context, store Store, opt Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/metrics", s.apiMetrics)
 	s.mux.HandleFunc("GET /pare", s.pareList)
 	s.mux.HandleFunc("GET /pare/{id...}", s.pareRun)
+	s.mux.HandleFunc("GET /inspect", s.inspectOverview)
+	s.mux.HandleFunc("GET /inspect/samples", s.inspectSamples)
+	s.mux.HandleFunc("GET /inspect/sample", s.inspectSample)
+	s.mux.HandleFunc("GET /inspect/compare", s.inspectCompare)
 	s.mux.HandleFunc("GET /annotate", s.annotateIndex)
 	s.mux.HandleFunc("POST /annotate", s.makeQueue)
 	s.mux.HandleFunc("GET /annotate/{queue}", s.queueHome)
