@@ -116,22 +116,22 @@ func (w *Warehouse) InspectSamples(ctx context.Context, q rows.InspectSampleQuer
 	if len(out.Samples) == 0 {
 		return out, nil
 	}
-	keys := make([]rows.InspectSampleKey, len(out.Samples))
+	keys := make([]rows.InspectSampleID, len(out.Samples))
 	for i, s := range out.Samples {
-		keys[i] = s.InspectSampleKey
+		keys[i] = s.InspectSampleID
 	}
 	scores, err := w.inspectScoresOf(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
 	for i := range out.Samples {
-		out.Samples[i].Scores = scores[out.Samples[i].InspectSampleKey]
+		out.Samples[i].Scores = scores[out.Samples[i].InspectSampleID]
 	}
 	return out, nil
 }
 
 // inspectScoresOf reads the scores of samples, each sample's by metric.
-func (w *Warehouse) inspectScoresOf(ctx context.Context, keys []rows.InspectSampleKey) (map[rows.InspectSampleKey][]rows.InspectScoreView, error) {
+func (w *Warehouse) inspectScoresOf(ctx context.Context, keys []rows.InspectSampleID) (map[rows.InspectSampleID][]rows.InspectScoreView, error) {
 	var cond strings.Builder
 	args := make([]any, 0, 3*len(keys))
 	for i, k := range keys {
@@ -141,10 +141,10 @@ func (w *Warehouse) inspectScoresOf(ctx context.Context, keys []rows.InspectSamp
 		cond.WriteString("(eval_id = ? AND sample_id = ? AND epoch = ?)")
 		args = append(args, k.EvalID, k.SampleID, k.Epoch)
 	}
-	out := map[rows.InspectSampleKey][]rows.InspectScoreView{}
+	out := map[rows.InspectSampleID][]rows.InspectScoreView{}
 	err := w.scan(ctx, `SELECT eval_id, sample_id, epoch, scorer, coalesce(key, ''), metric, value, coalesce(CAST(raw AS VARCHAR), ''),
 		coalesce(answer, ''), coalesce(explanation, '') FROM inspect_scores WHERE `+cond.String()+` ORDER BY eval_id, sample_id, epoch, metric`, func(r *sql.Rows) error {
-		var k rows.InspectSampleKey
+		var k rows.InspectSampleID
 		var s rows.InspectScoreView
 		var v sql.NullFloat64
 		if err := r.Scan(&k.EvalID, &k.SampleID, &k.Epoch, &s.Scorer, &s.Key, &s.Metric, &v, &s.Raw, &s.Answer, &s.Explanation); err != nil {
@@ -167,7 +167,7 @@ func (w *Warehouse) inspectScoresOf(ctx context.Context, keys []rows.InspectSamp
 // sample's message references by the pool's messages, and each model
 // call's input references by the pool's messages (MaxInspectExpanded in
 // all) and call references by the call pool's entries.
-func (w *Warehouse) InspectSample(ctx context.Context, k rows.InspectSampleKey) (*rows.InspectSamplePage, error) {
+func (w *Warehouse) InspectSample(ctx context.Context, k rows.InspectSampleID) (*rows.InspectSamplePage, error) {
 	p := &rows.InspectSamplePage{}
 	var input, target, metadata sql.NullString
 	found := false
@@ -181,7 +181,7 @@ func (w *Warehouse) InspectSample(ctx context.Context, k rows.InspectSampleKey) 
 	if err != nil || !found {
 		return nil, err
 	}
-	scores, err := w.inspectScoresOf(ctx, []rows.InspectSampleKey{k})
+	scores, err := w.inspectScoresOf(ctx, []rows.InspectSampleID{k})
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +221,7 @@ type sampleItems struct {
 
 // inspectItems reads a sample's items: attachments first (the others
 // refer to them), then the pools, the final conversation and the events.
-func (w *Warehouse) inspectItems(ctx context.Context, k rows.InspectSampleKey) (*sampleItems, error) {
+func (w *Warehouse) inspectItems(ctx context.Context, k rows.InspectSampleID) (*sampleItems, error) {
 	it := &sampleItems{attachments: map[string]string{}}
 	read, total := map[string]int{}, map[string]int{}
 	// First where each kind's first MaxInspectItems items end, then their
@@ -438,10 +438,10 @@ func valueText(v *fastjson.Value) string {
 	return string(v.MarshalTo(nil))
 }
 
-// contentText is a message's or a tool result's content as text: a
+// pageContentText is a message's or a tool result's content as text: a
 // string as itself; a list of parts, their text joined, other parts
 // named in brackets.
-func contentText(v *fastjson.Value) string {
+func pageContentText(v *fastjson.Value) string {
 	if v == nil || v.Type() != fastjson.TypeArray {
 		return valueText(v)
 	}
@@ -500,7 +500,7 @@ func (b *pageBuilder) message(raw string) rows.InspectMessage {
 }
 
 func (b *pageBuilder) messageOf(v *fastjson.Value) rows.InspectMessage {
-	m := rows.InspectMessage{Role: string(v.GetStringBytes("role")), Text: b.text(contentText(v.Get("content"))), Pool: -1,
+	m := rows.InspectMessage{Role: string(v.GetStringBytes("role")), Text: b.text(pageContentText(v.Get("content"))), Pool: -1,
 		ToolCallID: string(v.GetStringBytes("tool_call_id")), Function: string(v.GetStringBytes("function")), Error: b.text(errorText(v.Get("error")))}
 	for _, c := range v.GetArray("tool_calls") {
 		m.ToolCalls = append(m.ToolCalls, rows.InspectToolCall{ID: string(c.GetStringBytes("id")), Function: string(c.GetStringBytes("function")),
@@ -531,7 +531,7 @@ func (b *pageBuilder) event(i int, raw string) rows.InspectEventView {
 	case "tool":
 		e.Function = string(v.GetStringBytes("function"))
 		e.Arguments = b.text(valueText(v.Get("arguments")))
-		e.Result = b.text(contentText(v.Get("result")))
+		e.Result = b.text(pageContentText(v.Get("result")))
 		e.ToolError = b.text(errorText(v.Get("error")))
 	case "score":
 		e.Score = b.text(valueText(v.Get("score", "value")))

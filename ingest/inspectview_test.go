@@ -71,7 +71,7 @@ func TestInspectSampleReads(t *testing.T) {
 			dedup = s.EvalID
 		}
 	}
-	p, err := w.InspectSample(ctx, rows.InspectSampleKey{EvalID: dedup, SampleID: "0", Epoch: 1})
+	p, err := w.InspectSample(ctx, rows.InspectSampleID{EvalID: dedup, SampleID: "0", Epoch: 1})
 	if err != nil || p == nil {
 		t.Fatal(p, err)
 	}
@@ -102,10 +102,10 @@ func TestInspectSampleReads(t *testing.T) {
 		t.Errorf("the first tool call and its result: %+v %+v", c, p.Conversation[2])
 	}
 	// log_streaming.eval: attachments resolved, tokens per call.
-	var lk rows.InspectSampleKey
+	var lk rows.InspectSampleID
 	for _, s := range all.Samples {
 		if s.Config == llama {
-			lk = s.InspectSampleKey
+			lk = s.InspectSampleID
 			break
 		}
 	}
@@ -125,17 +125,17 @@ func TestInspectSampleReads(t *testing.T) {
 		t.Errorf("usage %+v", p.Usage)
 	}
 	// popularity_cancelled.json: the score's explanation.
-	var pk rows.InspectSampleKey
+	var pk rows.InspectSampleID
 	for _, s := range all.Samples {
 		if strings.Contains(s.Config, "gpt-4o-mini") {
-			pk = s.InspectSampleKey
+			pk = s.InspectSampleID
 			break
 		}
 	}
 	if p, err = w.InspectSample(ctx, pk); err != nil || p == nil || len(p.Scores) != 1 || p.Scores[0].Explanation == "" {
 		t.Errorf("scores of %v: %+v %v", pk, p, err)
 	}
-	if p, err := w.InspectSample(ctx, rows.InspectSampleKey{EvalID: "nope", SampleID: "1", Epoch: 1}); p != nil || err != nil {
+	if p, err := w.InspectSample(ctx, rows.InspectSampleID{EvalID: "nope", SampleID: "1", Epoch: 1}); p != nil || err != nil {
 		t.Errorf("a sample not there: %v %v", p, err)
 	}
 }
@@ -228,7 +228,7 @@ func TestInspectSampleItemTooLarge(t *testing.T) {
 	if err != nil || l.Total != 1 {
 		t.Fatal(l, err)
 	}
-	p, err := w.InspectSample(ctx, l.Samples[0].InspectSampleKey)
+	p, err := w.InspectSample(ctx, l.Samples[0].InspectSampleID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ type InspectStore interface {
 	InspectFacets(ctx context.Context) (*rows.InspectFacets, error)
 	InspectSamples(ctx context.Context, q rows.InspectSampleQuery) (*rows.InspectSampleList, error)
 	// InspectSample reads one sample at one epoch (nil: not there).
-	InspectSample(ctx context.Context, k rows.InspectSampleKey) (*rows.InspectSamplePage, error)
+	InspectSample(ctx context.Context, k rows.InspectSampleID) (*rows.InspectSamplePage, error)
 }
 
 // maxInspectList bounds a page of the sample list (ingest's
@@ -111,12 +111,12 @@ func samplesLink(task, config, metric string) string {
 }
 
 // samplePath is the viewer's address of a sample at an epoch.
-func samplePath(k rows.InspectSampleKey) string {
+func samplePath(k rows.InspectSampleID) string {
 	return "/inspect/sample?" + url.Values{"eval": {k.EvalID}, "id": {k.SampleID}, "epoch": {strconv.Itoa(k.Epoch)}}.Encode()
 }
 
 // compareSamplesPath is the address of two samples side by side.
-func compareSamplesPath(a, b rows.InspectSampleKey) string {
+func compareSamplesPath(a, b rows.InspectSampleID) string {
 	return "/inspect/compare?" + url.Values{"eval_a": {a.EvalID}, "id_a": {a.SampleID}, "epoch_a": {strconv.Itoa(a.Epoch)},
 		"eval_b": {b.EvalID}, "id_b": {b.SampleID}, "epoch_b": {strconv.Itoa(b.Epoch)}}.Encode()
 }
@@ -247,7 +247,7 @@ type sampleRow struct {
 }
 
 func sampleSummaryRow(s rows.InspectSampleSummary, metric string) sampleRow {
-	row := sampleRow{InspectSampleSummary: s, Link: samplePath(s.InspectSampleKey), Tokens: tokens(s.TotalTokens), Time: seconds(s.TotalTime), Value: "–"}
+	row := sampleRow{InspectSampleSummary: s, Link: samplePath(s.InspectSampleID), Tokens: tokens(s.TotalTokens), Time: seconds(s.TotalTime), Value: "–"}
 	var parts []string
 	for _, sc := range s.Scores {
 		parts = append(parts, strings.TrimPrefix(sc.Metric, "inspect.")+" "+scoreText(sc))
@@ -333,8 +333,8 @@ func (s *Server) inspectSamples(w http.ResponseWriter, r *http.Request) {
 }
 
 // sampleKey reads a sample's key from the query, its names suffixed.
-func sampleKey(v url.Values, suffix string) (rows.InspectSampleKey, error) {
-	k := rows.InspectSampleKey{EvalID: v.Get("eval" + suffix), SampleID: v.Get("id" + suffix)}
+func sampleKey(v url.Values, suffix string) (rows.InspectSampleID, error) {
+	k := rows.InspectSampleID{EvalID: v.Get("eval" + suffix), SampleID: v.Get("id" + suffix)}
 	e := v.Get("epoch" + suffix)
 	n, err := strconv.Atoi(e)
 	if k.EvalID == "" || k.SampleID == "" || err != nil || n < 1 {
@@ -346,7 +346,7 @@ func sampleKey(v url.Values, suffix string) (rows.InspectSampleKey, error) {
 }
 
 // readSample reads a sample's page, or a not-found error naming it.
-func (s *Server) readSample(ctx context.Context, is InspectStore, k rows.InspectSampleKey) (*rows.InspectSamplePage, error) {
+func (s *Server) readSample(ctx context.Context, is InspectStore, k rows.InspectSampleID) (*rows.InspectSamplePage, error) {
 	p, err := is.InspectSample(ctx, k)
 	if err != nil {
 		return nil, err
@@ -395,8 +395,8 @@ func (s *Server) inspectSample(w http.ResponseWriter, r *http.Request) {
 	type other struct{ Config, Link, Compare string }
 	var os []other
 	for _, o := range others.Samples {
-		if o.InspectSampleKey != k {
-			os = append(os, other{Config: o.Config, Link: samplePath(o.InspectSampleKey), Compare: compareSamplesPath(k, o.InspectSampleKey)})
+		if o.InspectSampleID != k {
+			os = append(os, other{Config: o.Config, Link: samplePath(o.InspectSampleID), Compare: compareSamplesPath(k, o.InspectSampleID)})
 		}
 	}
 	var calls []modelCall

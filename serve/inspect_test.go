@@ -42,7 +42,7 @@ func (f *inspectFake) InspectFacets(context.Context) (*rows.InspectFacets, error
 }
 
 func (f *inspectFake) summary(epoch int) rows.InspectSampleSummary {
-	return rows.InspectSampleSummary{InspectSampleKey: rows.InspectSampleKey{EvalID: "e1", SampleID: "s" + payload, Epoch: epoch}, Task: inspectTask,
+	return rows.InspectSampleSummary{InspectSampleID: rows.InspectSampleID{EvalID: "e1", SampleID: "s" + payload, Epoch: epoch}, Task: inspectTask,
 		Config: inspectConfig, Model: "openai/gpt-5", InputTokens: 10, OutputTokens: 2, TotalTokens: 12, TotalTime: 1.5, WorkingTime: math.NaN(),
 		Scores: []rows.InspectScoreView{{Scorer: "match", Metric: "inspect.match", Value: float64(2 - epoch), Valid: true, Raw: `"C"`, Explanation: "because " + payload}}}
 }
@@ -58,7 +58,7 @@ func (f *inspectFake) InspectSamples(_ context.Context, q rows.InspectSampleQuer
 	return l, nil
 }
 
-func (f *inspectFake) InspectSample(_ context.Context, k rows.InspectSampleKey) (*rows.InspectSamplePage, error) {
+func (f *inspectFake) InspectSample(_ context.Context, k rows.InspectSampleID) (*rows.InspectSamplePage, error) {
 	if f.gate != nil {
 		f.imu.Lock()
 		f.in++

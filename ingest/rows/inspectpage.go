@@ -10,8 +10,9 @@ type InspectSampleQuery struct {
 	Limit, Offset                  int
 }
 
-// InspectSampleKey names one sample at one epoch of one evaluation.
-type InspectSampleKey struct {
+// InspectSampleID names one sample at one epoch of one evaluation (its
+// key in the judge's tables is InspectSampleKey).
+type InspectSampleID struct {
 	EvalID, SampleID string
 	Epoch            int
 }
@@ -19,7 +20,7 @@ type InspectSampleKey struct {
 // InspectSampleSummary is a sample at one epoch as the viewer's list
 // shows it. Tokens are -1 and times NaN where the log gives none.
 type InspectSampleSummary struct {
-	InspectSampleKey
+	InspectSampleID
 	Task, Config, Model                      string
 	Scores                                   []InspectScoreView
 	InputTokens, OutputTokens, TotalTokens   int64
