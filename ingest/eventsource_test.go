@@ -1,0 +1,161 @@
+package ingest
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gymlens/gymlens/ingest/runlog"
+)
+
+// decodeEvents decodes the event lines of the run logs (each with its
+// file id) into typed staging columns, as the validation pass would hand
+// them to the table function.
+func decodeEvents(files []string, fileIDs map[string]int) (*stagedColumns, error) {
+	s, _, err := decodeEventsTo(files, fileIDs, nil)
+	return s, err
+}
+
+// decodeEventsTo is decodeEvents, also writing each event's staging CSV
+// row (runlog's AppendCSV) to csv when it is not nil; it returns the
+// length of the longest row.
+func decodeEventsTo(files []string, fileIDs map[string]int, csv io.Writer) (*stagedColumns, int, error) {
+	s := newStagedColumns(runlog.TypeEvent)
+	var buf []byte
+	longest := 0
+	var d runlog.Decoder
+	var row []any
+	for _, f := range files {
+		in, err := os.Open(f)
+		if err != nil {
+			return nil, 0, err
+		}
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		line := 0
+		for sc.Scan() {
+			line++
+			if len(sc.Bytes()) == 0 {
+				continue
+			}
+			rec, err := d.DecodeLine(sc.Bytes())
+			if err != nil {
+				in.Close()
+				return nil, 0, fmt.Errorf("%s:%d: %v", f, line, err)
+			}
+			if ev, ok := rec.(*runlog.Event); ok {
+				if csv != nil {
+					buf = d.AppendCSV(buf[:0], ev, fileIDs[f], line)
+					longest = max(longest, len(buf))
+					if _, err := csv.Write(buf); err != nil {
+						in.Close()
+						return nil, 0, err
+					}
+				}
+				row = d.AppendEventValues(row[:0], ev, fileIDs[f], line)
+				if err := s.add(row); err != nil {
+					in.Close()
+					return nil, 0, err
+				}
+			}
+		}
+		in.Close()
+		if err := sc.Err(); err != nil {
+			return nil, 0, err
+		}
+	}
+	return s, longest, nil
+}
+
+// stagedEventsInsert is the events' insert of the load (stagedInserts)
+// into table from source (a table function's call).
+func stagedEventsInsert(table, source string) string {
+	return fmt.Sprintf(strings.Replace(stagedInserts[runlog.TypeEvent], "INSERT INTO events", "INSERT INTO "+table, 1), source)
+}
+
+// The table function moves the validated events into the table exactly as
+// the staged CSV does: the same rows, every column, nothing more or less.
+func TestStagedTableFunctionMatchesCSV(t *testing.T) {
+	if testing.Short() {
+		t.Skip("decodes and loads a sample corpus's 17,386 events again")
+	}
+	ctx := context.Background()
+	db, corpus := sampleCopy(t, sampleKind{seed: 5, configs: 2})
+	w, err := Open(ctx, db, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	files, _ := filepath.Glob(filepath.Join(corpus, "runs", "*.jsonl"))
+	if len(files) == 0 {
+		t.Fatal("no run logs in the sample corpus")
+	}
+	ids := map[string]int{}
+	for _, f := range files {
+		abs, _ := filepath.Abs(f)
+		var id int
+		if err := w.db.QueryRowContext(ctx, `SELECT file_id FROM ingested_files WHERE path = ?`, abs).Scan(&id); err != nil {
+			t.Fatalf("%s: %v", abs, err)
+		}
+		ids[f] = id
+	}
+	s, err := decodeEvents(files, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := registerStaged(conn, "staged_events", s); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`CREATE TEMP TABLE ev AS SELECT * FROM events LIMIT 0`, stagedEventsInsert("ev", "staged_events()")} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stored, moved, missing, extra int
+	for q, n := range map[string]*int{
+		`SELECT count(*) FROM events`:                                &stored,
+		`SELECT count(*) FROM ev`:                                    &moved,
+		`SELECT count(*) FROM (FROM events EXCEPT ALL FROM ev)`:      &missing,
+		`SELECT count(*) FROM (FROM ev EXCEPT ALL FROM main.events)`: &extra,
+	} {
+		if err := conn.QueryRowContext(ctx, q).Scan(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if stored == 0 || moved != stored || missing != 0 || extra != 0 {
+		showDiff(t, conn)
+		t.Fatalf("events: %d stored by the staged CSV, %d by the table function; %d rows of the first missing from the second, %d extra", stored, moved, missing, extra)
+	}
+}
+
+// showDiff logs a few rows that differ between events and ev.
+func showDiff(t *testing.T, conn *sql.Conn) {
+	rows, err := conn.QueryContext(context.Background(), `(SELECT 'csv' AS arm, * FROM (FROM events EXCEPT ALL FROM ev) LIMIT 2)
+		UNION ALL (SELECT 'udf', * FROM (FROM ev EXCEPT ALL FROM main.events) LIMIT 2)`)
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	for rows.Next() {
+		v := make([]any, len(cols))
+		p := make([]any, len(cols))
+		for i := range v {
+			p[i] = &v[i]
+		}
+		rows.Scan(p...)
+		t.Logf("%v", v)
+	}
+}
