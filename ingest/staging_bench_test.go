@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,9 +33,11 @@ import (
 //
 // The staged CSV and the typed columns are made outside the timing (the
 // pass makes its form while it validates), from one decoding of the lines.
-// Each arm runs once per -count, so that arms alternate run by run:
+// GYMLENS_STAGING_ROUNDS (default 1) runs every arm that many times in
+// turn, so that the arms alternate run by run and a shared machine's load
+// falls on them alike (-count would run each arm's runs back to back):
 //
-//	go test ./ingest -run '^$' -bench Staging -benchtime 1x -count 7 | go run ./cmd/gymlens-bench staging
+//	GYMLENS_STAGING_ROUNDS=7 go test ./ingest -run '^$' -bench Staging -benchtime 1x | go run ./cmd/gymlens-bench staging
 //
 // prints each run's figures, the medians and the ratios to the peer.
 func BenchmarkStaging(b *testing.B) {
@@ -160,102 +163,105 @@ func BenchmarkStaging(b *testing.B) {
 		b.StartTimer()
 	}
 	b.Logf("%d events × %d columns", len(data), len(cols))
-	b.Run("read_ndjson_auto", func(b *testing.B) {
-		for b.Loop() {
-			fresh(b)
-			timed(b, `CREATE TABLE peer AS SELECT * FROM read_ndjson_auto(`+sqlString(filepath.Join(lines, "*.jsonl"))+`)`)
-			check(b, "peer")
-		}
-		report(b)
-	})
-	b.Run("validate", func(b *testing.B) {
-		lineFiles, _ := filepath.Glob(filepath.Join(lines, "*.jsonl"))
-		for b.Loop() {
-			b.StopTimer()
-			out, err := os.Create(filepath.Join(dir, "validated.csv"))
-			if err != nil {
-				b.Fatal(err)
+	rounds, _ := strconv.Atoi(os.Getenv("GYMLENS_STAGING_ROUNDS"))
+	for range max(1, rounds) {
+		b.Run("read_ndjson_auto", func(b *testing.B) {
+			for b.Loop() {
+				fresh(b)
+				timed(b, `CREATE TABLE peer AS SELECT * FROM read_ndjson_auto(`+sqlString(filepath.Join(lines, "*.jsonl"))+`)`)
+				check(b, "peer")
 			}
-			bw := bufio.NewWriterSize(out, 1<<20)
-			b.StartTimer()
-			c0 := processCPU()
-			n := 0
-			for _, f := range lineFiles {
-				in, err := os.Open(f)
+			report(b)
+		})
+		b.Run("validate", func(b *testing.B) {
+			lineFiles, _ := filepath.Glob(filepath.Join(lines, "*.jsonl"))
+			for b.Loop() {
+				b.StopTimer()
+				out, err := os.Create(filepath.Join(dir, "validated.csv"))
 				if err != nil {
 					b.Fatal(err)
 				}
-				err = runlog.DecodeStream(ctx, in, runlog.StreamOptions{File: f, Rows: true, FileID: 1}, func(items []runlog.Item) error {
-					for i := range items {
-						if items[i].Err != nil {
-							return items[i].Err
+				bw := bufio.NewWriterSize(out, 1<<20)
+				b.StartTimer()
+				c0 := processCPU()
+				n := 0
+				for _, f := range lineFiles {
+					in, err := os.Open(f)
+					if err != nil {
+						b.Fatal(err)
+					}
+					err = runlog.DecodeStream(ctx, in, runlog.StreamOptions{File: f, Rows: true, FileID: 1}, func(items []runlog.Item) error {
+						for i := range items {
+							if items[i].Err != nil {
+								return items[i].Err
+							}
+							n++
+							if _, err := bw.Write(items[i].Row); err != nil {
+								return err
+							}
 						}
-						n++
-						if _, err := bw.Write(items[i].Row); err != nil {
+						return nil
+					})
+					in.Close()
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := bw.Flush(); err != nil {
+					b.Fatal(err)
+				}
+				cpu += processCPU() - c0
+				b.StopTimer()
+				out.Close()
+				if n != len(data) {
+					b.Fatalf("%d events validated of %d", n, len(data))
+				}
+				b.StartTimer()
+			}
+			report(b)
+		})
+		b.Run("read_csv", func(b *testing.B) {
+			for b.Loop() {
+				fresh(b)
+				timed(b, readCSV)
+				check(b, "ev")
+			}
+			report(b)
+		})
+		b.Run("table_function", func(b *testing.B) {
+			for b.Loop() {
+				fresh(b)
+				timed(b, stagedEventsInsert("ev", "staged_events()"))
+				check(b, "ev")
+			}
+			report(b)
+		})
+		b.Run("appender", func(b *testing.B) {
+			for b.Loop() {
+				fresh(b)
+				c0 := processCPU()
+				err := conn.Raw(func(dc any) error {
+					a, err := duckdb.NewAppender(dc.(driver.Conn), "", "main", "ev")
+					if err != nil {
+						return err
+					}
+					for _, r := range data {
+						if err := a.AppendRow(r...); err != nil {
+							a.Close()
 							return err
 						}
 					}
-					return nil
+					return a.Close()
 				})
-				in.Close()
+				cpu += processCPU() - c0
 				if err != nil {
 					b.Fatal(err)
 				}
+				check(b, "ev")
 			}
-			if err := bw.Flush(); err != nil {
-				b.Fatal(err)
-			}
-			cpu += processCPU() - c0
-			b.StopTimer()
-			out.Close()
-			if n != len(data) {
-				b.Fatalf("%d events validated of %d", n, len(data))
-			}
-			b.StartTimer()
-		}
-		report(b)
-	})
-	b.Run("read_csv", func(b *testing.B) {
-		for b.Loop() {
-			fresh(b)
-			timed(b, readCSV)
-			check(b, "ev")
-		}
-		report(b)
-	})
-	b.Run("table_function", func(b *testing.B) {
-		for b.Loop() {
-			fresh(b)
-			timed(b, stagedEventsInsert("ev", "staged_events()"))
-			check(b, "ev")
-		}
-		report(b)
-	})
-	b.Run("appender", func(b *testing.B) {
-		for b.Loop() {
-			fresh(b)
-			c0 := processCPU()
-			err := conn.Raw(func(dc any) error {
-				a, err := duckdb.NewAppender(dc.(driver.Conn), "", "main", "ev")
-				if err != nil {
-					return err
-				}
-				for _, r := range data {
-					if err := a.AppendRow(r...); err != nil {
-						a.Close()
-						return err
-					}
-				}
-				return a.Close()
-			})
-			cpu += processCPU() - c0
-			if err != nil {
-				b.Fatal(err)
-			}
-			check(b, "ev")
-		}
-		report(b)
-	})
+			report(b)
+		})
+	}
 }
 
 // copyEventLines copies the event lines of the run log src to dst.
