@@ -1,9 +1,17 @@
 package ingest
 
 import (
+	"bufio"
 	"database/sql"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
+	"math"
+	"os"
 	"runtime"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -175,6 +183,224 @@ func registerStaged(conn *sql.Conn, name string, s *stagedColumns) error {
 	return duckdb.RegisterTableUDF(conn, name, duckdb.ParallelChunkTableFunction{
 		BindArguments: func(map[string]any, ...any) (duckdb.ParallelChunkTableSource, error) {
 			return &stagedSource{s: s}, nil
+		},
+	})
+}
+
+// A typed staging file holds rows as stagedColumns does, on disk, so that
+// memory stays bounded whatever the input: each row is its length (a
+// uvarint), then for each column a byte, 0 for NULL and 1 for a value, and
+// the value: a string as its length (uvarint) and bytes, BIGINT and INTEGER
+// as varints, DOUBLE as 8 bytes (little-endian IEEE 754), BOOLEAN as a
+// byte, TIMESTAMPTZ as microseconds since 1970 (a varint).
+
+// appendTypedRow appends row (typed values as stagedColumns.add takes them)
+// to dst as one record of a typed staging file.
+func appendTypedRow(dst []byte, cols []runlog.Column, row []any) ([]byte, error) {
+	if len(row) != len(cols) {
+		return dst, fmt.Errorf("staging row of %d values for %d columns", len(row), len(cols))
+	}
+	var body [binary.MaxVarintLen64]byte
+	start := len(dst)
+	dst = append(dst, body[:binary.MaxVarintLen64]...) // room for the length
+	payload := len(dst)
+	for i, v := range row {
+		if v == nil {
+			dst = append(dst, 0)
+			continue
+		}
+		dst = append(dst, 1)
+		ok := true
+		switch x := v.(type) {
+		case string:
+			dst = binary.AppendUvarint(dst, uint64(len(x)))
+			dst = append(dst, x...)
+			ok = cols[i].Type == "VARCHAR" || cols[i].Type == "JSON"
+		case int64:
+			dst = binary.AppendVarint(dst, x)
+			ok = cols[i].Type == "BIGINT"
+		case int32:
+			dst = binary.AppendVarint(dst, int64(x))
+			ok = cols[i].Type == "INTEGER"
+		case float64:
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(x))
+			ok = cols[i].Type == "DOUBLE"
+		case bool:
+			b := byte(0)
+			if x {
+				b = 1
+			}
+			dst = append(dst, b)
+			ok = cols[i].Type == "BOOLEAN"
+		case time.Time:
+			dst = binary.AppendVarint(dst, x.UnixMicro())
+			ok = cols[i].Type == "TIMESTAMPTZ"
+		default:
+			ok = false
+		}
+		if !ok {
+			return dst[:start], fmt.Errorf("staging column %s (%s): a %T", cols[i].Name, cols[i].Type, v)
+		}
+	}
+	n := binary.PutUvarint(body[:], uint64(len(dst)-payload))
+	// The length goes before the payload: move the payload back over the
+	// room left unused.
+	copy(dst[start:], body[:n])
+	copy(dst[start+n:], dst[payload:])
+	return dst[:len(dst)-(payload-start-n)], nil
+}
+
+// typedFileSource is one scan of a typed staging file: DuckDB's threads
+// each take the next vector's worth of records under a lock, then decode
+// them into their chunk apart.
+type typedFileSource struct {
+	cols []runlog.Column
+	rows int64 // the file's number of rows
+	mu   sync.Mutex
+	f    *os.File // nil once read to the end or failed
+	r    *bufio.Reader
+	err  error
+}
+
+// typedLocal is a thread's records of its current chunk.
+type typedLocal struct {
+	buf  []byte
+	ends []int
+}
+
+func (src *typedFileSource) ColumnInfos() []duckdb.ColumnInfo {
+	return (&stagedSource{s: &stagedColumns{cols: src.cols}}).ColumnInfos()
+}
+
+func (src *typedFileSource) Cardinality() *duckdb.CardinalityInfo {
+	return &duckdb.CardinalityInfo{Cardinality: uint(src.rows), Exact: true}
+}
+
+func (src *typedFileSource) Init() duckdb.ParallelTableSourceInfo {
+	return duckdb.ParallelTableSourceInfo{MaxThreads: runtime.GOMAXPROCS(0)}
+}
+
+func (src *typedFileSource) NewLocalState() any { return &typedLocal{} }
+
+// take reads up to n records into l.
+func (src *typedFileSource) take(l *typedLocal, n int) error {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	l.buf, l.ends = l.buf[:0], l.ends[:0]
+	if src.err != nil || src.f == nil {
+		return src.err
+	}
+	for range n {
+		size, err := binary.ReadUvarint(src.r)
+		if err == io.EOF {
+			src.f.Close()
+			src.f = nil
+			return nil
+		}
+		if err == nil {
+			l.buf = slices.Grow(l.buf, int(size))
+			start := len(l.buf)
+			l.buf = l.buf[:start+int(size)]
+			_, err = io.ReadFull(src.r, l.buf[start:])
+		}
+		if err != nil {
+			src.f.Close()
+			src.f = nil
+			src.err = fmt.Errorf("reading the typed staging file: %w", err)
+			return src.err
+		}
+		l.ends = append(l.ends, len(l.buf))
+	}
+	return nil
+}
+
+func (src *typedFileSource) FillChunk(local any, chunk duckdb.DataChunk) error {
+	l := local.(*typedLocal)
+	if err := src.take(l, duckdb.GetDataChunkCapacity()); err != nil {
+		return err
+	}
+	if err := chunk.SetSize(len(l.ends)); err != nil {
+		return err
+	}
+	start := 0
+	for r, end := range l.ends {
+		rec := l.buf[start:end]
+		start = end
+		for ci, c := range src.cols {
+			if len(rec) == 0 {
+				return errTypedRecord
+			}
+			null := rec[0] == 0
+			rec = rec[1:]
+			if null {
+				if err := duckdb.SetChunkValue[any](chunk, ci, r, nil); err != nil {
+					return err
+				}
+				continue
+			}
+			var err error
+			var n int
+			switch c.Type {
+			case "VARCHAR", "JSON":
+				var size uint64
+				size, n = binary.Uvarint(rec)
+				if n <= 0 || uint64(len(rec)-n) < size {
+					return errTypedRecord
+				}
+				err = duckdb.SetChunkValue(chunk, ci, r, rec[n:n+int(size)])
+				n += int(size)
+			case "BIGINT":
+				var x int64
+				x, n = binary.Varint(rec)
+				err = duckdb.SetChunkValue(chunk, ci, r, x)
+			case "INTEGER":
+				var x int64
+				x, n = binary.Varint(rec)
+				err = duckdb.SetChunkValue(chunk, ci, r, int32(x))
+			case "DOUBLE":
+				if len(rec) < 8 {
+					return errTypedRecord
+				}
+				err = duckdb.SetChunkValue(chunk, ci, r, math.Float64frombits(binary.LittleEndian.Uint64(rec)))
+				n = 8
+			case "BOOLEAN":
+				if len(rec) < 1 {
+					return errTypedRecord
+				}
+				err = duckdb.SetChunkValue(chunk, ci, r, rec[0] == 1)
+				n = 1
+			case "TIMESTAMPTZ":
+				var x int64
+				x, n = binary.Varint(rec)
+				err = duckdb.SetChunkValue(chunk, ci, r, time.UnixMicro(x).UTC())
+			}
+			if n <= 0 {
+				return errTypedRecord
+			}
+			if err != nil {
+				return err
+			}
+			rec = rec[n:]
+		}
+	}
+	return nil
+}
+
+var errTypedRecord = errors.New("a record of the typed staging file is cut short")
+
+// registerTypedFile registers, on conn's connection, the table function
+// name (no arguments) scanning the typed staging file path, of rows rows
+// of the columns cols, afresh at each call.
+func registerTypedFile(conn *sql.Conn, name, path string, cols []runlog.Column, rows int64) error {
+	return duckdb.RegisterTableUDF(conn, name, duckdb.ParallelChunkTableFunction{
+		BindArguments: func(map[string]any, ...any) (duckdb.ParallelChunkTableSource, error) {
+			f, err := os.Open(path)
+			if err != nil {
+				return nil, err
+			}
+			// take closes it at the end or at an error; a scan stopped
+			// before leaves it to the collector.
+			return &typedFileSource{cols: cols, rows: rows, f: f, r: bufio.NewReaderSize(f, 1<<20)}, nil
 		},
 	})
 }

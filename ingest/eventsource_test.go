@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gymlens/gymlens/ingest/runlog"
 )
@@ -18,16 +20,17 @@ import (
 // file id) into typed staging columns, as the validation pass would hand
 // them to the table function.
 func decodeEvents(files []string, fileIDs map[string]int) (*stagedColumns, error) {
-	s, _, err := decodeEventsTo(files, fileIDs, nil)
+	s, _, err := decodeEventsTo(files, fileIDs, nil, nil)
 	return s, err
 }
 
 // decodeEventsTo is decodeEvents, also writing each event's staging CSV
-// row (runlog's AppendCSV) to csv when it is not nil; it returns the
-// length of the longest row.
-func decodeEventsTo(files []string, fileIDs map[string]int, csv io.Writer) (*stagedColumns, int, error) {
+// row (runlog's AppendCSV) to csv and its typed record (appendTypedRow) to
+// typed when they are not nil; it returns the length of the longest CSV
+// row.
+func decodeEventsTo(files []string, fileIDs map[string]int, csv, typed io.Writer) (*stagedColumns, int, error) {
 	s := newStagedColumns(runlog.TypeEvent)
-	var buf []byte
+	var buf, typedRec []byte
 	longest := 0
 	var d runlog.Decoder
 	var row []any
@@ -62,6 +65,15 @@ func decodeEventsTo(files []string, fileIDs map[string]int, csv io.Writer) (*sta
 				if err := s.add(row); err != nil {
 					in.Close()
 					return nil, 0, err
+				}
+				if typed != nil {
+					if typedRec, err = appendTypedRow(typedRec[:0], s.cols, row); err == nil {
+						_, err = typed.Write(typedRec)
+					}
+					if err != nil {
+						in.Close()
+						return nil, 0, err
+					}
 				}
 			}
 		}
@@ -105,7 +117,17 @@ func TestStagedTableFunctionMatchesCSV(t *testing.T) {
 		}
 		ids[f] = id
 	}
-	s, err := decodeEvents(files, ids)
+	typedPath := filepath.Join(t.TempDir(), "events.typed")
+	out, err := os.Create(typedPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := bufio.NewWriter(out)
+	s, _, err := decodeEventsTo(files, ids, nil, bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	out.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,11 +139,24 @@ func TestStagedTableFunctionMatchesCSV(t *testing.T) {
 	if err := registerStaged(conn, "staged_events", s); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{`CREATE TEMP TABLE ev AS SELECT * FROM events LIMIT 0`, stagedEventsInsert("ev", "staged_events()")} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
+	if err := registerTypedFile(conn, "typed_events", typedPath, s.cols, int64(s.n)); err != nil {
+		t.Fatal(err)
 	}
+	for _, fn := range []string{"staged_events()", "typed_events()"} {
+		t.Run(fn, func(t *testing.T) {
+			for _, q := range []string{`CREATE OR REPLACE TEMP TABLE ev AS SELECT * FROM events LIMIT 0`, stagedEventsInsert("ev", fn)} {
+				if _, err := conn.ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sameEvents(t, conn)
+		})
+	}
+}
+
+// sameEvents checks that the temporary table ev holds the rows of events.
+func sameEvents(t *testing.T, conn *sql.Conn) {
+	ctx := context.Background()
 	var stored, moved, missing, extra int
 	for q, n := range map[string]*int{
 		`SELECT count(*) FROM events`:                                &stored,
@@ -157,5 +192,64 @@ func showDiff(t *testing.T, conn *sql.Conn) {
 		}
 		rows.Scan(p...)
 		t.Logf("%v", v)
+	}
+}
+
+// A typed staging file cut short fails the insert with an error naming it,
+// whichever byte it ends at; it never panics.
+func TestTypedFileCutShort(t *testing.T) {
+	ctx := context.Background()
+	cols := runlog.CSVColumns[runlog.TypeEvent]
+	row := []any{"r1", int64(3), time.Date(2026, 4, 6, 11, 25, 0, 0, time.UTC), "agent", "message", nil, "hello \"x\"", nil,
+		`{"a":1}`, nil, true, nil, `["confirm"]`, nil, int64(2), false, nil, int64(10), nil, nil, 1.5, nil, nil, int32(4), int32(7)}
+	rec, err := appendTypedRow(nil, cols, row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := appendTypedRow(nil, cols, append(slices.Clone(row[:len(row)-1]), "7")); err == nil {
+		t.Error("a string for an INTEGER column was taken")
+	}
+	w, err := Open(ctx, filepath.Join(t.TempDir(), "w.duckdb"), OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	dir := t.TempDir()
+	for cut := 0; cut <= len(rec); cut++ {
+		path := filepath.Join(dir, fmt.Sprintf("%d.typed", cut))
+		if err := os.WriteFile(path, append(slices.Clone(rec), rec[:cut]...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("typed_%d", cut)
+		if err := registerTypedFile(conn, name, path, cols, 2); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		err := conn.QueryRowContext(ctx, `SELECT count(*) FROM `+name+`()`).Scan(&n)
+		switch {
+		case cut == 0 || cut == len(rec):
+			if err != nil || n != 1+cut/len(rec) {
+				t.Errorf("whole records: %d rows, %v", n, err)
+			}
+		case err == nil:
+			t.Errorf("cut at byte %d of %d: %d rows, no error", cut, len(rec), n)
+		case !strings.Contains(err.Error(), "typed staging file"):
+			t.Errorf("cut at byte %d: %v", cut, err)
+		}
+	}
+	var got string
+	if err := registerTypedFile(conn, "typed_one", filepath.Join(dir, "0.typed"), cols, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRowContext(ctx, `SELECT concat_ws('|', run_id, seq, t, text, args, ok, actions, ref, visible, input_tokens, latency_ms, file_id, src_line) FROM typed_one()`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := `r1|3|2026-04-06 11:25:00+00|hello "x"|{"a":1}|true|["confirm"]|2|false|10|1.5|4|7`; got != want {
+		t.Errorf("got %s, want %s", got, want)
 	}
 }

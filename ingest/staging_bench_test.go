@@ -28,10 +28,12 @@ import (
 //   - read_csv: the load, DuckDB's parallel CSV reader moving the staged
 //     rows into an empty copy of the events table;
 //   - table_function: the same rows handed as typed vectors by a parallel
-//     chunk table function (stagedSource), from typed columns;
+//     chunk table function (stagedSource), from typed columns in memory;
+//   - typed_file: the same from a typed staging file (typedFileSource),
+//     the form whose memory stays bounded whatever the input;
 //   - appender: the same rows through duckdb-go's Appender, a row at a time.
 //
-// The staged CSV and the typed columns are made outside the timing (the
+// The staged CSV, the typed columns and file are made outside the timing (the
 // pass makes its form while it validates), from one decoding of the lines.
 // GYMLENS_STAGING_ROUNDS (default 1) runs every arm that many times in
 // turn, so that the arms alternate run by run and a shared machine's load
@@ -83,17 +85,30 @@ func BenchmarkStaging(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	typedPath := filepath.Join(dir, "events.typed")
+	tout, err := os.Create(typedPath)
+	if err != nil {
+		b.Fatal(err)
+	}
 	bw := bufio.NewWriterSize(out, 1<<20)
-	typed, longest, err := decodeEventsTo(logs, ids, bw)
+	tw := bufio.NewWriterSize(tout, 1<<20)
+	typed, longest, err := decodeEventsTo(logs, ids, bw, tw)
 	if err == nil {
 		err = bw.Flush()
 	}
+	if err == nil {
+		err = tw.Flush()
+	}
 	out.Close()
+	tout.Close()
 	if err != nil {
 		b.Fatal(err)
 	}
 	readCSV := stagedEventsInsert("ev", readStage(&stageFile{path: csvPath, longest: longest}, runlog.TypeEvent))
 	if err := registerStaged(conn, "staged_events", typed); err != nil {
+		b.Fatal(err)
+	}
+	if err := registerTypedFile(conn, "typed_events", typedPath, typed.cols, int64(typed.n)); err != nil {
 		b.Fatal(err)
 	}
 
@@ -232,6 +247,14 @@ func BenchmarkStaging(b *testing.B) {
 			for b.Loop() {
 				fresh(b)
 				timed(b, stagedEventsInsert("ev", "staged_events()"))
+				check(b, "ev")
+			}
+			report(b)
+		})
+		b.Run("typed_file", func(b *testing.B) {
+			for b.Loop() {
+				fresh(b)
+				timed(b, stagedEventsInsert("ev", "typed_events()"))
 				check(b, "ev")
 			}
 			report(b)
