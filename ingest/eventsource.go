@@ -187,68 +187,9 @@ func registerStaged(conn *sql.Conn, name string, s *stagedColumns) error {
 	})
 }
 
-// A typed staging file holds rows as stagedColumns does, on disk, so that
-// memory stays bounded whatever the input: each row is its length (a
-// uvarint), then for each column a byte, 0 for NULL and 1 for a value, and
-// the value: a string as its length (uvarint) and bytes, BIGINT and INTEGER
-// as varints, DOUBLE as 8 bytes (little-endian IEEE 754), BOOLEAN as a
-// byte, TIMESTAMPTZ as microseconds since 1970 (a varint).
-
-// appendTypedRow appends row (typed values as stagedColumns.add takes them)
-// to dst as one record of a typed staging file.
-func appendTypedRow(dst []byte, cols []runlog.Column, row []any) ([]byte, error) {
-	if len(row) != len(cols) {
-		return dst, fmt.Errorf("staging row of %d values for %d columns", len(row), len(cols))
-	}
-	var body [binary.MaxVarintLen64]byte
-	start := len(dst)
-	dst = append(dst, body[:binary.MaxVarintLen64]...) // room for the length
-	payload := len(dst)
-	for i, v := range row {
-		if v == nil {
-			dst = append(dst, 0)
-			continue
-		}
-		dst = append(dst, 1)
-		ok := true
-		switch x := v.(type) {
-		case string:
-			dst = binary.AppendUvarint(dst, uint64(len(x)))
-			dst = append(dst, x...)
-			ok = cols[i].Type == "VARCHAR" || cols[i].Type == "JSON"
-		case int64:
-			dst = binary.AppendVarint(dst, x)
-			ok = cols[i].Type == "BIGINT"
-		case int32:
-			dst = binary.AppendVarint(dst, int64(x))
-			ok = cols[i].Type == "INTEGER"
-		case float64:
-			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(x))
-			ok = cols[i].Type == "DOUBLE"
-		case bool:
-			b := byte(0)
-			if x {
-				b = 1
-			}
-			dst = append(dst, b)
-			ok = cols[i].Type == "BOOLEAN"
-		case time.Time:
-			dst = binary.AppendVarint(dst, x.UnixMicro())
-			ok = cols[i].Type == "TIMESTAMPTZ"
-		default:
-			ok = false
-		}
-		if !ok {
-			return dst[:start], fmt.Errorf("staging column %s (%s): a %T", cols[i].Name, cols[i].Type, v)
-		}
-	}
-	n := binary.PutUvarint(body[:], uint64(len(dst)-payload))
-	// The length goes before the payload: move the payload back over the
-	// room left unused.
-	copy(dst[start:], body[:n])
-	copy(dst[start+n:], dst[payload:])
-	return dst[:len(dst)-(payload-start-n)], nil
-}
+// A typed staging file holds validated rows on disk, one typed staging
+// record each (runlog.AppendTyped), so that memory stays bounded whatever
+// the input.
 
 // typedFileSource is one scan of a typed staging file: DuckDB's threads
 // each take the next vector's worth of records under a lock, then decode
@@ -388,19 +329,45 @@ func (src *typedFileSource) FillChunk(local any, chunk duckdb.DataChunk) error {
 
 var errTypedRecord = errors.New("a record of the typed staging file is cut short")
 
+// typedEventsFunction is the table function (path VARCHAR, rows BIGINT)
+// reading a typed staging file of events, registered once per warehouse.
+const typedEventsFunction = "gymlens_typed_events"
+
+// registerTypedEvents registers typedEventsFunction in w's database, once.
+func (w *Warehouse) registerTypedEvents(conn *sql.Conn) error {
+	w.typedOnce.Do(func() {
+		cols := runlog.CSVColumns[runlog.TypeEvent]
+		varchar, _ := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
+		bigint, _ := duckdb.NewTypeInfo(duckdb.TYPE_BIGINT)
+		w.typedErr = duckdb.RegisterTableUDF(conn, typedEventsFunction, duckdb.ParallelChunkTableFunction{
+			Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{varchar, bigint}},
+			BindArguments: func(_ map[string]any, args ...any) (duckdb.ParallelChunkTableSource, error) {
+				path, _ := args[0].(string)
+				rows, _ := args[1].(int64)
+				return openTypedFile(path, cols, rows)
+			},
+		})
+	})
+	return w.typedErr
+}
+
+func openTypedFile(path string, cols []runlog.Column, rows int64) (*typedFileSource, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	// take closes it at the end or at an error; a scan stopped before
+	// leaves it to the collector.
+	return &typedFileSource{cols: cols, rows: rows, f: f, r: bufio.NewReaderSize(f, 1<<20)}, nil
+}
+
 // registerTypedFile registers, on conn's connection, the table function
 // name (no arguments) scanning the typed staging file path, of rows rows
 // of the columns cols, afresh at each call.
 func registerTypedFile(conn *sql.Conn, name, path string, cols []runlog.Column, rows int64) error {
 	return duckdb.RegisterTableUDF(conn, name, duckdb.ParallelChunkTableFunction{
 		BindArguments: func(map[string]any, ...any) (duckdb.ParallelChunkTableSource, error) {
-			f, err := os.Open(path)
-			if err != nil {
-				return nil, err
-			}
-			// take closes it at the end or at an error; a scan stopped
-			// before leaves it to the collector.
-			return &typedFileSource{cols: cols, rows: rows, f: f, r: bufio.NewReaderSize(f, 1<<20)}, nil
+			return openTypedFile(path, cols, rows)
 		},
 	})
 }

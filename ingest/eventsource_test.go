@@ -25,9 +25,9 @@ func decodeEvents(files []string, fileIDs map[string]int) (*stagedColumns, error
 }
 
 // decodeEventsTo is decodeEvents, also writing each event's staging CSV
-// row (runlog's AppendCSV) to csv and its typed record (appendTypedRow) to
-// typed when they are not nil; it returns the length of the longest CSV
-// row.
+// row (runlog's AppendCSV) to csv and its typed staging record
+// (AppendTyped) to typed when they are not nil; it returns the length of
+// the longest CSV row.
 func decodeEventsTo(files []string, fileIDs map[string]int, csv, typed io.Writer) (*stagedColumns, int, error) {
 	s := newStagedColumns(runlog.TypeEvent)
 	var buf, typedRec []byte
@@ -67,10 +67,8 @@ func decodeEventsTo(files []string, fileIDs map[string]int, csv, typed io.Writer
 					return nil, 0, err
 				}
 				if typed != nil {
-					if typedRec, err = appendTypedRow(typedRec[:0], s.cols, row); err == nil {
-						_, err = typed.Write(typedRec)
-					}
-					if err != nil {
+					typedRec = d.AppendTyped(typedRec[:0], ev, fileIDs[f], line)
+					if _, err := typed.Write(typedRec); err != nil {
 						in.Close()
 						return nil, 0, err
 					}
@@ -91,8 +89,9 @@ func stagedEventsInsert(table, source string) string {
 	return fmt.Sprintf(strings.Replace(stagedInserts[runlog.TypeEvent], "INSERT INTO events", "INSERT INTO "+table, 1), source)
 }
 
-// The table function moves the validated events into the table exactly as
-// the staged CSV does: the same rows, every column, nothing more or less.
+// The events' table function moves the validated events into the table
+// exactly as the staged CSV does: the same rows, every column, nothing more
+// or less.
 func TestStagedTableFunctionMatchesCSV(t *testing.T) {
 	if testing.Short() {
 		t.Skip("decodes and loads a sample corpus's 17,386 events again")
@@ -117,17 +116,25 @@ func TestStagedTableFunctionMatchesCSV(t *testing.T) {
 		}
 		ids[f] = id
 	}
-	typedPath := filepath.Join(t.TempDir(), "events.typed")
-	out, err := os.Create(typedPath)
+	tmp := t.TempDir()
+	typedPath, csvPath := filepath.Join(tmp, "events.typed"), filepath.Join(tmp, "events.csv")
+	typedOut, err := os.Create(typedPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bw := bufio.NewWriter(out)
-	s, _, err := decodeEventsTo(files, ids, nil, bw)
-	if err == nil {
-		err = bw.Flush()
+	csvOut, err := os.Create(csvPath)
+	if err != nil {
+		t.Fatal(err)
 	}
-	out.Close()
+	tw, cw := bufio.NewWriter(typedOut), bufio.NewWriter(csvOut)
+	s, longest, err := decodeEventsTo(files, ids, cw, tw)
+	for _, w := range []*bufio.Writer{tw, cw} {
+		if err == nil {
+			err = w.Flush()
+		}
+	}
+	typedOut.Close()
+	csvOut.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,8 +149,13 @@ func TestStagedTableFunctionMatchesCSV(t *testing.T) {
 	if err := registerTypedFile(conn, "typed_events", typedPath, s.cols, int64(s.n)); err != nil {
 		t.Fatal(err)
 	}
-	for _, fn := range []string{"staged_events()", "typed_events()"} {
-		t.Run(fn, func(t *testing.T) {
+	// The ingest loaded the events from their typed staging file; the
+	// staged CSV, the typed columns in memory and the typed file written
+	// here must give the same table.
+	for _, arm := range [][2]string{{"read_csv", readStage(&stageFile{path: csvPath, longest: longest}, runlog.TypeEvent)},
+		{"columns", "staged_events()"}, {"typed_file", "typed_events()"}} {
+		fn := arm[1]
+		t.Run(arm[0], func(t *testing.T) {
 			for _, q := range []string{`CREATE OR REPLACE TEMP TABLE ev AS SELECT * FROM events LIMIT 0`, stagedEventsInsert("ev", fn)} {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					t.Fatal(err)
@@ -170,7 +182,7 @@ func sameEvents(t *testing.T, conn *sql.Conn) {
 	}
 	if stored == 0 || moved != stored || missing != 0 || extra != 0 {
 		showDiff(t, conn)
-		t.Fatalf("events: %d stored by the staged CSV, %d by the table function; %d rows of the first missing from the second, %d extra", stored, moved, missing, extra)
+		t.Fatalf("events: %d in the warehouse, %d moved by this arm; %d rows of the first missing from the second, %d extra", stored, moved, missing, extra)
 	}
 }
 
@@ -202,11 +214,11 @@ func TestTypedFileCutShort(t *testing.T) {
 	cols := runlog.CSVColumns[runlog.TypeEvent]
 	row := []any{"r1", int64(3), time.Date(2026, 4, 6, 11, 25, 0, 0, time.UTC), "agent", "message", nil, "hello \"x\"", nil,
 		`{"a":1}`, nil, true, nil, `["confirm"]`, nil, int64(2), false, nil, int64(10), nil, nil, 1.5, nil, nil, int32(4), int32(7)}
-	rec, err := appendTypedRow(nil, cols, row)
+	rec, err := runlog.AppendTypedValues(nil, cols, row)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := appendTypedRow(nil, cols, append(slices.Clone(row[:len(row)-1]), "7")); err == nil {
+	if _, err := runlog.AppendTypedValues(nil, cols, append(slices.Clone(row[:len(row)-1]), "7")); err == nil {
 		t.Error("a string for an INTEGER column was taken")
 	}
 	w, err := Open(ctx, filepath.Join(t.TempDir(), "w.duckdb"), OpenOptions{})
