@@ -23,14 +23,15 @@ import (
 //
 //   - read_ndjson_auto: the peer, DuckDB reading the run logs' event lines
 //     (extracted beforehand) into a new table, unchecked;
-//   - validate: what the validation pass does to those lines (decoded,
-//     checked, hashed, the staging CSV written) on every core;
-//   - read_csv: the load, DuckDB's parallel CSV reader moving the staged
-//     rows into an empty copy of the events table;
+//   - validate, validate_typed: what the validation pass does to those
+//     lines (decoded, checked, hashed, the staging rows written) on every
+//     core, with CSV rows as before issue 63 and with typed records as now;
+//   - read_csv: the load as before issue 63, DuckDB's parallel CSV reader
+//     moving the staged rows into an empty copy of the events table;
 //   - table_function: the same rows handed as typed vectors by a parallel
 //     chunk table function (stagedSource), from typed columns in memory;
-//   - typed_file: the same from a typed staging file (typedFileSource),
-//     the form whose memory stays bounded whatever the input;
+//   - typed_file: the load now, the same from the typed staging file
+//     (typedFileSource), whose memory stays bounded whatever the input;
 //   - appender: the same rows through duckdb-go's Appender, a row at a time.
 //
 // The staged CSV, the typed columns and file are made outside the timing (the
@@ -178,6 +179,53 @@ func BenchmarkStaging(b *testing.B) {
 		b.StartTimer()
 	}
 	b.Logf("%d events × %d columns", len(data), len(cols))
+	validate := func(b *testing.B, typed bool) {
+		lineFiles, _ := filepath.Glob(filepath.Join(lines, "*.jsonl"))
+		for b.Loop() {
+			b.StopTimer()
+			out, err := os.Create(filepath.Join(dir, "validated.csv"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			bw := bufio.NewWriterSize(out, 1<<20)
+			b.StartTimer()
+			c0 := processCPU()
+			n := 0
+			for _, f := range lineFiles {
+				in, err := os.Open(f)
+				if err != nil {
+					b.Fatal(err)
+				}
+				err = runlog.DecodeStream(ctx, in, runlog.StreamOptions{File: f, Rows: true, FileID: 1, TypedEvents: typed}, func(items []runlog.Item) error {
+					for i := range items {
+						if items[i].Err != nil {
+							return items[i].Err
+						}
+						n++
+						if _, err := bw.Write(items[i].Row); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				in.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := bw.Flush(); err != nil {
+				b.Fatal(err)
+			}
+			cpu += processCPU() - c0
+			b.StopTimer()
+			out.Close()
+			if n != len(data) {
+				b.Fatalf("%d events validated of %d", n, len(data))
+			}
+			b.StartTimer()
+		}
+		report(b)
+	}
 	rounds, _ := strconv.Atoi(os.Getenv("GYMLENS_STAGING_ROUNDS"))
 	for range max(1, rounds) {
 		b.Run("read_ndjson_auto", func(b *testing.B) {
@@ -188,53 +236,12 @@ func BenchmarkStaging(b *testing.B) {
 			}
 			report(b)
 		})
-		b.Run("validate", func(b *testing.B) {
-			lineFiles, _ := filepath.Glob(filepath.Join(lines, "*.jsonl"))
-			for b.Loop() {
-				b.StopTimer()
-				out, err := os.Create(filepath.Join(dir, "validated.csv"))
-				if err != nil {
-					b.Fatal(err)
-				}
-				bw := bufio.NewWriterSize(out, 1<<20)
-				b.StartTimer()
-				c0 := processCPU()
-				n := 0
-				for _, f := range lineFiles {
-					in, err := os.Open(f)
-					if err != nil {
-						b.Fatal(err)
-					}
-					err = runlog.DecodeStream(ctx, in, runlog.StreamOptions{File: f, Rows: true, FileID: 1}, func(items []runlog.Item) error {
-						for i := range items {
-							if items[i].Err != nil {
-								return items[i].Err
-							}
-							n++
-							if _, err := bw.Write(items[i].Row); err != nil {
-								return err
-							}
-						}
-						return nil
-					})
-					in.Close()
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := bw.Flush(); err != nil {
-					b.Fatal(err)
-				}
-				cpu += processCPU() - c0
-				b.StopTimer()
-				out.Close()
-				if n != len(data) {
-					b.Fatalf("%d events validated of %d", n, len(data))
-				}
-				b.StartTimer()
-			}
-			report(b)
-		})
+		for _, v := range []struct {
+			name  string
+			typed bool
+		}{{"validate", false}, {"validate_typed", true}} {
+			b.Run(v.name, func(b *testing.B) { validate(b, v.typed) })
+		}
 		b.Run("read_csv", func(b *testing.B) {
 			for b.Loop() {
 				fresh(b)

@@ -14,13 +14,17 @@ import (
 // stagingPeer is the arm every other is divided by: DuckDB's own reader.
 const stagingPeer = "read_ndjson_auto"
 
-// stagingValidate is the arm of the validation pass, which every load arm
-// follows in an ingest.
-const stagingValidate = "validate"
+// stagingPaths are the validation arm and the load arm of each way from
+// the lines to the table: with the staged CSV (until issue 63) and with
+// typed records (since).
+var stagingPaths = [][2]string{{"validate", "read_csv"}, {"validate_typed", "typed_file"}}
 
-// stagingLoads are the load arms a staging summary divides by each other:
-// the table function against the staged CSV.
-var stagingLoads = [2]string{"table_function", "read_csv"}
+// stagingBases are the arms the others are also divided by, with the arms
+// divided: each load by the staged CSV, the typed validation by the CSV's.
+var stagingBases = map[string][]string{
+	"read_csv": {"table_function", "typed_file", "appender"},
+	"validate": {"validate_typed"},
+}
 
 // stagingFigure is one run of one arm: wall and CPU seconds (CPU 0 when
 // the benchmark reported none).
@@ -113,8 +117,8 @@ func (runs *stagingRuns) sum(a, b string) func(int) stagingFigure {
 }
 
 // writeStaging prints every run's figures, each arm's medians, and the
-// medians of the run-by-run ratios: to the peer (for a load arm also with
-// the validation before it) and of the table function to the staged CSV.
+// medians of the run-by-run ratios: of each arm and each way (stagingPaths)
+// to the peer, and of the ways' arms to each other (stagingBases).
 func writeStaging(w io.Writer, runs *stagingRuns) {
 	n := len(runs.by[stagingPeer])
 	fmt.Fprintf(w, "BenchmarkStaging: %d runs of each arm, alternating; wall s / CPU s (every thread of the process)\n\n", n)
@@ -147,23 +151,26 @@ func writeStaging(w io.Writer, runs *stagingRuns) {
 		}
 		fmt.Fprintln(w)
 	}
-	_, validated := runs.by[stagingValidate]
 	for _, a := range runs.arms {
 		if a == stagingPeer {
 			continue
 		}
 		wall, cpu := runs.ratios(runs.arm(a), runs.arm(stagingPeer))
 		line(a+" ÷ "+stagingPeer, wall, cpu)
-		if validated && a != stagingValidate {
-			wall, cpu = runs.ratios(runs.sum(stagingValidate, a), runs.arm(stagingPeer))
-			line(stagingValidate+" + "+a+" ÷ "+stagingPeer, wall, cpu)
+	}
+	for _, p := range stagingPaths {
+		if runs.by[p[0]] != nil && runs.by[p[1]] != nil {
+			wall, cpu := runs.ratios(runs.sum(p[0], p[1]), runs.arm(stagingPeer))
+			line(p[0]+" + "+p[1]+" ÷ "+stagingPeer, wall, cpu)
 		}
 	}
-	_, okNum := runs.by[stagingLoads[0]]
-	_, okDen := runs.by[stagingLoads[1]]
-	if okNum && okDen {
-		wall, cpu := runs.ratios(runs.arm(stagingLoads[0]), runs.arm(stagingLoads[1]))
-		line(stagingLoads[0]+" ÷ "+stagingLoads[1], wall, cpu)
+	for _, base := range []string{"read_csv", "validate"} {
+		for _, a := range stagingBases[base] {
+			if runs.by[base] != nil && runs.by[a] != nil {
+				wall, cpu := runs.ratios(runs.arm(a), runs.arm(base))
+				line(a+" ÷ "+base, wall, cpu)
+			}
+		}
 	}
 }
 
