@@ -265,3 +265,57 @@ func TestTypedFileCutShort(t *testing.T) {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }
+
+// The events' table function failing mid-load (a staging file cut short)
+// fails the insert, and the transaction's rollback leaves the events as
+// they were, as an ingest's load does on any error.
+func TestTypedEventsLoadFailureRollsBack(t *testing.T) {
+	ctx := context.Background()
+	db, _ := sampleCopy(t, sampleKind{seed: 5, configs: 1})
+	w, err := Open(ctx, db, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := w.registerTypedEvents(conn); err != nil {
+		t.Fatal(err)
+	}
+	count := func() (n int) {
+		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM events`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := count()
+	// Three thousand whole records (more than a vector's worth), then one cut.
+	var file []byte
+	for i := range 3000 {
+		row := []any{"cut-run", int64(i + 1), time.Date(2026, 4, 6, 11, 0, 0, 0, time.UTC), "user", "message", nil, "hi", nil,
+			nil, nil, nil, nil, nil, nil, nil, false, nil, nil, nil, nil, nil, nil, nil, int32(99), int32(i + 1)}
+		if file, err = runlog.AppendTypedValues(file, runlog.CSVColumns[runlog.TypeEvent], row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "event.typed")
+	if err := os.WriteFile(path, file[:len(file)-5], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.ExecContext(ctx, stagedEventsInsert("events", fmt.Sprintf("%s(%s, 3000)", typedEventsFunction, sqlString(path))))
+	if err == nil || !strings.Contains(err.Error(), "typed staging file") {
+		t.Errorf("a cut staging file loaded: %v", err)
+	}
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if after := count(); after != before {
+		t.Errorf("events: %d before, %d after the failed load", before, after)
+	}
+}
