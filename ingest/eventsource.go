@@ -53,6 +53,11 @@ type typedFileSource struct {
 	err  error
 }
 
+// typedChunkBytes bounds the records a thread takes for one chunk (beyond
+// one record): a vector of 2,048 events of long texts could otherwise hold
+// gigabytes.
+const typedChunkBytes = 4 << 20
+
 // typedLocal is a thread's records of its current chunk.
 type typedLocal struct {
 	buf  []byte
@@ -73,7 +78,7 @@ func (src *typedFileSource) Init() duckdb.ParallelTableSourceInfo {
 
 func (src *typedFileSource) NewLocalState() any { return &typedLocal{} }
 
-// take reads up to n records into l.
+// take reads up to n records into l, fewer past typedChunkBytes.
 func (src *typedFileSource) take(l *typedLocal, n int) error {
 	src.mu.Lock()
 	defer src.mu.Unlock()
@@ -82,6 +87,10 @@ func (src *typedFileSource) take(l *typedLocal, n int) error {
 		return src.err
 	}
 	for range n {
+		if len(l.buf) >= typedChunkBytes {
+			// A short chunk: DuckDB asks again.
+			return nil
+		}
 		size, err := binary.ReadUvarint(src.r)
 		if err == io.EOF {
 			src.f.Close()

@@ -319,3 +319,45 @@ func TestTypedEventsLoadFailureRollsBack(t *testing.T) {
 		t.Errorf("events: %d before, %d after the failed load", before, after)
 	}
 }
+
+// Records past typedChunkBytes make short chunks, and every row still
+// arrives once.
+func TestTypedFileShortChunks(t *testing.T) {
+	ctx := context.Background()
+	cols := runlog.CSVColumns[runlog.TypeEvent]
+	text := strings.Repeat("x", 8<<10)
+	var file []byte
+	const n = 1500 // 12 MB: three times typedChunkBytes, under 2,048 records
+	for i := range n {
+		row := []any{"r", int64(i + 1), time.Date(2026, 4, 6, 11, 0, 0, 0, time.UTC), "user", "message", nil, text, nil,
+			nil, nil, nil, nil, nil, nil, nil, false, nil, nil, nil, nil, nil, nil, nil, int32(1), int32(i + 1)}
+		var err error
+		if file, err = runlog.AppendTypedValues(file, cols, row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "long.typed")
+	if err := os.WriteFile(path, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Open(ctx, filepath.Join(t.TempDir(), "w.duckdb"), OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := registerTypedFile(conn, "long_events", path, cols, n); err != nil {
+		t.Fatal(err)
+	}
+	var rows, distinct, chars int64
+	if err := conn.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT seq), sum(length(text)) FROM long_events()`).Scan(&rows, &distinct, &chars); err != nil {
+		t.Fatal(err)
+	}
+	if rows != n || distinct != n || chars != n*int64(len(text)) {
+		t.Errorf("%d rows, %d seqs, %d characters; want %d, %d, %d", rows, distinct, chars, n, n, n*len(text))
+	}
+}
