@@ -233,6 +233,9 @@ func runPass(ctx context.Context, w *Warehouse, paths []string, opt IngestOption
 			return nil, err
 		}
 		defer p.conn.Close()
+		if err := w.registerTypedEvents(p.conn); err != nil {
+			return nil, fmt.Errorf("registering the events' table function: %w", err)
+		}
 		if _, err := p.conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 			return nil, err
 		}
@@ -585,7 +588,7 @@ func (p *pass) readStream(fs *fileState) error {
 	}
 	defer r.Close()
 	var last int64
-	opt := runlog.StreamOptions{File: fs.Path, Workers: p.opt.Workers, Rows: p.conn != nil, FileID: fs.id}
+	opt := runlog.StreamOptions{File: fs.Path, Workers: p.opt.Workers, Rows: p.conn != nil, FileID: fs.id, TypedEvents: p.conn != nil}
 	here := p.chk.at(fs.Path, 0)
 	err = runlog.DecodeStream(p.ctx, r, opt, func(items []runlog.Item) error {
 		now := compressed.Load()
@@ -651,12 +654,15 @@ func (p *pass) collect(err error) error {
 	return err
 }
 
-// stageFile is the staging CSV of one bulk record type.
+// stageFile is the staging file of one bulk record type: CSV, or for the
+// events typed staging records (runlog.AppendTyped), which a table
+// function hands DuckDB as vectors (typedEventsFunction).
 type stageFile struct {
-	path string
-	f    *os.File
-	w    *bufio.Writer
-	rows int64
+	path  string
+	typed bool
+	f     *os.File
+	w     *bufio.Writer
+	rows  int64
 	// longest is the longest row written: DuckDB's CSV reader sizes its
 	// buffers by the longest row it must hold.
 	longest int
@@ -673,6 +679,10 @@ func (p *pass) stage(typ string, row []byte) error {
 			p.stages = map[string]*stageFile{}
 		}
 		sf = &stageFile{path: filepath.Join(p.tmpDir, typ+".csv")}
+		if typ == runlog.TypeEvent {
+			// Only readStream stages events, with StreamOptions.TypedEvents.
+			sf = &stageFile{path: filepath.Join(p.tmpDir, typ+".typed"), typed: true}
+		}
 		f, err := os.Create(sf.path)
 		if err != nil {
 			return fmt.Errorf("cannot write the staging file: %w", err)

@@ -94,6 +94,8 @@ type Warehouse struct {
 	packsOnce    sync.Once // guards packs
 	packs        bool      // the warehouse has event_packs
 	pagePacks    bool      // the warehouse has page_packs
+	typedOnce    sync.Once // registers typedEventsFunction
+	typedErr     error
 }
 
 // OpenOptions tunes Open.

@@ -160,7 +160,11 @@ func (p *pass) load(decisions map[string]runDecision) error {
 	}
 	for _, typ := range []string{runlog.TypeEvent, runlog.TypeTask, runlog.TypeJudgment, runlog.TypeRating} {
 		if sf := p.stages[typ]; sf != nil {
-			q := fmt.Sprintf(stagedInserts[typ], readStage(sf, typ))
+			source := readStage(sf, typ)
+			if sf.typed {
+				source = fmt.Sprintf("%s(%s, %d)", typedEventsFunction, sqlString(sf.path), sf.rows)
+			}
+			q := fmt.Sprintf(stagedInserts[typ], source)
 			if len(skip) > 0 {
 				// Only then: the anti-join is not free.
 				q += stagedFilters[typ]

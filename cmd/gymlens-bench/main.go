@@ -18,6 +18,14 @@
 //   - gymlens ingest of the same files again (nothing to load);
 //
 // and prints wall times, the ratios, and peak resident memory.
+//
+//	GYMLENS_STAGING_ROUNDS=7 go test ./ingest -run '^$' -bench Staging -benchtime 1x | go run ./cmd/gymlens-bench staging
+//
+// staging summarizes BenchmarkStaging (ingest/staging_bench_test.go), whose
+// arms hand the same validated events to DuckDB in turn, beside DuckDB's
+// read_ndjson_auto of their lines: each run's wall and CPU seconds, each
+// arm's medians, and the medians of the run-by-run ratios to the peer and
+// of the table function to the staged read_csv.
 package main
 
 import (
@@ -59,7 +67,8 @@ const usage = "usage: gymlens-bench help\n" +
 	"       gymlens-bench tour --out DIR [--bin GYMLENS]   (from the root: every command of the tour, outputs stored)\n" +
 	"       gymlens-bench pare [--traces N]   (from the root)\n" +
 	"       gymlens-bench openai-server [--addr 127.0.0.1:8000] [--latency D]   (a fake judge endpoint: valid, fixed answers; docs/judge.md)\n" +
-	"       gymlens-bench inspect [--mb 256] [--chunked-mb M] [--ingest] [--evals N] [--dir DIR] [--keep]"
+	"       gymlens-bench inspect [--mb 256] [--chunked-mb M] [--ingest] [--evals N] [--dir DIR] [--keep]\n" +
+	stagingUsage
 
 // benches are the subcommands besides ingest, by name.
 var benches = map[string]func(args []string) error{
@@ -68,6 +77,7 @@ var benches = map[string]func(args []string) error{
 	"size":          benchSize,
 	"openai-server": benchOpenAIServer,
 	"inspect":       benchInspect,
+	"staging":       benchStaging,
 }
 
 func main() {

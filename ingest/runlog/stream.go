@@ -40,6 +40,9 @@ type StreamOptions struct {
 	// FileID and the line number.
 	Rows   bool
 	FileID int
+	// TypedEvents makes an event's Row its typed staging record
+	// (AppendTyped) instead of its CSV row.
+	TypedEvents bool
 }
 
 type chunk struct {
@@ -90,7 +93,9 @@ func DecodeStream(ctx context.Context, r io.Reader, opt StreamOptions, fn func([
 							it.Err = Locate(err, opt.File, it.Line, it.Raw)
 						} else {
 							it.Rec = rec
-							if opt.Rows && Bulk(rec.RecordType()) {
+							if ev, ok := rec.(*Event); ok && opt.Rows && opt.TypedEvents {
+								c.rows = d.AppendTyped(c.rows, ev, opt.FileID, it.Line)
+							} else if opt.Rows && Bulk(rec.RecordType()) {
 								c.rows = d.AppendCSV(c.rows, rec, opt.FileID, it.Line)
 							}
 						}
