@@ -143,9 +143,12 @@ func gatherBias(runs RunSet, judges []string, fam Families) ([]*biasData, error)
 		}
 		for ri := range runs.Len() {
 			r := runs.Run(ri)
-			af, err := fam.of("agent model", r.Model)
-			if err != nil {
-				return nil, err
+			af := ""
+			if fam != nil {
+				var err error
+				if af, err = fam.of("agent model", r.Model); err != nil {
+					return nil, err
+				}
 			}
 			if score == "TA" {
 				for k, j := range judges {
@@ -210,7 +213,8 @@ type JudgeBias struct {
 // score and, when lengths is not nil, its length bias: against the human
 // ratings where an item has them (the questions QuestionScore maps to
 // the score), otherwise against each other judge. Every agent model and
-// judge must have a family in fam. Scenarios are the resampling units.
+// judge must have a family in fam; with fam nil, self-preference is not
+// measured (a note says so). Scenarios are the resampling units.
 //
 // Self-preference of judge J of family F on a score: over the items J and
 // at least one other judge scored, d_i = s_J(i) − mean of the other
@@ -224,6 +228,18 @@ func MeasureJudgeBias(runs RunSet, fam Families, lengths ItemLengths, ratings it
 		return nil, NoDataf("judge bias needs two judges or more; the runs selected have %d (%s)", len(judges), strings.Join(judges, ", "))
 	}
 	jb := &JudgeBias{Judges: judges, Family: map[string]string{}}
+	if fam == nil {
+		jb.Notes = append(jb.Notes, "self-preference not measured: it needs the families of the agent models and judges (--families FILE, a CSV name,family)")
+		if lengths == nil {
+			return jb, nil
+		}
+		data, err := gatherBias(runs, judges, nil)
+		if err != nil {
+			return nil, err
+		}
+		jb.measureLength(runs, data, lengths, ratings, opt)
+		return jb, nil
+	}
 	agentFams := map[string]bool{}
 	for i := range runs.Len() {
 		f, err := fam.of("agent model", runs.Run(i).Model)
@@ -272,9 +288,14 @@ func MeasureJudgeBias(runs RunSet, fam Families, lengths ItemLengths, ratings it
 			}
 		}
 	}
-	if lengths == nil {
-		return jb, nil
+	if lengths != nil {
+		jb.measureLength(runs, data, lengths, ratings, opt)
 	}
+	return jb, nil
+}
+
+// measureLength adds every judge's length bias on data.
+func (jb *JudgeBias) measureLength(runs RunSet, data []*biasData, lengths ItemLengths, ratings iter.Seq[*rows.RatingRow], opt BootstrapOptions) {
 	human := humanItems(runs, ratings)
 	for _, d := range data {
 		if d.n() == 0 {
@@ -282,7 +303,6 @@ func MeasureJudgeBias(runs RunSet, fam Families, lengths ItemLengths, ratings it
 		}
 		jb.Length = append(jb.Length, lengthBias(runs, d, lengths, human[d.score], opt)...)
 	}
-	return jb, nil
 }
 
 // selfPreference is judge k's difference in differences on d.

@@ -28,6 +28,7 @@ func reportCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "where", Usage: "keep runs with `DIM=VALUE` (repeat)"},
 			&cli.StringFlag{Name: "judge", Usage: "use one `JUDGE`'s judgments instead of the average"},
 			&cli.StringFlag{Name: "judges", Usage: "judge agreement between `A,B` (default: the only two judges)"},
+			&cli.StringFlag{Name: "families", Usage: reports.FamiliesParam.Usage + " (the judge-bias tables' self-preference)"},
 			&cli.StringFlag{Name: "size", Usage: "figure `SIZE` for a paper: column (3.3 in wide) or page (6.9 in); default: each figure's own"},
 		}, append(cliFlags(reports.TableParams()[1:]...), bootstrapFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
