@@ -195,6 +195,7 @@ func TestJudgeBiasRecovered(t *testing.T) {
 				ref = "humans"
 			}
 			lb := lenOf(jb, "jA", ref)
+			t.Logf("%s, humans %v: self-preference %.3f [%.3f, %.3f]; slope against %s %.3f [%.3f, %.3f]", c.name, humans, sp.Value, sp.Lo, sp.Hi, ref, lb.Value, lb.Lo, lb.Hi)
 			if !(lb.Lo <= c.slope && c.slope <= lb.Hi) {
 				t.Errorf("%s, humans %v: length slope %.3f [%.3f, %.3f] misses %.1f", c.name, humans, lb.Value, lb.Lo, lb.Hi, c.slope)
 			}

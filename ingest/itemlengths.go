@@ -7,7 +7,8 @@ import (
 
 // ItemLengths are the lengths in characters of the items the judges read
 // (judge.Items), counted as the characters of each record's text, tool
-// arguments and result: kind "tc", a task's records up to its final turn;
+// arguments and result as the judge reads them (a string result without
+// its quotes): kind "tc", a task's records up to its final turn;
 // "trj", the records the user saw up to the task's final turn (visible
 // records, the user's own, notifications); "ta", the records inside the
 // scenario's decision window (task ""). They are kept by run as the
@@ -54,7 +55,10 @@ func (w *Warehouse) LoadItemLengths(ctx context.Context) (*ItemLengths, error) {
 		}
 		return i
 	}
-	const chars = `length(coalesce(e.text, '')) + length(coalesce(e.args::VARCHAR, '')) + length(coalesce(e.result::VARCHAR, ''))`
+	// As ScanJudgeEvents gives them to the judge: a result that is a JSON
+	// string without its quotes.
+	const chars = `length(coalesce(e.text, '')) + length(coalesce(e.args::VARCHAR, '')) +
+		length(coalesce(CASE WHEN json_type(e.result) = 'VARCHAR' THEN e.result->>'$' ELSE e.result::VARCHAR END, ''))`
 	err := w.scan(ctx, `SELECT o.run_id, o.task,
 		coalesce(sum(`+chars+`) FILTER (WHERE e.task = o.task), 0),
 		coalesce(sum(`+chars+`) FILTER (WHERE e.visible OR e.actor = 'user' OR (e.actor = 'env' AND e.kind = 'notification')), 0)

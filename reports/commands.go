@@ -19,7 +19,8 @@ var Commands = []*Command{
 	{
 		Name: "table", Usage: "a paper table: " + strings.Join(TableNames, ", "), ArgsUsage: "NAME",
 		Description: "main: the four metrics per model and harness (the paper's Table 7); tc-components, ta-components,\n" +
-			"trj-constructs: Tables 8–10; judge-agreement: Tables 4–6 (--judges A,B, or the only two judges); judge-human;\n" +
+			"trj-constructs: Tables 8–10; judge-agreement: Tables 4–6 (--judges A,B, the only two judges, or the first two in name order); judge-human;\n" +
+			"judge-bias: self-preference (--families FILE) and length;\n" +
 			"correlations; by-scenario; by-persona; variance, power, rank (gymlens variance, power, rank); custom: your rubrics'\n" +
 			"metrics. --format latex (booktabs, best bold, second underlined), md, csv or html.",
 		Params: params([]Param{

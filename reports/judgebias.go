@@ -131,10 +131,15 @@ func JudgeBiasSections(jb *analysis.JudgeBias, format string) []Section {
 		}
 		ln.Rows = append(ln.Rows, []any{l.Judge, l.Reference, l.Score, l.N, l.Value, l.Lo, l.Hi, l.P, WarningsCell(format, l.Warnings)})
 	}
-	return []Section{
-		{Name: "self_preference", Title: "Self-preference: (judge − the other judges) on agents of its family minus the same on other agents (TC on 0–100, TR-J on 1–5, TA on 0–1)", Table: sp},
-		{Name: "length", Title: "Length: slope of (judge − reference) per 1,000 characters of the item judged (reference: the humans where they rated, else another judge)", Table: ln},
+	// A section with no row is left out: the notes say why.
+	var secs []Section
+	if len(sp.Rows) > 0 {
+		secs = append(secs, Section{Name: "self_preference", Title: "Self-preference: (judge − the other judges) on agents of its family minus the same on other agents (TC on 0–100, TR-J on 1–5, TA on 0–1)", Table: sp})
 	}
+	if len(ln.Rows) > 0 {
+		secs = append(secs, Section{Name: "length", Title: "Length: slope of (judge − reference) per 1,000 characters of the item judged (reference: the humans where they rated, else another judge)", Table: ln})
+	}
+	return secs
 }
 
 func num3(x float64) string { return fmt.Sprintf("%.3f", x) }
@@ -222,7 +227,11 @@ func (x *Exec) agreeBias(ctx context.Context) error {
 	if jb.Length == nil {
 		notes = append(notes, "length bias not measured: this store cannot count the items' lengths")
 	}
-	return x.Writer().Sections(JudgeBiasSections(jb, x.Format), x.footnotes(notes, ds.Bootstrap(), "scenarios"))
+	secs := JudgeBiasSections(jb, x.Format)
+	if len(secs) == 0 {
+		return analysis.NoDataf("no judge bias measured: %s", strings.Join(notes, "; "))
+	}
+	return x.Writer().Sections(secs, x.footnotes(notes, ds.Bootstrap(), "scenarios"))
 }
 
 // compareDebiased is compare --debias.

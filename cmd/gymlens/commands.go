@@ -224,7 +224,7 @@ func sampleCommand(e *env) *cli.Command {
 		Name:  "sample",
 		Usage: "write a synthetic Proactivity-Gym corpus in the run-log format",
 		Description: "10 scenarios (one per domain), 26 configurations (the paper's 23 plus the reasoning-effort\n" +
-			"ablation of GPT 5.6 Sol on CD), 3 personas × 3 × K repetitions, two judges, human ratings.",
+			"ablation of GPT 5.6 Sol on CD), 3 personas × 3 × K repetitions, three judges (of the Qwen, GPT and Claude families: .sample/families.csv), human ratings.",
 		Flags: append([]cli.Flag{&cli.StringFlag{Name: "out", Required: true, Usage: "output `DIR`"}}, sampleFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {

@@ -27,7 +27,7 @@ func reportCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "out", Required: true, Usage: "the report `DIR`"},
 			&cli.StringSliceFlag{Name: "where", Usage: "keep runs with `DIM=VALUE` (repeat)"},
 			&cli.StringFlag{Name: "judge", Usage: "use one `JUDGE`'s judgments instead of the average"},
-			&cli.StringFlag{Name: "judges", Usage: "judge agreement between `A,B` (default: the only two judges)"},
+			&cli.StringFlag{Name: "judges", Usage: "judge agreement between `A,B` (default: the only two judges, or the first two in name order)"},
 			&cli.StringFlag{Name: "families", Usage: reports.FamiliesParam.Usage + " (the judge-bias tables' self-preference)"},
 			&cli.StringFlag{Name: "size", Usage: "figure `SIZE` for a paper: column (3.3 in wide) or page (6.9 in); default: each figure's own"},
 		}, append(cliFlags(reports.TableParams()[1:]...), bootstrapFlags()...)...),
