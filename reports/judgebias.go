@@ -211,6 +211,9 @@ func dedupe(w []string) []string {
 
 // agreeBias is agree --bias.
 func (x *Exec) agreeBias(ctx context.Context) error {
+	if x.String("judge") != "" {
+		return analysis.Optionf("agree --bias measures every judge against the others: --judge does not apply")
+	}
 	fam, err := x.families("agree --bias")
 	if err != nil {
 		return err

@@ -73,9 +73,19 @@ func TestJudgeBiasOnTheSample(t *testing.T) {
 	if code, _, stderr := gymlens(t, "--db", db, "agree", "--bias", "--families", short, "--resamples", "100"); code == 0 || !strings.Contains(stderr, `"Gemma 4 12B"`) {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
-	// --families without --bias or --debias is refused.
-	if code, _, _ := gymlens(t, "--db", db, "agree", "--judges", "judge-gpt-5.6-luna,judge-qwen3.5-397b", "--families", families); code != 2 {
-		t.Errorf("agree --judges --families: exit %d", code)
+	// What does not apply is refused, with a usage error.
+	for _, args := range [][]string{
+		{"agree", "--judges", "judge-gpt-5.6-luna,judge-qwen3.5-397b", "--families", families},
+		{"agree", "--bias"},
+		{"agree", "--bias", "--families", families, "--judge", "judge-sonnet-5"},
+		{"compare", "--debias", "Claude Opus 5 | OC | none", "GPT 5.6 Sol | OC | none"},
+		{"compare", "--families", families, "Claude Opus 5 | OC | none", "GPT 5.6 Sol | OC | none"},
+		{"compare", "--debias", "--families", families, "--judge", "judge-sonnet-5", "Claude Opus 5 | OC | none", "GPT 5.6 Sol | OC | none"},
+		{"table", "main", "--families", families},
+	} {
+		if code, _, stderr := gymlens(t, append([]string{"--db", db}, args...)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2: %s", args, code, stderr)
+		}
 	}
 
 	rep := filepath.Join(dir, "report")
