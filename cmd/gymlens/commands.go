@@ -308,7 +308,13 @@ func demoCommand(e *env) *cli.Command {
 			// The main results: configuration × the four metrics.
 			// One dataset for the main results and the report: the runs are
 			// read once and the main table's estimates are these.
-			ds, err := dataset(ctx, cmd, w, reports.KeepPacked)
+			// The corpus's families, for the report's judge-bias tables.
+			opt, err := argsOf(cmd).Options(w.Path, reports.KeepPacked)
+			if err != nil {
+				return err
+			}
+			opt.Families = filepath.Join(corpus, sample.FamiliesFile)
+			ds, err := reports.NewDataset(ctx, w, opt)
 			if err != nil {
 				return err
 			}
