@@ -11,6 +11,10 @@ import (
 	"github.com/gymlens/gymlens/ingest/rows"
 )
 
+// PPIFewRated is the rated items per side below which a PPI-corrected
+// difference carries a warning that its interval rests on few labels.
+const PPIFewRated = 30
+
 // DebiasJudges is the fewest judges CompareDebiased accepts: with fewer,
 // dropping the judges of two compared families leaves none.
 const DebiasJudges = 3
@@ -329,7 +333,7 @@ func ppiDifferences(pairs []Pair, runs RunSet, ratings iter.Seq[*rows.RatingRow]
 			}
 			est, ps := stat.ClusterBootstrapTested(ns, 2, statFn, opt)
 			d.Judge, d.Corrected, d.P = est[0], est[1], ps[1]
-			if lab[0] < 30 || lab[1] < 30 {
+			if lab[0] < PPIFewRated || lab[1] < PPIFewRated {
 				d.Corrected.Warn(0, fmt.Sprintf("few items rated by humans (%d and %d): the correction's interval is wide and its coverage rests on them", lab[0], lab[1]))
 			}
 			out = append(out, d)
