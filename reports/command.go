@@ -207,7 +207,8 @@ func (a *Args) Where(dims []string) (map[string][]string, error) {
 // has into the options of a Dataset over the warehouse name.
 func (a *Args) Options(name string, keep Keep) (Options, error) {
 	opt := Options{Name: name, Keep: keep, Judge: a.String("judge"), JudgeNoise: a.Bool("judge-noise"), Metrics: a.Split("metrics"), Judges: a.Split("judges"),
-		FigureMetric: a.String("metric"), Question: a.String("question"), Switch: a.Split("switch"), Mark: a.String("mark")}
+		FigureMetric: a.String("metric"), Question: a.String("question"), Switch: a.Split("switch"), Mark: a.String("mark"),
+		Families: a.String("families")}
 	if opt.Mark != "" && opt.Mark != "rank" && opt.Mark != "significance" {
 		return opt, analysis.Optionf("--mark: expected rank or significance, found %q", opt.Mark)
 	}

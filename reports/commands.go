@@ -20,7 +20,8 @@ var Commands = []*Command{
 	{
 		Name: "table", Usage: "a paper table: " + strings.Join(TableNames, ", "), ArgsUsage: "NAME",
 		Description: "main: the four metrics per model and harness (the paper's Table 7); tc-components, ta-components,\n" +
-			"trj-constructs: Tables 8–10; judge-agreement: Tables 4–6 (--judges A,B, or the only two judges); judge-human;\n" +
+			"trj-constructs: Tables 8–10; judge-agreement: Tables 4–6 (--judges A,B, the only two judges, or the first two in name order); judge-human;\n" +
+			"judge-bias: self-preference (--families FILE) and length;\n" +
 			"correlations; by-scenario; by-persona; variance, power, rank (gymlens variance, power, rank); custom: your rubrics'\n" +
 			"metrics. --format latex (booktabs, best bold, second underlined), md, csv or html.\n" +
 			"--source inspect: the tables of Inspect runs, per task and scorer: main (each configuration's mean), comparisons\n" +
@@ -30,6 +31,7 @@ var Commands = []*Command{
 			whereParam, judgeParam,
 			{Name: "judges", Default: "", Usage: "judge-agreement: compare judges `A,B`"},
 			{Name: "source", Default: "gym", Usage: "`RUNS` to tabulate: gym (Proactivity-Gym) or inspect (Inspect AI: " + strings.Join(InspectTableNames, ", ") + ")"},
+			FamiliesParam,
 		}, TableParams(), bootstrapParams()),
 		Formats: TableFormats, Default: "md", Run: runTable,
 	},
@@ -79,10 +81,16 @@ var Commands = []*Command{
 			"is compared, later minus earlier, on the same resampled scenarios. --harness-switch FROM,TO compares,\n" +
 			"for every model and effort run on both, harness TO minus harness FROM (the paper's CC→OC effect).\n" +
 			"Each p-value is the interval inverted (p < α exactly when the 1 − α interval excludes 0) and is adjusted\n" +
-			"across the pairs, metric by metric. --two-level does not apply here and is refused.",
+			"across the pairs, metric by metric. --two-level does not apply here and is refused.\n" +
+			"--debias (with --families FILE): each judged metric's difference as measured, leave-family-out (the judges of\n" +
+			"the two models' families left out; 3 judges or more) and their difference, the judges' bias, from the same\n" +
+			"resamples, a note where the conclusion changes; and where humans rated items, the PPI-corrected difference of\n" +
+			"the item means (docs/judge.md). No correction for length: that needs a human reference (agree --bias).",
 		Params: params([]Param{
 			{Name: "harness-switch", Default: "", Usage: "`FROM,TO` harnesses, per model"},
 			{Name: "source", Default: "gym", Usage: "`RUNS` to compare: gym (Proactivity-Gym), pare (PARE and Meta-ARE; name their configurations) or inspect (Inspect AI: name configurations; paired by sample within each task and scorer)"},
+			{Name: "debias", Default: false, Usage: "each judged difference as measured and leave-family-out (the judges of the two models' families left out; needs 3 judges and --families), the judges' bias, and the PPI-corrected difference where humans rated"},
+			FamiliesParam,
 		}, SelectionParams(), bootstrapParams()),
 		Formats: Formats, Default: "table", Run: refusing("compare", runCompare, map[string]string{
 			"two-level": "the paired bootstrap resamples scenarios alone; the two-level bootstrap is for the metrics' intervals (metrics, table, report)",
@@ -176,6 +184,9 @@ var Commands = []*Command{
 			"Krippendorff's α (nominal for labels, ordinal for TR-J and TA.cq, interval otherwise), ICC(1,1), the flip rate\n" +
 			"of binary labels, the within-item SD; then, against each other judge, the share of their disagreement that the\n" +
 			"judges' own noise explains. Intervals: bootstrap, items resampled.\n" +
+			"--bias: each judge's self-preference, (judge − the other judges) on agents of its family minus the same on\n" +
+			"other agents (--families FILE: CSV name,family for every agent model and judge), and its length bias, the slope of\n" +
+			"(judge − humans), or (judge − another judge) where no human rated, on the item's length (docs/judge.md).\n" +
 			"--input FILE.csv: columns item, rater, value (and optional question); Krippendorff's α at --level, Fleiss' κ,\n" +
 			"Cohen's κ and quadratic-weighted κ for two raters, percent agreement. An empty value is a missing rating.\n" +
 			"--source inspect: within each task of the Inspect samples, every scorer against every judge's rubric score\n" +
@@ -189,6 +200,8 @@ var Commands = []*Command{
 			{Name: "pare", Default: false, Usage: "compare PARE's human annotations with its simulated user"},
 			{Name: "judge", Default: "", Usage: "with --human: this `JUDGE` alone instead of the judges' average"},
 			{Name: "input", Default: "", Usage: "agreement of the ratings in `FILE.csv`"},
+			{Name: "bias", Default: false, Usage: "the judges' self-preference (with --families) and length bias"},
+			FamiliesParam,
 			{Name: "categories", Default: "", Usage: "with --input: the categories in their order, `A,B,C` (text values otherwise count as unordered, nominal)"},
 			{Name: "level", Default: analysis.Interval, Usage: "with --input: Krippendorff's α `LEVEL`: nominal, ordinal, interval or ratio"},
 			{Name: "source", Default: "gym", Usage: "`RATED`: gym (Proactivity-Gym runs, with a mode above) or inspect (Inspect samples: every scorer, judge rubric score and human question a rater, alone)"},
@@ -249,6 +262,9 @@ func runTable(ctx context.Context, x *Exec) error {
 	name, err := x.tableName()
 	if err != nil {
 		return err
+	}
+	if x.IsSet("families") && name != "judge-bias" {
+		return analysis.Optionf("table --families is read by the judge-bias table alone, not %s", name)
 	}
 	if x.IsSet("layout") && x.Format != "latex" {
 		return analysis.Optionf("table --layout does not apply: it sets a LaTeX table's width (--format latex), not a %s one's", x.Format)
@@ -472,6 +488,12 @@ func runCompare(ctx context.Context, x *Exec) error {
 		return analysis.Optionf("compare: name at least two configurations (or use --harness-switch)")
 	}
 	var res []analysis.Comparison
+	if x.IsSet("families") && !x.Bool("debias") {
+		return analysis.Optionf("compare --families is read by --debias alone")
+	}
+	if x.Bool("debias") && x.String("source") != "gym" {
+		return analysis.Optionf("compare --debias is for Proactivity-Gym runs' judged metrics (--source gym), not --source %s", x.String("source"))
+	}
 	switch x.String("source") {
 	case "pare":
 		if sw != nil {
@@ -485,6 +507,9 @@ func runCompare(ctx context.Context, x *Exec) error {
 			return x.noPARE(err)
 		}
 	case "gym":
+		if x.Bool("debias") {
+			return x.compareDebiased(ctx, sw)
+		}
 		ds, err := x.Dataset(ctx, KeepValues)
 		if err != nil {
 			return err
@@ -639,7 +664,7 @@ func runAgree(ctx context.Context, x *Exec) error {
 	switch x.String("source") {
 	case "gym":
 	case "inspect":
-		for _, f := range []string{"judges", "human", "input", "pare", "self", "judge", "categories", "level", "where"} {
+		for _, f := range []string{"judges", "human", "input", "pare", "self", "bias", "families", "judge", "categories", "level", "where"} {
 			if x.IsSet(f) {
 				return analysis.Optionf("agree --source inspect compares every scorer, judge and human question of the Inspect samples: --%s does not apply", f)
 			}
@@ -649,15 +674,20 @@ func runAgree(ctx context.Context, x *Exec) error {
 		return analysis.Optionf("--source: expected gym or inspect, found %q", x.String("source"))
 	}
 	modes := 0
-	for _, f := range []string{"judges", "human", "input", "pare", "self"} {
+	for _, f := range []string{"judges", "human", "input", "pare", "self", "bias"} {
 		if x.IsSet(f) {
 			modes++
 		}
 	}
 	if modes != 1 {
-		return analysis.Optionf("agree: give one of --judges A,B, --self JUDGE, --human, --pare or --input FILE.csv")
+		return analysis.Optionf("agree: give one of --judges A,B, --self JUDGE, --human, --pare, --bias or --input FILE.csv")
+	}
+	if x.IsSet("families") && !x.IsSet("bias") {
+		return analysis.Optionf("agree --families is read by --bias alone")
 	}
 	switch {
+	case x.IsSet("bias"):
+		return x.agreeBias(ctx)
 	case x.IsSet("input"):
 		return x.agreeInput()
 	case x.IsSet("pare"):

@@ -79,6 +79,9 @@ type Options struct {
 	// noise (analysis.JudgeNoise): it needs judgments asked again (judge
 	// --repeats), and keeps the tasks.
 	JudgeNoise bool
+	// Families is the families file (name,family) the judge-bias table
+	// measures self-preference with; "": length bias alone.
+	Families string
 	// Mark is how tables with a row per configuration mark values: ""
 	// or "rank" (best bold, second underlined), "significance" (bold: the
 	// best and every configuration not distinguishable from it,
@@ -588,6 +591,27 @@ func (s *Dataset) Judges() (*analysis.JudgeAgreement, error) {
 	return analysis.CompareJudgesOf(runs, s.opt.Judges, s.opt.Bootstrap)
 }
 
+// TableJudges are the judges the judge-agreement table compares:
+// Options.Judges, else the only two, else the first two in name order
+// with a note saying so.
+func (s *Dataset) TableJudges() (*analysis.JudgeAgreement, string, error) {
+	if len(s.opt.Judges) > 0 {
+		ja, err := s.Judges()
+		return ja, "", err
+	}
+	runs, err := s.SelectedSet()
+	if err != nil {
+		return nil, "", err
+	}
+	all := analysis.JudgesOf(runs)
+	if len(all) <= 2 {
+		ja, err := analysis.CompareJudgesOf(runs, nil, s.opt.Bootstrap)
+		return ja, "", err
+	}
+	ja, err := analysis.CompareJudgesOf(runs, all[:2], s.opt.Bootstrap)
+	return ja, fmt.Sprintf("Note: A and B are the first two of the %d judges in name order (%s); --judges A,B chooses others.", len(all), strings.Join(all, ", ")), err
+}
+
 // Humans compares the judges (or Options.Judge) with the human ratings
 // on the runs selected; reliability adds the humans' own agreement.
 func (s *Dataset) Humans(reliability bool) (*analysis.HumanAgreement, error) {
@@ -621,6 +645,17 @@ func StudyRatings(ratings []rows.RatingRow) []analysis.StudyRating {
 // with harnessSwitch FROM,TO, harness TO against harness FROM for every
 // model and effort run on both. P-values are adjusted across the pairs.
 func (s *Dataset) Compare(configs, harnessSwitch []string) ([]analysis.Comparison, error) {
+	pairs, err := s.comparePairs(configs, harnessSwitch)
+	if err != nil {
+		return nil, err
+	}
+	v := s.values
+	return analysis.Compare(pairs, v.Values, v.Scenario, v.Metrics, s.opt.Bootstrap), nil
+}
+
+// comparePairs are the pairs Compare compares, their runs places in
+// Values().Runs.
+func (s *Dataset) comparePairs(configs, harnessSwitch []string) ([]analysis.Pair, error) {
 	v, err := s.Values()
 	if err != nil {
 		return nil, err
@@ -660,7 +695,7 @@ func (s *Dataset) Compare(configs, harnessSwitch []string) ([]analysis.Compariso
 			}
 		}
 	}
-	return analysis.Compare(pairs, v.Values, v.Scenario, v.Metrics, s.opt.Bootstrap), nil
+	return pairs, nil
 }
 
 // TiesWithBest finds, for each metric, the configuration with the highest

@@ -38,6 +38,7 @@ func (x *Exec) refuseForInspect(command string, names ...string) error {
 		"personas":    "Inspect samples have no personas",
 		"digits":      "the Inspect tables are written with their own decimals",
 		"mark":        "Inspect tables mark nothing: their intervals and the comparisons say what differs",
+		"families":    "judge bias is measured on the judges of Proactivity-Gym runs (agree --source inspect compares scorers and judges)",
 	}
 	for _, n := range names {
 		if x.IsSet(n) {
@@ -478,7 +479,7 @@ func (x *Exec) inspectTables(ctx context.Context) ([]*Table, TableOptions, error
 	if len(x.Pos) != 1 || !slices.Contains(InspectTableNames, x.Pos[0]) {
 		return nil, opt, analysis.Optionf("table --source inspect: name one table: %s", strings.Join(InspectTableNames, ", "))
 	}
-	if err := x.refuseForInspect("table", "where", "judge", "mark", "digits"); err != nil {
+	if err := x.refuseForInspect("table", "where", "judge", "mark", "digits", "families"); err != nil {
 		return nil, opt, err
 	}
 	if x.IsSet("judges") {

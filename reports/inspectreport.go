@@ -102,7 +102,7 @@ func WriteInspectFolder(ctx context.Context, dir string, s FolderStore, o Folder
 // has no use for: the selection of Proactivity-Gym runs, judges, figure
 // sizes and the two-level bootstrap.
 func (a *Args) CheckInspectReport() error {
-	for _, n := range []string{"where", "judge", "judges", "size", "mark", "two-level"} {
+	for _, n := range []string{"where", "judge", "judges", "size", "mark", "two-level", "families"} {
 		if a.IsSet(n) {
 			return analysis.Optionf("report --source inspect: --%s does not apply: an Inspect report has per task and scorer the scorers' means, comparisons, ranks, variance, power, correlations and costs, no judges, figures or Proactivity-Gym selection", n)
 		}

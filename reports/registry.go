@@ -16,7 +16,7 @@ import (
 
 // TableNames are the paper tables, in the report's order.
 var TableNames = []string{"main", "tc-components", "ta-components", "trj-constructs", "judge-agreement", "judge-human",
-	"correlations", "by-scenario", "by-persona", "variance", "power", "rank", "custom"}
+	"judge-bias", "correlations", "by-scenario", "by-persona", "variance", "power", "rank", "custom"}
 
 // metricTables are the tables of metric estimates: their grouping and
 // their metrics.
@@ -37,7 +37,7 @@ var metricTables = map[string]struct {
 // the agreement tables read the judgments, every other table the metric
 // values alone.
 func TableKeep(name string) Keep {
-	if name == "judge-agreement" || name == "judge-human" {
+	if name == "judge-agreement" || name == "judge-human" || name == "judge-bias" {
 		return KeepPacked
 	}
 	return KeepValues
@@ -49,7 +49,7 @@ func TableKeep(name string) Keep {
 // judged some of their items only (Dataset.JudgeNotes).
 func Tables(ds *Dataset, name string) ([]*Table, error) {
 	ts, err := tables(ds, name)
-	if err != nil || name == "judge-agreement" || name == "judge-human" {
+	if err != nil || name == "judge-agreement" || name == "judge-human" || name == "judge-bias" {
 		return ts, err
 	}
 	notes, err := ds.JudgeNotes()
@@ -67,16 +67,22 @@ func Tables(ds *Dataset, name string) ([]*Table, error) {
 func tables(ds *Dataset, name string) ([]*Table, error) {
 	switch name {
 	case "judge-agreement":
-		ja, err := ds.Judges()
+		ja, note, err := ds.TableJudges()
 		if err != nil {
 			return nil, err
 		}
 		ab := fmt.Sprintf(" (A = %s, B = %s)", ja.A, ja.B)
-		return []*Table{
+		ts := []*Table{
 			AgreementTable("judge-agreement-continuous", "Judge agreement on continuous scores"+ab+"; TC on 0–100, TR-J on 1–5", ja.Continuous, "scenarios"),
 			AgreementTable("judge-agreement-binary", "Judge agreement on the TA labels"+ab, ja.Binary, "scenarios"),
 			AgreementTable("judge-agreement-configuration", "Judge agreement between configuration means"+ab, ja.Configuration, "scenarios"),
-		}, nil
+		}
+		if note != "" {
+			for _, t := range ts {
+				t.Notes = append(t.Notes, note)
+			}
+		}
+		return ts, nil
 	case "judge-human":
 		h, err := ds.Humans(false)
 		if err != nil {
@@ -87,6 +93,8 @@ func tables(ds *Dataset, name string) ([]*Table, error) {
 			out = append(out, AgreementTable("judge-human-conflation", "Conflation check: r(TR-J, TC) for the judge and r(trust, tc) for the humans", h.Conflation, "scenarios"))
 		}
 		return out, nil
+	case "judge-bias":
+		return JudgeBiasTables(ds)
 	case "correlations":
 		values, scen, conf, err := ds.SelectedValues()
 		if err != nil {

@@ -233,7 +233,7 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The sample has everything: nothing is left out.
-		if len(m.Skipped) != 0 || len(m.Tables) != 15 || len(m.Figures) != 10 || len(m.Inputs) != 90 || len(m.Judges) == 0 ||
+		if len(m.Skipped) != 0 || len(m.Tables) != 16 || len(m.Figures) != 10 || len(m.Inputs) != 116 || len(m.Judges) == 0 ||
 			m.Bootstrap.Resamples != 200 || len(m.Inputs[0].SHA256) != 64 {
 			t.Errorf("manifest: %d tables, %d figures, %d inputs, skipped %v, %+v", len(m.Tables), len(m.Figures), len(m.Inputs), m.Skipped, m.Bootstrap)
 		}
@@ -295,7 +295,7 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 		if m.PDFDate != "2026-05-07T00:00:00Z" || !bytes.Contains(pdf, []byte("/CreationDate (D:20260507000000")) {
 			t.Errorf("PDF date %s; rank.pdf %q", m.PDFDate, regexp.MustCompile(`/CreationDate \([^)]*\)`).Find(pdf))
 		}
-		if len(m.Files) != files-1 || m.Steps.Report.Args[0] != "--resamples=200" || len(m.Steps.Ingests) != 1 || len(m.Steps.Ingests[0].Files) != 90 ||
+		if len(m.Files) != files-1 || m.Steps.Report.Args[0] != "--resamples=200" || len(m.Steps.Ingests) != 1 || len(m.Steps.Ingests[0].Files) != 116 ||
 			m.Build.Go == "" || len(m.Build.Modules) < 10 {
 			t.Errorf("manifest: %d files of %d, steps %+v, build %s with %d modules", len(m.Files), files, m.Steps.Report, m.Build.Go, len(m.Build.Modules))
 		}
@@ -306,7 +306,7 @@ func TestAgreeAndHumanOnTheSample(t *testing.T) {
 		if doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(mj)); err != nil || sch.Validate(doc) != nil {
 			t.Errorf("manifest.json against docs/manifest.schema.json: %v %v", err, sch.Validate(doc))
 		}
-		if code, out, stderr := gymlens(t, "--db", db, "verify", rep); code != 0 || !strings.Contains(out, "all 108 files match a rebuild from the 90 inputs") {
+		if code, out, stderr := gymlens(t, "--db", db, "verify", rep); code != 0 || !strings.Contains(out, "all 113 files match a rebuild from the 116 inputs") {
 			t.Fatalf("untouched: exit %d\n%s%s", code, out, stderr)
 		}
 		// Edited, removed, added: each named, with the first differing line.
@@ -959,7 +959,7 @@ func TestLakeGivesTheWarehousesBytes(t *testing.T) {
 	}
 	// The report: verify rebuilds it from the lake and compares each
 	// of its bytes with the file's report.
-	if code, out, stderr := gymlens(t, "--db", lake, "verify", rep); code != 0 || !strings.Contains(out, "all 105 files match a rebuild") {
+	if code, out, stderr := gymlens(t, "--db", lake, "verify", rep); code != 0 || !strings.Contains(out, "all 110 files match a rebuild") {
 		t.Errorf("the report from the lake differs from the file's: exit %d\n%s%s", code, out, stderr)
 	}
 	if code, _, stderr := gymlens(t, "--db", lake, "score"); code != 1 || !strings.Contains(stderr, "is a Parquet lake (gymlens export): it is read in place, read-only") {

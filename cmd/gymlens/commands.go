@@ -224,7 +224,7 @@ func sampleCommand(e *env) *cli.Command {
 		Name:  "sample",
 		Usage: "write a synthetic Proactivity-Gym corpus in the run-log format",
 		Description: "10 scenarios (one per domain), 26 configurations (the paper's 23 plus the reasoning-effort\n" +
-			"ablation of GPT 5.6 Sol on CD), 3 personas × 3 × K repetitions, two judges, human ratings.",
+			"ablation of GPT 5.6 Sol on CD), 3 personas × 3 × K repetitions, three judges (of the Qwen, GPT and Claude families: .sample/families.csv), human ratings.",
 		Flags: append([]cli.Flag{&cli.StringFlag{Name: "out", Required: true, Usage: "output `DIR`"}}, sampleFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
@@ -308,7 +308,13 @@ func demoCommand(e *env) *cli.Command {
 			// The main results: configuration × the four metrics.
 			// One dataset for the main results and the report: the runs are
 			// read once and the main table's estimates are these.
-			ds, err := dataset(ctx, cmd, w, reports.KeepPacked)
+			// The corpus's families, for the report's judge-bias tables.
+			opt, err := argsOf(cmd).Options(w.Path, reports.KeepPacked)
+			if err != nil {
+				return err
+			}
+			opt.Families = filepath.Join(corpus, sample.FamiliesFile)
+			ds, err := reports.NewDataset(ctx, w, opt)
 			if err != nil {
 				return err
 			}

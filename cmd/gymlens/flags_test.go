@@ -26,7 +26,8 @@ func TestEveryFlagChangesTheOutputOrIsRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every reading command once per flag (about 250 runs on a small warehouse)")
 	}
-	dir, db, _ := sharedCopy(t, sampleKey{11, 3, true})
+	dir, db, corpus := sharedCopy(t, sampleKey{11, 3, true})
+	families := filepath.Join(corpus, ".sample", "families.csv")
 	pareDB := filepath.Join(dir, "p.duckdb")
 	if code, _, stderr := gymlens(t, "--db", pareDB, "-q", "ingest", pareFixtures, pareHandmade); code != 0 {
 		t.Fatal(stderr)
@@ -59,6 +60,8 @@ func TestEveryFlagChangesTheOutputOrIsRefused(t *testing.T) {
 		"agree source":        {"agree", "--input", ratings},
 		"agree judge":         {"agree", "--human"},
 		"metrics pare-report": {"--db", pareDB, "metrics", "--source", "pare"},
+		"compare debias":      {"compare", "--harness-switch", "CC,CD", "--families", families},
+		"table families":      {"table", "judge-bias"},
 	}
 	// The value each flag is tried with: by "command flag", else by flag.
 	value := map[string]string{
@@ -69,7 +72,7 @@ func TestEveryFlagChangesTheOutputOrIsRefused(t *testing.T) {
 		"acceptance": "trust", "layout": "page", "digits": "1", "mark": "significance", "out": filepath.Join(dir, "out2"),
 		"formats": "png", "size": "page", "switch": "CC,CD", "question": "acceptance", "harness-switch": "CC,OC",
 		"agree level": "ordinal", "agree source": "inspect", "table judges": judgeB + "," + judgeA, "variance by": "harness", "power by": "harness",
-		"metrics by": "harness", "rank metric": "TA", "plot metric": "TA", "reconcile source": "inspect", "table source": "inspect", "corr source": "inspect", "cluster": "meta.level", "reducer": "median",
+		"families": families, "metrics by": "harness", "rank metric": "TA", "plot metric": "TA", "reconcile source": "inspect", "table source": "inspect", "corr source": "inspect", "cluster": "meta.level", "reducer": "median",
 	}
 	bools := map[string]bool{} // a bool flag is tried set to the opposite of its default
 	var checked int
@@ -219,6 +222,7 @@ var notReading = map[string]string{
 	"report --where":                   "",
 	"report --judge":                   "TestRubricThroughPoolAndBatch",
 	"report --judges":                  "TestAgreeAndHumanOnTheSample",
+	"report --families":                "TestJudgeBiasOnTheSample",
 	"report --size":                    "TestUsageErrorsExitTwo",
 	"report --digits":                  "TestUsageErrorsExitTwo",
 	"report --mark":                    "TestUsageErrorsExitTwo",

@@ -42,6 +42,8 @@ func TestGoldenCommandOutputs(t *testing.T) {
 		{"agree-judges", []string{"agree", "--judges", "judge-gpt-5.6-luna,judge-qwen3.5-397b", B}},
 		{"agree-human", []string{"agree", "--human", B}},
 		{"agree-input", []string{"agree", "--input", ratings, "--level", "ordinal", B}},
+		{"agree-bias", []string{"agree", "--bias", "--families", filepath.Join(corpus, ".sample", "families.csv"), B}},
+		{"compare-debias", []string{"compare", "--debias", "--families", filepath.Join(corpus, ".sample", "families.csv"), "--harness-switch", "CC,OC", B}},
 		{"human", []string{"human", B}},
 		{"table-main.latex", []string{"table", "main", "--format", "latex", B}},
 		{"score", []string{"score"}},

@@ -291,6 +291,10 @@ func TestDemo(t *testing.T) {
 	if _, err := os.Stat(page); err != nil || strings.Contains(stderr, "left out") {
 		t.Errorf("report: %v; %s", err, stderr)
 	}
+	// The corpus's families give the report the judges' self-preference.
+	if _, err := os.Stat(filepath.Join(out, "report", "tables", "judge-bias-self-preference.md")); err != nil {
+		t.Errorf("the demo's report has no self-preference table: %v", err)
+	}
 	// Again: the corpus reused, not rewritten; nothing loaded twice; no
 	// speed for files not read; the scores kept. (The report is written
 	// again each time: fewer resamples, which it does not concern.)

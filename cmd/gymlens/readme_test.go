@@ -184,7 +184,7 @@ func TestReadmeTourSmoke(t *testing.T) {
 	// The grid's first three configurations have everything the report
 	// shows but the reasoning-effort ablation; that one is left out, saying
 	// why. (TestReadmeTourRunsAsWritten reports on the whole sample.)
-	if len(m.Tables) != 15 || len(m.Figures) != 9 || len(m.Inputs) != 21 ||
+	if len(m.Tables) != 16 || len(m.Figures) != 9 || len(m.Inputs) != 24 ||
 		len(m.Skipped) != 1 || !strings.Contains(m.Skipped[0], "no model and harness were run at two effort levels") {
 		t.Errorf("the report: %d tables, %d figures, %d inputs, skipped %v", len(m.Tables), len(m.Figures), len(m.Inputs), m.Skipped)
 	}

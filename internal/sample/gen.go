@@ -32,8 +32,29 @@ type Options struct {
 	Configs int
 }
 
-// Judges are the two LLM judges of the sample.
-var Judges = []string{"judge-qwen3.5-397b", "judge-gpt-5.6-luna"}
+// Judges are the three LLM judges of the sample, of the Qwen, GPT and
+// Claude families (JudgeFamilies).
+var Judges = []string{"judge-qwen3.5-397b", "judge-gpt-5.6-luna", "judge-sonnet-5"}
+
+// JudgeFamilies are the judges' families, in the order of Judges.
+var JudgeFamilies = []string{"Qwen", "GPT", "Claude"}
+
+// FamiliesFile is where Write puts the corpus's families (name,family:
+// every agent model and judge), for agree --bias and compare --debias.
+const FamiliesFile = ".sample/families.csv"
+
+// writeFamilies writes FamiliesFile: the models, then the judges.
+func writeFamilies(path string) error {
+	rows := [][]string{}
+	for _, m := range Models {
+		rows = append(rows, []string{m.Name, m.Family})
+	}
+	for j, name := range Judges {
+		rows = append(rows, []string{name, JudgeFamilies[j]})
+	}
+	_, err := writeCSV(path, []string{"name", "family"}, rows)
+	return err
+}
 
 // Stats counts what Write wrote.
 type Stats struct {
@@ -303,6 +324,9 @@ func Write(dir string, opt Options) (*Stats, error) {
 	}
 	st.Ratings += n
 	st.Files += 2
+	if err := writeFamilies(filepath.Join(dir, FamiliesFile)); err != nil {
+		return nil, err
+	}
 	man := manifest{Generator: "gymlens sample", Version: GeneratorVersion, Seed: opt.Seed, Scale: opt.Scale, Compress: ext,
 		Configurations: len(grid), Runs: st.Runs, Judges: Judges, Planted: planted, Stats: *st}
 	if man.Files, err = stamps(dir); err != nil {
@@ -317,7 +341,7 @@ func Write(dir string, opt Options) (*Stats, error) {
 
 // GeneratorVersion changes whenever the same options write different
 // bytes, so that a corpus written by another version is not reused.
-const GeneratorVersion = 1
+const GeneratorVersion = 2
 
 // manifest is .sample/manifest.json: what wrote the corpus, with which
 // options, and every file it wrote with its size and time.

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/zeebo/xxh3"
 )
 
 type cfgJSON struct {
@@ -264,7 +266,7 @@ func genRun(r *rand.Rand, rs *runState, res *configResult, jouts []*sink, c Conf
 		rs.out.put(rec)
 		res.tasks++
 	}
-	genJudgments(r, rs.id, res, jouts, c, ability, s, outcomes)
+	genJudgments(r, opt.Seed, rs.id, res, jouts, c, ability, s, outcomes)
 	// A few tasks get human ratings.
 	for _, o := range outcomes {
 		if !o.active || r.Float64() >= 0.02 {
@@ -437,13 +439,20 @@ func domainOf(name string) Domain {
 	return Domains[0]
 }
 
-// genJudgments writes both judges' TC and TR-J judgments for each active
+// genJudgments writes the judges' TC and TR-J judgments for each active
 // task and TA judgments for the run. The judges share the latent quality,
 // so they correlate strongly; the first scores TC higher, the second TR-J
-// lower.
-func genJudgments(r *rand.Rand, runID string, res *configResult, jouts []*sink, c Config, ability float64, s *scenario, outcomes []*taskOutcome) {
+// lower, the third (Claude) favours agents of its own family: TC +0.04
+// and TR-J +0.3 on them. The third draws from a generator of its own, so
+// the first two judges' draws are the same with it or without.
+func genJudgments(r *rand.Rand, seed uint64, runID string, res *configResult, jouts []*sink, c Config, ability float64, s *scenario, outcomes []*taskOutcome) {
 	type bias struct{ tc, trj float64 }
-	biases := []bias{{0.06, 0}, {0, -0.35}}
+	biases := []bias{{0.06, 0}, {0, -0.35}, {0.02, 0.1}}
+	own := rng(seed, 7, xxh3.HashString(runID))
+	if c.Model.Family == JudgeFamilies[2] {
+		biases[2].tc += 0.04
+		biases[2].trj += 0.3
+	}
 	// How the persona takes to this agent, beyond what it gets done: trust
 	// then tracks capability, but not perfectly (the paper's run-level
 	// r(TC, TR-J) is .70).
@@ -455,6 +464,10 @@ func genJudgments(r *rand.Rand, runID string, res *configResult, jouts []*sink, 
 	cq := []float64{0, 0.5, 0.5, 1}[min(3, int(sigmoid(ability)*4))]
 	for j, out := range jouts {
 		b := biases[j]
+		r := r
+		if j == 2 {
+			r = own
+		}
 		for _, o := range outcomes {
 			if !o.active {
 				continue
@@ -476,7 +489,7 @@ func genJudgments(r *rand.Rand, runID string, res *configResult, jouts []*sink, 
 			res.judgments += 2
 		}
 		n, l := now, later
-		if j == 1 {
+		if j >= 1 {
 			if r.Float64() < 0.12 {
 				n = 1 - n
 			}

@@ -116,6 +116,9 @@ func TestSchemaAcceptsTheSampleCorpus(t *testing.T) {
 		}
 	}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == ".sample" {
+			return filepath.SkipDir // the corpus's own notes, which discovery skips
+		}
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -286,5 +289,57 @@ func TestCopyFile(t *testing.T) {
 	}
 	if err := CopyFile(filepath.Join(dir, "c"), filepath.Join(dir, "none")); err == nil {
 		t.Error("a copy of a missing file was not refused")
+	}
+}
+
+// The corpus's third judge is of a family of its own (Claude) and favours
+// agents of its family, and the families file names every model and judge.
+func TestSampleThirdJudgeAndFamilies(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Write(dir, Options{Seed: 2, Configs: len(Grid())}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, FamiliesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"name,family\n", "Claude Opus 5,Claude\n", "judge-sonnet-5,Claude\n", "judge-qwen3.5-397b,Qwen\n", "judge-gpt-5.6-luna,GPT\n"} {
+		if !strings.Contains(string(b), line) {
+			t.Errorf("%s lacks %q:\n%s", FamiliesFile, line, b)
+		}
+	}
+	// Mean TR-J of the Claude judge less the Qwen judge's, on Claude's
+	// agents and on the others.
+	mean := func(judge string, claude bool) float64 {
+		var s, n float64
+		files, _ := filepath.Glob(filepath.Join(dir, "judgments", judge, "*.jsonl"))
+		for _, f := range files {
+			if strings.Contains(filepath.Base(f), "claude") != claude {
+				continue
+			}
+			fh, _ := os.Open(f)
+			sc := bufio.NewScanner(fh)
+			sc.Buffer(nil, 1<<24)
+			for sc.Scan() {
+				var rec struct {
+					Metric string
+					Scores map[string]float64
+				}
+				if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+					t.Fatal(err)
+				}
+				if rec.Metric == "trj" {
+					s += rec.Scores["faith"]
+					n++
+				}
+			}
+			fh.Close()
+		}
+		return s / n
+	}
+	own := mean("judge-sonnet-5", true) - mean("judge-qwen3.5-397b", true)
+	other := mean("judge-sonnet-5", false) - mean("judge-qwen3.5-397b", false)
+	if d := own - other; !(d >= 0.2 && d <= 0.4) {
+		t.Errorf("the Claude judge's preference for Claude agents: %.3f (own %.3f, other %.3f), want about 0.3", d, own, other)
 	}
 }
