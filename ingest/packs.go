@@ -52,7 +52,7 @@ const packFormat = 1
 // lines (a run of more is a batch of its own, at most MaxRunEvents). The
 // driver holds a query's whole result, so this bounds the rebuild's
 // memory whatever the warehouse holds.
-var packBatchEvents int64 = 65536
+var packBatchEvents int64 = 16384
 
 var (
 	packEncoder = sync.OnceValue(func() *zstd.Encoder {
