@@ -272,7 +272,7 @@ type PackStats struct {
 	Runs    int   // runs packed
 	Events  int64 // their events (event packs)
 	Bytes   int64 // their packs' size
-	Skipped int   // runs left unpacked: more than MaxPackJudgments judgments in all (page packs)
+	Skipped int   // runs left unpacked: their events changed while they were read
 	// MostRead is the most rows of events one query of RefreshEventPacks
 	// read (packBatchEvents bounds it, but for a run of more).
 	MostRead int64
