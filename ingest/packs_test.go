@@ -271,3 +271,17 @@ func TestPackRoundTrip(t *testing.T) {
 		t.Error("a pack of another format decodes")
 	}
 }
+
+// Past MaxPackEvents events to pack, nothing is packed (the pages read
+// the columns).
+func TestPacksNotPastTheBound(t *testing.T) {
+	defer func(m int64) { MaxPackEvents = m }(MaxPackEvents)
+	w, _ := samplePath(t, 0)
+	ids := runIDs(t, w)
+	MaxPackEvents = 1000
+	st, err := w.RefreshEventPacks(ctx, nil)
+	if err != nil || st.Runs != 0 || st.Skipped != len(ids) {
+		t.Fatalf("refresh past the bound: %+v, %v", st, err)
+	}
+	pagesMatchColumns(t, w, ids[:50])
+}

@@ -47,6 +47,11 @@ const pageFormat = 1
 // time (5.5–8 s, the machine's noise).
 var pageBatch = 250
 
+// MaxPackJudgments bounds the judgments RefreshPagePacks reads: past it
+// the viewer reads the tables (a --scale 100 warehouse holds 12 million;
+// its packing is not measured within 1 GB yet: MaxPackEvents).
+var MaxPackJudgments int64 = 5_000_000
+
 // pageRows is what RunPages reads of a run beyond its events and its
 // scenario: its task scores and task outcomes ordered by task, and its
 // judgments by task, metric, judge, then prompt descending (the newest
@@ -390,9 +395,9 @@ func (w *Warehouse) pagePacksOf(ctx context.Context, ids []string) (map[string]*
 // RefreshPagePacks rebuilds every run's page pack when they are stale,
 // pageBatch runs a query (a range of run ids, read from the lines that
 // hold them: rangeRowsOf) and a transaction, and marks them fresh in the
-// last: its memory is a few batches' whatever the warehouse holds. A
-// read-only warehouse, a lake or one at an older schema is left as it is
-// (its pages read the tables). Stopped halfway, or when a writer
+// last. A read-only warehouse, a lake, one at an older schema or one of
+// more than MaxPackJudgments judgments is left as it is (its pages read
+// the tables). Stopped halfway, or when a writer
 // of the tables they come from ran meanwhile, the packs stay stale: time
 // lost, never a wrong page. progress(done, total) is told the runs
 // packed (nil: not told).
@@ -402,9 +407,17 @@ func (w *Warehouse) RefreshPagePacks(ctx context.Context, progress func(done, to
 		return st, nil
 	}
 	fail := func(err error) (PackStats, error) { return st, fmt.Errorf("packing the run pages: %w", err) }
+	var judgments int64
+	if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM judgments`).Scan(&judgments); err != nil {
+		return fail(err)
+	}
 	ids, err := w.scanStrings(ctx, `SELECT run_id FROM runs ORDER BY run_id`)
 	if err != nil {
 		return fail(err)
+	}
+	if judgments > MaxPackJudgments {
+		st.Skipped = len(ids)
+		return st, nil
 	}
 	conn, err := w.db.Conn(ctx)
 	if err != nil {

@@ -81,8 +81,8 @@ func pagePacksGiveTheTables(t *testing.T, w *Warehouse, step string, fresh bool)
 // The pages read the packs while they are fresh (the tables changed
 // behind their back, which no writer does, are not seen); a pack that
 // does not decode sends its run to the tables; a writer makes them all
-// stale, also one that runs while they are rebuilt; however many
-// judgments, every run is packed.
+// stale, also one that runs while they are rebuilt; past
+// MaxPackJudgments nothing is packed.
 func TestPagePacksAreRead(t *testing.T) {
 	w, dir := samplePath(t, 0)
 	ids := runIDs(t, w)
@@ -165,11 +165,18 @@ func TestPagePacksAreRead(t *testing.T) {
 	if err := w.ReplaceScores(ctx, func(emit func(TaskScore) error) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	// However many judgments, every run is packed, a batch of runs at a
-	// time read from the lines that hold them, and each page from its
-	// pack is the tables'.
+	// A batch of runs at a time read from the lines that hold them: each
+	// page from its pack is the tables'.
 	pageBatch = 7
 	pagePacksGiveTheTables(t, w, "batches of 7 runs", false)
+	if err := w.ReplaceScores(ctx, func(emit func(TaskScore) error) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	defer func(m int64) { MaxPackJudgments = m }(MaxPackJudgments)
+	MaxPackJudgments = 100
+	if st, err := w.RefreshPagePacks(ctx, nil); err != nil || st.Runs != 0 || st.Skipped != len(ids) || w.PagePacksFresh(ctx) {
+		t.Fatalf("refresh past the bound: %+v, %v", st, err)
+	}
 }
 
 // A page pack keeps every field as it was, floats to the bit, and any cut

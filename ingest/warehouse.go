@@ -52,14 +52,21 @@ const JudgeMemoryLimit = "256MB"
 // query of the report runs in it.
 const ReportMemoryLimit = "128MB"
 
+// ExportMemoryLimit is DuckDB's memory limit for gymlens export: its
+// sorts and Parquet writers spill, and the run inputs are written beside
+// them in Go (docs/benchmarks.md).
+const ExportMemoryLimit = "256MB"
+
 // ReadingMemoryLimit is DuckDB's default memory limit for a reading
 // command: ReportMemoryLimit for report, agree, table and plot, and for a
 // command that holds every run's tasks as they do (holdsTasks: metrics
-// --judge-noise), else DefaultMemoryLimit.
+// --judge-noise), ExportMemoryLimit for export, else DefaultMemoryLimit.
 func ReadingMemoryLimit(command string, holdsTasks bool) string {
 	switch command {
 	case "report", "agree", "table", "plot":
 		return ReportMemoryLimit
+	case "export":
+		return ExportMemoryLimit
 	}
 	if holdsTasks {
 		return ReportMemoryLimit
