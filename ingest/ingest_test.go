@@ -863,9 +863,8 @@ func TestMutatedCorpusFilesIngestOrFailCleanly(t *testing.T) {
 // A reading command that holds every run's tasks (the report, the
 // agreement tables, metrics --judge-noise) gets the report's smaller pool
 // of DuckDB, so that the process stays under 1 GB at 234,000 runs
-// (docs/benchmarks.md); export a smaller one than the default, for its
-// sorts and Parquet writers beside the run inputs it writes in Go; the
-// others the default.
+// (docs/benchmarks.md); export and score a smaller one than the default
+// (their joins, sorts and writers spill); the others the default.
 func TestReadingMemoryLimits(t *testing.T) {
 	for _, c := range []struct {
 		command    string
@@ -878,6 +877,7 @@ func TestReadingMemoryLimits(t *testing.T) {
 		{"report", false, ReportMemoryLimit},
 		{"agree", false, ReportMemoryLimit},
 		{"export", false, ExportMemoryLimit},
+		{"score", false, ExportMemoryLimit},
 	} {
 		if got := ReadingMemoryLimit(c.command, c.holdsTasks); got != c.want {
 			t.Errorf("%s (holds tasks %v): %s, want %s", c.command, c.holdsTasks, got, c.want)
