@@ -55,9 +55,9 @@ const ReportMemoryLimit = "128MB"
 // ExportMemoryLimit is DuckDB's memory limit for gymlens export and
 // score: their sorts, joins and Parquet writers spill, and the Go side
 // (the run inputs written, the tasks rescored) needs the room. At
-// --scale 100, at the same point of the work, export peaked at 407
-// against 680 MB with DuckDB's default, score at 538 against 811 MB
-// (docs/benchmarks.md).
+// --scale 100, neither run finished, the peaks at the same point of the
+// work: export 430 against 721 MB with DuckDB's default (through the
+// events), score 700 against 811 MB (docs/benchmarks.md).
 const ExportMemoryLimit = "256MB"
 
 // ReadingMemoryLimit is DuckDB's default memory limit for a command that
