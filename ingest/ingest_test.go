@@ -863,7 +863,8 @@ func TestMutatedCorpusFilesIngestOrFailCleanly(t *testing.T) {
 // A reading command that holds every run's tasks (the report, the
 // agreement tables, metrics --judge-noise) gets the report's smaller pool
 // of DuckDB, so that the process stays under 1 GB at 234,000 runs
-// (docs/benchmarks.md); the others the default.
+// (docs/benchmarks.md); export and score a smaller one than the default
+// (their joins, sorts and writers spill); the others the default.
 func TestReadingMemoryLimits(t *testing.T) {
 	for _, c := range []struct {
 		command    string
@@ -875,6 +876,8 @@ func TestReadingMemoryLimits(t *testing.T) {
 		{"corr", false, DefaultMemoryLimit},
 		{"report", false, ReportMemoryLimit},
 		{"agree", false, ReportMemoryLimit},
+		{"export", false, ExportMemoryLimit},
+		{"score", false, ExportMemoryLimit},
 	} {
 		if got := ReadingMemoryLimit(c.command, c.holdsTasks); got != c.want {
 			t.Errorf("%s (holds tasks %v): %s, want %s", c.command, c.holdsTasks, got, c.want)

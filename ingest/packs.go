@@ -47,15 +47,12 @@ const packsSchema = 17
 // from the columns.
 const packFormat = 1
 
-// packRange is how many rows of events a rebuild reads a query: the
-// driver holds a query's whole result, so this bounds its memory (≈ 8–10 MB
-// of event text at the sample's sizes).
-var packRange int64 = 16384
-
-// packPending bounds the events a rebuild holds for runs whose events it
-// has not all read yet (runs interleaved in the events table); past it,
-// those runs are left unpacked and their pages read the columns.
-var packPending = 200000
+// packBatchEvents bounds the events a rebuild reads a query: a batch of
+// runs whose events lie together in one file, read as one range of its
+// lines (a run of more is a batch of its own, at most MaxRunEvents). The
+// driver holds a query's whole result, so this bounds the rebuild's
+// memory whatever the warehouse holds.
+var packBatchEvents int64 = 16384
 
 var (
 	packEncoder = sync.OnceValue(func() *zstd.Encoder {
@@ -270,13 +267,13 @@ func placeholders(n int) string {
 // replaced.
 const invalidatePacks = `DELETE FROM event_packs WHERE run_id IN (SELECT run_id FROM run_spans WHERE file_id >= ?)`
 
-// MaxPackEvents bounds the events RefreshEventPacks reads: past it, it
+// MaxPackEvents bounds the events RefreshEventPacks packs: past it, it
 // packs nothing, and the viewer reads those runs from the columns. The
-// process grows with the events read, beyond DuckDB's memory limit and
-// the Go heap (measured: peak 412 MB for 2.4 million events, --scale 10;
-// 1.19–1.39 GB for 23.7 million, --scale 100, 0.91 GB with the packs not
-// even written), and a command stays under 1 GB; why it grows is not
-// found yet (docs/benchmarks.md).
+// process grows with the events packed, beyond DuckDB's memory limit and
+// the Go heap, whether they are read by slices of the events table
+// (1.19–1.39 GB for 23.7 million events, --scale 100) or a batch of runs
+// at a time (1.17 GB), and a command stays under 1 GB; why it grows is
+// not found yet (docs/benchmarks.md).
 var MaxPackEvents int64 = 5_000_000
 
 // PackStats says what RefreshEventPacks or RefreshPagePacks did.
@@ -284,7 +281,10 @@ type PackStats struct {
 	Runs    int   // runs packed
 	Events  int64 // their events (event packs)
 	Bytes   int64 // their packs' size
-	Skipped int   // runs left unpacked: interleaved with too many others, or more than MaxPackEvents events (MaxPackJudgments judgments) in all
+	Skipped int   // runs left unpacked: more than MaxPackEvents events (MaxPackJudgments judgments) in all, or their events changed while read
+	// MostRead is the most rows of events one query of RefreshEventPacks
+	// read (packBatchEvents bounds it, but for a run of more).
+	MostRead int64
 }
 
 // PackRuns is RefreshEventPacks then RefreshPagePacks, for the viewer:
@@ -337,12 +337,16 @@ func (w *Warehouse) PackRuns(ctx context.Context, progress func(stage string, do
 // packCheckpoint is DuckDB's checkpoint_threshold while PackRuns packs.
 const packCheckpoint = "256MB"
 
-// RefreshEventPacks packs every run that has events and no pack, reading
-// the events table a slice at a time (from the first file such a run's
-// events came from) on two connections, and appending the packs a few
-// thousand runs a transaction. A read-only warehouse, a lake or one at an
-// older schema is left as it is. Stopped halfway, it leaves some runs
-// unpacked, which read their columns: time lost, never a wrong page.
+// RefreshEventPacks packs every run that has events and no pack, a batch
+// of runs at a time: the runs whose events lie together in one file (one
+// span each, run_spans) read as one range of its lines, at most
+// packBatchEvents events a query, on two connections; a run of several
+// spans (its events in more than one file) read from its spans with a
+// few others. The packs are appended a few thousand runs a transaction.
+// Past MaxPackEvents events to pack, it packs none. A read-only
+// warehouse, a lake or one at an older schema is left as it is. Stopped
+// halfway, it leaves some runs unpacked, which read their columns: time
+// lost, never a wrong page.
 func (w *Warehouse) RefreshEventPacks(ctx context.Context, progress func(done, total int)) (PackStats, error) {
 	var st PackStats
 	if w.ReadOnly || w.Lake {
@@ -352,47 +356,67 @@ func (w *Warehouse) RefreshEventPacks(ctx context.Context, progress func(done, t
 		return st, err
 	}
 	fail := func(err error) (PackStats, error) { return st, fmt.Errorf("packing the runs' events: %w", err) }
-	// The runs to pack, with the events their spans count.
-	want := map[string]int64{}
-	first := int64(-1)
-	err := w.scan(ctx, `SELECT run_id, sum(events), min(file_id) FROM run_spans s
-		WHERE NOT EXISTS (SELECT 1 FROM event_packs p WHERE p.run_id = s.run_id) GROUP BY run_id HAVING sum(events) <= ?`, func(rs *sql.Rows) error {
-		var id string
-		var n, f int64
-		if err := rs.Scan(&id, &n, &f); err != nil {
+	// The runs to pack, with the events their spans count, in the order
+	// their events lie.
+	type toPack struct {
+		id                 string
+		file, lo, hi, want int64
+	}
+	var single []toPack // one bounded span
+	var several []toPack
+	err := w.scan(ctx, `SELECT run_id, count(*) = 1 AND bool_and(lo IS NOT NULL AND hi IS NOT NULL), min(file_id), min(lo), max(hi), sum(events) FROM run_spans s
+		WHERE NOT EXISTS (SELECT 1 FROM event_packs p WHERE p.run_id = s.run_id) GROUP BY run_id HAVING sum(events) <= ?
+		ORDER BY min(file_id), min(lo), run_id`, func(rs *sql.Rows) error {
+		var r toPack
+		var one bool
+		var lo, hi sql.NullInt64
+		if err := rs.Scan(&r.id, &one, &r.file, &lo, &hi, &r.want); err != nil {
 			return err
 		}
-		want[id] = n
-		if first < 0 || f < first {
-			first = f
+		r.lo, r.hi = lo.Int64, hi.Int64
+		if one {
+			single = append(single, r)
+		} else {
+			several = append(several, r)
 		}
 		return nil
 	}, MaxRunEvents)
-	if err != nil || len(want) == 0 {
-		if err != nil {
-			return fail(err)
-		}
-		return st, nil
-	}
-	var total int64
-	for _, n := range want {
-		total += n
-	}
-	if total > MaxPackEvents {
-		st.Skipped = len(want)
-		return st, nil
-	}
-	var lo, hi sql.NullInt64
-	if err := w.db.QueryRowContext(ctx, `SELECT min(rowid), max(rowid) FROM events WHERE file_id >= ?`, first).Scan(&lo, &hi); err != nil {
+	if err != nil {
 		return fail(err)
 	}
-	if !lo.Valid {
+	total := len(single) + len(several)
+	if total == 0 {
 		return st, nil
 	}
+	var events int64
+	for _, r := range append(single, several...) {
+		events += r.want
+	}
+	if events > MaxPackEvents {
+		st.Skipped = total
+		return st, nil
+	}
+	// The batches: runs of one file, in the order of their lines, up to
+	// packBatchEvents events; then the runs of several spans, 64 a batch.
+	type batch struct {
+		runs    []toPack
+		spanned bool // read from each run's spans
+	}
+	var batches []batch
+	for i := 0; i < len(single); {
+		j, n := i, int64(0)
+		for j < len(single) && single[j].file == single[i].file && (j == i || n+single[j].want <= packBatchEvents) {
+			n += single[j].want
+			j++
+		}
+		batches = append(batches, batch{runs: single[i:j]})
+		i = j
+	}
+	for i := 0; i < len(several); i += 64 {
+		batches = append(batches, batch{runs: several[i:min(i+64, len(several))], spanned: true})
+	}
 	// DuckDB's limit lowered to the ingest's while the events are read, and
-	// the Go memory given back after: the viewer reads every run next, and
-	// at --scale 100 its peak was 1,352 MB with the events' blocks left in
-	// DuckDB's pool (docs/benchmarks.md).
+	// the Go memory given back after.
 	restore, err := w.lowerMemory(ctx)
 	if err != nil {
 		return fail(err)
@@ -434,7 +458,7 @@ func (w *Warehouse) RefreshEventPacks(ctx context.Context, progress func(done, t
 			batch = append(batch, d)
 			st.Runs++
 			if progress != nil && st.Runs%256 == 0 {
-				progress(st.Runs, len(want))
+				progress(st.Runs, total)
 			}
 			st.Events += d.events
 			st.Bytes += int64(len(d.pack))
@@ -448,77 +472,76 @@ func (w *Warehouse) RefreshEventPacks(ctx context.Context, progress func(done, t
 			err = flush()
 		}
 		if progress != nil && err == nil {
-			progress(st.Runs, len(want))
+			progress(st.Runs, total)
 		}
 		written <- err
 	}()
 
-	// The readers: a slice of rowids each, in turn; a run's events are
-	// gathered across slices until its spans' count is reached.
-	var (
-		mu      sync.Mutex
-		pending = map[string][]rows.EventRow{}
-		held    int
-		skipped = map[string]bool{}
-	)
+	// The readers: a batch each, in turn.
+	var mu sync.Mutex // guards st.MostRead and skipped
+	skipped := 0
 	var next atomic.Int64
-	next.Store(lo.Int64)
-	type row struct {
-		id string
-		e  rows.EventRow
-	}
 	read := func() error {
 		for {
-			from := next.Add(packRange) - packRange
-			if from > hi.Int64 {
+			i := int(next.Add(1)) - 1
+			if i >= len(batches) {
 				return nil
 			}
-			var got []row
-			err := w.scan(ctx, `SELECT run_id, `+eventColumns+` FROM events WHERE rowid BETWEEN ? AND ? AND file_id >= ?`, func(rs *sql.Rows) error {
-				var r row
-				var err error
-				if r.e, err = scanEvent(rs, &r.id); err != nil {
+			b := batches[i]
+			want := make(map[string]int64, len(b.runs))
+			ids := make([]string, len(b.runs))
+			for k, r := range b.runs {
+				want[r.id], ids[k] = r.want, r.id
+			}
+			var byRun map[string][]rows.EventRow
+			var read int64
+			if b.spanned {
+				got := w.eventsOf(ctx, ids)
+				if got.err != nil {
+					return got.err
+				}
+				byRun = got.byRun
+				for _, es := range byRun {
+					read += int64(len(es))
+				}
+			} else {
+				byRun = make(map[string][]rows.EventRow, len(b.runs))
+				lo, hi := b.runs[0].lo, b.runs[0].hi
+				for _, r := range b.runs {
+					lo, hi = min(lo, r.lo), max(hi, r.hi)
+				}
+				err := w.scan(ctx, `SELECT run_id, `+eventColumns+` FROM events WHERE file_id = ? AND src_line BETWEEN ? AND ?`, func(rs *sql.Rows) error {
+					var id string
+					e, err := scanEvent(rs, &id)
+					if err != nil {
+						return err
+					}
+					read++
+					if _, ok := want[id]; ok {
+						byRun[id] = append(byRun[id], e)
+					}
+					return nil
+				}, b.runs[0].file, lo, hi)
+				if err != nil {
 					return err
 				}
-				if _, ok := want[r.id]; ok {
-					got = append(got, r)
-				}
-				return nil
-			}, from, from+packRange-1, first)
-			if err != nil {
-				return err
 			}
-			var complete [][]rows.EventRow
-			var completeIDs []string
 			mu.Lock()
-			for _, r := range got {
-				if skipped[r.id] {
+			st.MostRead = max(st.MostRead, read)
+			mu.Unlock()
+			for _, id := range ids {
+				es := byRun[id]
+				if int64(len(es)) != want[id] {
+					// The spans disagree with the events (a writer ran
+					// meanwhile): left to the columns.
+					mu.Lock()
+					skipped++
+					mu.Unlock()
 					continue
 				}
-				es := append(pending[r.id], r.e)
-				held++
-				if int64(len(es)) == want[r.id] {
-					complete = append(complete, es)
-					completeIDs = append(completeIDs, r.id)
-					delete(pending, r.id)
-					held -= len(es)
-				} else {
-					pending[r.id] = es
-				}
-			}
-			if held > packPending {
-				// Too many runs half read: leave them to the columns.
-				for id, es := range pending {
-					skipped[id] = true
-					held -= len(es)
-				}
-				clear(pending)
-			}
-			mu.Unlock()
-			for i, es := range complete {
-				slices.SortFunc(es, func(a, b rows.EventRow) int { return cmp.Compare(a.Seq, b.Seq) })
+				slices.SortStableFunc(es, func(a, b rows.EventRow) int { return cmp.Compare(a.Seq, b.Seq) })
 				select {
-				case packs <- done{completeIDs[i], int64(len(es)), encodePack(es)}:
+				case packs <- done{id, int64(len(es)), encodePack(es)}:
 				case <-ctx.Done():
 					return ctx.Err()
 				}
@@ -538,6 +561,6 @@ func (w *Warehouse) RefreshEventPacks(ctx context.Context, progress func(done, t
 	if err := errors.Join(errs...); err != nil {
 		return fail(err)
 	}
-	st.Skipped = len(skipped) + len(pending)
+	st.Skipped = skipped
 	return st, nil
 }

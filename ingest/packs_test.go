@@ -199,30 +199,35 @@ func TestPacksAfterAnUpgrade(t *testing.T) {
 	pagesMatchColumns(t, w, ids)
 }
 
-// Runs whose events are interleaved with too many others' are left
-// unpacked, and their pages read the columns.
-func TestPacksLeftWhenTooManyRunsAreOpen(t *testing.T) {
-	defer func(p int, r int64) { packPending, packRange = p, r }(packPending, packRange)
-	// No run may stay half read: the runs whose events cross a slice's
-	// end are left.
-	packPending, packRange = 0, 1000
+// The events are packed a batch of runs at a time, each query reading at
+// most packBatchEvents rows (or one run's, when it has more): the
+// rebuild's memory does not grow with the warehouse. Every run is packed
+// however small the batches, and the pages read what the columns hold.
+func TestPacksInBoundedBatches(t *testing.T) {
+	defer func(b int64) { packBatchEvents = b }(packBatchEvents)
 	w, _ := samplePath(t, 0)
 	ids := runIDs(t, w)
-	st, err := w.RefreshEventPacks(ctx, nil)
-	if err != nil || st.Skipped == 0 {
-		t.Fatalf("refresh: %+v, %v", st, err)
+	var total, most int64
+	if err := w.db.QueryRow(`SELECT sum(n), max(n) FROM (SELECT count(*) AS n FROM events GROUP BY run_id)`).Scan(&total, &most); err != nil {
+		t.Fatal(err)
 	}
-	var packs int
-	w.db.QueryRow(`SELECT count(*) FROM event_packs`).Scan(&packs)
-	if packs == 0 || packs == len(ids) {
-		t.Fatalf("%d of %d runs packed: the bound should leave some, not all", packs, len(ids))
+	packBatchEvents = 3 * most // a few runs a batch, far fewer than the warehouse
+	st, err := w.RefreshEventPacks(ctx, nil)
+	if err != nil || st.Runs != len(ids) || st.Skipped != 0 || st.Events != total {
+		t.Fatalf("refresh: %+v, %v; want %d runs, %d events", st, err, len(ids), total)
+	}
+	if st.MostRead > packBatchEvents || st.MostRead < most {
+		t.Errorf("a query read %d rows of events: more than the bound %d, or fewer than a run's %d", st.MostRead, packBatchEvents, most)
 	}
 	pagesMatchColumns(t, w, ids)
-	// With room, a refresh packs the rest.
-	packPending = 200000
+	// A batch smaller than any run: a run a query.
+	if _, err := w.db.Exec(`DELETE FROM event_packs`); err != nil {
+		t.Fatal(err)
+	}
+	packBatchEvents = 1
 	st, err = w.RefreshEventPacks(ctx, nil)
-	if err != nil || st.Runs != len(ids)-packs || st.Skipped != 0 {
-		t.Fatalf("refresh: %+v, %v; want %d runs", st, err, len(ids)-packs)
+	if err != nil || st.Runs != len(ids) || st.MostRead != most {
+		t.Fatalf("refresh a run a batch: %+v, %v; want %d runs, at most %d rows a query", st, err, len(ids), most)
 	}
 	pagesMatchColumns(t, w, ids)
 }

@@ -165,6 +165,13 @@ func TestPagePacksAreRead(t *testing.T) {
 	if err := w.ReplaceScores(ctx, func(emit func(TaskScore) error) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
+	// A batch of runs at a time read from the lines that hold them: each
+	// page from its pack is the tables'.
+	pageBatch = 7
+	pagePacksGiveTheTables(t, w, "batches of 7 runs", false)
+	if err := w.ReplaceScores(ctx, func(emit func(TaskScore) error) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
 	defer func(m int64) { MaxPackJudgments = m }(MaxPackJudgments)
 	MaxPackJudgments = 100
 	if st, err := w.RefreshPagePacks(ctx, nil); err != nil || st.Runs != 0 || st.Skipped != len(ids) || w.PagePacksFresh(ctx) {

@@ -78,6 +78,7 @@ func (l Limits) check() error {
 // to Options.Limits; an error accepting a connection (no file descriptor
 // left) is logged and retried, never the end of the server.
 func (s *Server) Listen(ctx context.Context, ready func(url string)) error {
+	defer s.StopPacking() // the store may be closed once Listen returns
 	addr := cmp.Or(s.opt.Addr, DefaultAddr)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

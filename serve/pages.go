@@ -62,7 +62,7 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	s.page(w, "overview", map[string]any{"Title": "gymlens: " + s.opt.Name, "Tables": tables})
+	s.page(w, "overview", map[string]any{"Title": "gymlens: " + s.opt.Name, "Tables": tables, "Packing": s.packingNote()})
 }
 
 // linkTable lays a metric table out with every value linked to the runs
@@ -1058,6 +1058,7 @@ const pageTemplates = `
 {{define "overview"}}{{template "head" .}}
 <h1>Overview</h1>
 <p class="note">Every value links to the runs behind it, sorted by that metric, highest first; a count links to the runs in order.</p>
+{{with .Packing}}<p class="note">{{.}}</p>{{end}}
 {{range .Tables}}<h2>{{.Caption}}</h2><div class="wrap"><table class="overview">
 <thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Rows}}<tr>{{range .}}{{if .Num}}<td class="num">{{if eq .Mark 1}}<strong><a href="{{.Link}}">{{.Text}}</a></strong>{{else if eq .Mark 2}}<u><a href="{{.Link}}">{{.Text}}</a></u>{{else}}<a href="{{.Link}}">{{.Text}}</a>{{end}}{{if .CI}} <span class="ci">{{.CI}}</span>{{end}}</td>{{else}}<td>{{.Text}}</td>{{end}}{{end}}</tr>

@@ -77,8 +77,9 @@ type Options struct {
 // RunPacker is a Store that can keep what a run page shows of each run as
 // a few values (ingest's event and page packs), which a cold run page
 // reads several times faster than the tables' columns. New packs the runs
-// unless the store is read-only; progress is told what is being packed
-// (its stage) and how far it is.
+// behind the pages, after reading their values, unless the store is
+// read-only; progress is told what is being packed (its stage) and how
+// far it is, and the overview says so.
 type RunPacker interface {
 	PackRuns(ctx context.Context, progress func(stage string, done, total int)) error
 }
@@ -130,6 +131,8 @@ type Server struct {
 
 	cmu    sync.Mutex   // guards recent
 	recent []*RunDetail // the last run pages read, newest last (maxRecent)
+
+	packs packing // the runs packed behind the pages (RunPacker)
 }
 
 // maxRecent is how many runs' details (tasks, judgments, events) the
@@ -194,23 +197,20 @@ func New(ctx context.Context, store Store, opt Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/annotate/{queue}/status", s.apiStatus)
 	s.mux.HandleFunc("GET /api/annotate/{queue}/items", s.apiItems)
 	s.mux.HandleFunc("POST /api/annotate/{queue}/answers", s.apiAnswers)
-	if p, ok := store.(RunPacker); ok && !opt.ReadOnly {
-		var told func(stage string, done, total int)
-		if opt.Progress != nil {
-			told = func(stage string, done, total int) {
-				opt.Progress(reports.Progress{Stage: "packing " + stage + " (once)", Done: int64(done), Total: int64(total)})
-			}
-		}
-		if err := p.PackRuns(ctx, told); err != nil {
-			return nil, err
-		}
-	}
 	// The runs' values only: a run's tasks are read when its page is asked.
 	ds, err := reports.NewDataset(ctx, store, reports.Options{Name: opt.Name, Keep: reports.KeepValues, Bootstrap: opt.Bootstrap, Progress: opt.Progress})
 	if err != nil {
 		return nil, err
 	}
 	s.ds = ds
+	s.packs.finished = make(chan struct{})
+	if p, ok := store.(RunPacker); ok && !opt.ReadOnly {
+		// Behind the pages: at --scale 100 the packing takes minutes, and
+		// the first page is owed in seconds (docs/serve.md).
+		s.startPacking(ctx, p)
+	} else {
+		close(s.packs.finished)
+	}
 	return s, nil
 }
 

@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"html"
 	"math"
 	"net/http"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest/rows"
-	"github.com/gymlens/gymlens/reports"
 )
 
 // payload is trajectory text, a scenario and a model name that would run
@@ -427,44 +425,6 @@ func TestCompare(t *testing.T) {
 		if rec := get(t, s, target); rec.Code != code {
 			t.Errorf("%s: %d, want %d", target, rec.Code, code)
 		}
-	}
-}
-
-// packer is the fake warehouse with run packs.
-type packer struct {
-	*fake
-	packed int
-	err    error
-}
-
-func (p *packer) PackRuns(_ context.Context, progress func(stage string, done, total int)) error {
-	p.packed++
-	if progress != nil {
-		progress("the runs' events", 4, 4)
-	}
-	return p.err
-}
-
-// The viewer packs the runs' events when it starts on a warehouse it may
-// write, telling its progress; not on a read-only one; a failure to pack
-// is New's error.
-func TestNewPacksEvents(t *testing.T) {
-	opt := analysis.DefaultBootstrap
-	opt.Resamples = 100
-	p := &packer{fake: &fake{}}
-	var told []reports.Progress
-	if _, err := New(context.Background(), p, Options{Name: "test.duckdb", Bootstrap: opt, Progress: func(r reports.Progress) { told = append(told, r) }}); err != nil {
-		t.Fatal(err)
-	}
-	if p.packed != 1 || len(told) == 0 || told[0].Done != 4 || told[0].Total != 4 || told[0].Stage != "packing the runs' events (once)" {
-		t.Errorf("packed %d times, told %+v", p.packed, told)
-	}
-	if _, err := New(context.Background(), p, Options{Name: "test.duckdb", Bootstrap: opt, ReadOnly: true}); err != nil || p.packed != 1 {
-		t.Errorf("read-only: packed %d times (%v)", p.packed, err)
-	}
-	p.err = errors.New("disk full")
-	if _, err := New(context.Background(), p, Options{Name: "test.duckdb", Bootstrap: opt}); err == nil || !strings.Contains(err.Error(), "disk full") {
-		t.Errorf("a failed pack: %v", err)
 	}
 }
 

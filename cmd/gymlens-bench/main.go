@@ -61,7 +61,7 @@ const usage = "usage: gymlens-bench help\n" +
 	"       gymlens-bench judge-batch [--items N] [--scale K]\n" +
 	"       gymlens-bench agree [--items N] [--raters R] [--missing P] [--resamples B] [--python PATH]   (from the root)\n" +
 	"       gymlens-bench agree-scale [--items N] [--items3 N] [--resamples B]   (from the root)\n" +
-	"       gymlens-bench rss [--scales 1,10] [--only TEXT] [--dir DIR]   (from the root)\n" +
+	"       gymlens-bench rss [--scales 1,10] [--only [K=]TEXT,TEXT] [--dir DIR]   (from the root; --only K=…: scale K alone)\n" +
 	"       gymlens-bench serve [--scales 1,10] [--db W]   (from the root; --db: an existing warehouse, labelled by --scales)\n" +
 	"       gymlens-bench mutate [--n 1000] [--seed S]\n" +
 	"       gymlens-bench tour --out DIR [--bin GYMLENS]   (from the root: every command of the tour, outputs stored)\n" +

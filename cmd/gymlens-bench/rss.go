@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,8 +23,13 @@ func benchRSS(args []string) error {
 	fl := flag.NewFlagSet("rss", flag.ExitOnError)
 	scales := fl.String("scales", "1,10", "sample corpus scales, comma-separated")
 	dir := fl.String("dir", "", "work folder (default: a new one under $TMPDIR, removed after)")
-	only := fl.String("only", "", "run only the commands whose name holds one of these comma-separated texts (and validate, ingest, score and what they need)")
+	var only rssOnly
+	fl.Var(&only, "only", "run only the commands whose name begins with one of these comma-separated `TEXTS`, as whole words (and ingest, score and what they need); K=TEXTS for scale K alone (repeat, or separate with ;)")
 	fl.Parse(args)
+	ks, err := parseScales(*scales)
+	if err != nil {
+		return err
+	}
 	work := *dir
 	if work == "" {
 		d, err := os.MkdirTemp("", "gymlens-bench-rss-")
@@ -32,12 +39,13 @@ func benchRSS(args []string) error {
 		defer os.RemoveAll(d)
 		work = d
 	}
-	bin := filepath.Join(work, "gymlens")
-	if err := buildGymlens(bin); err != nil {
+	// Each scale's folder is removed before the next: the largest scale
+	// must fit, checked before anything is written.
+	if err := checkDisk(work, ks, freeBytes); err != nil {
 		return err
 	}
-	ks, err := parseScales(*scales)
-	if err != nil {
+	bin := filepath.Join(work, "gymlens")
+	if err := buildGymlens(bin); err != nil {
 		return err
 	}
 	// A judge server for the judge's commands (latency 0: the client's
@@ -85,28 +93,37 @@ func benchRSS(args []string) error {
 		{"export --format parquet", func(k int, d string) []string {
 			return []string{"export", "--format", "parquet", "--out", filepath.Join(d, "export")}
 		}},
+		{"serve (first start)", nil}, // rssServeStart
 		{"lake: metrics --by model,harness", func(int, string) []string { return []string{"metrics", "--by", "model,harness"} }},
 		{"lake: report", func(k int, d string) []string { return []string{"report", "--out", filepath.Join(d, "report-lake")} }},
 		{"query (all events, CSV)", func(int, string) []string { return []string{"query", "-f", "csv", "SELECT * FROM events"} }},
 	}
 	// What --only picks, with what those commands need run first (the
-	// warehouse read and rescored, the report verify checks, the judge
-	// the self-agreement reads, the lake).
-	picked := map[string]bool{"validate": true, "ingest": true, "score": true}
+	// report verify checks, the judge the self-agreement reads, the lake).
 	needs := map[string]string{"verify (the report)": "report", "agree --self": "judge ta --repeats 2",
 		"metrics --judge-noise": "judge ta --repeats 2", "lake: metrics --by model,harness": "export --format parquet",
 		"lake: report": "export --format parquet"}
+	// Each notebook of notebooks/, run as a user runs it.
+	books, _ := filepath.Glob(filepath.Join("notebooks", "*.md"))
+	for _, b := range books {
+		commands = append(commands, struct {
+			name string
+			args func(k int, d string) []string
+		}{"notebook run " + filepath.Base(b), func(k int, d string) []string {
+			return []string{"notebook", "run", b, "--out", filepath.Join(d, "notebook")}
+		}})
+	}
+	var names []string
 	for _, c := range commands {
-		if *only == "" || slices.ContainsFunc(strings.Split(*only, ","), func(o string) bool { return strings.Contains(c.name, o) }) {
-			picked[c.name] = true
-			if n := needs[c.name]; n != "" {
-				picked[n] = true
-			}
-		}
+		names = append(names, c.name)
 	}
 	results := map[string]map[int]result{}
 	for _, k := range ks {
+		picked := rssPick(names, needs, only.texts(k))
 		d := filepath.Join(work, fmt.Sprintf("scale%d", k))
+		if err := os.RemoveAll(d); err != nil {
+			return err
+		}
 		os.MkdirAll(d, 0o755)
 		db := filepath.Join(d, "w.duckdb")
 		if out, err := exec.Command(bin, "sample", "--out", filepath.Join(d, "corpus"), "--scale", strconv.Itoa(k)).CombinedOutput(); err != nil {
@@ -120,27 +137,26 @@ func benchRSS(args []string) error {
 			if strings.HasPrefix(c.name, "lake: ") { // on the Parquet lake export wrote
 				at = filepath.Join(d, "export")
 			}
-			cmd := exec.Command(bin, append([]string{"--db", at, "-q"}, c.args(k, d)...)...)
-			devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-			cmd.Stdout = devnull
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			t0 := time.Now()
-			err := cmd.Run()
-			wall := time.Since(t0)
-			devnull.Close()
-			if err != nil {
-				err = fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
-			}
-			r := result{wall: wall, err: err}
-			if cmd.ProcessState != nil {
-				r.rss = cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
+			var r result
+			if c.name == "serve (first start)" {
+				r = rssServeStart(bin, at)
+			} else {
+				r = rssRun(bin, append([]string{"--db", at, "-q"}, c.args(k, d)...))
 			}
 			if results[c.name] == nil {
 				results[c.name] = map[int]result{}
 			}
 			results[c.name][k] = r
-			fmt.Fprintf(os.Stderr, "scale %d  %-32s %7.2f s  %5.0f MB\n", k, c.name, wall.Seconds(), mb(r.rss))
+			fmt.Fprintf(os.Stderr, "scale %d  %-32s %7.2f s  %5.0f MB\n", k, c.name, r.wall.Seconds(), mb(r.rss))
+			if r.err != nil {
+				fmt.Fprintf(os.Stderr, "  %v\n", r.err)
+			}
+			if c.name == "ingest" { // nothing after reads the logs
+				os.RemoveAll(filepath.Join(d, "corpus"))
+			}
+		}
+		if err := os.RemoveAll(d); err != nil {
+			return err
 		}
 	}
 	var rows []rssRow
@@ -148,7 +164,9 @@ func benchRSS(args []string) error {
 		if rs, ok := results[c.name]; ok {
 			row := rssRow{name: c.name}
 			for _, k := range ks {
-				row.at = append(row.at, rssCell{wall: rs[k].wall, rss: rs[k].rss, err: rs[k].err})
+				cell, ran := rs[k]
+				cell.notRun = !ran
+				row.at = append(row.at, cell)
 			}
 			rows = append(rows, row)
 		}
@@ -181,10 +199,194 @@ func parseScales(list string) ([]int, error) {
 
 // rssCell is one command's measurement at one scale.
 type rssCell struct {
-	wall time.Duration
-	rss  int64
-	err  error
+	wall   time.Duration
+	rss    int64
+	err    error
+	notRun bool // not picked at this scale (--only)
 }
+
+// rssRun runs gymlens with args and measures it.
+func rssRun(bin string, args []string) rssCell {
+	cmd := exec.Command(bin, args...)
+	devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	defer devnull.Close()
+	cmd.Stdout = devnull
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	t0 := time.Now()
+	err := cmd.Run()
+	r := rssCell{wall: time.Since(t0)}
+	if err != nil {
+		r.err = fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	if cmd.ProcessState != nil {
+		r.rss = cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
+	}
+	return r
+}
+
+// rssServeStart measures gymlens serve's first start on db: the time from
+// the process's start to its first page (the overview) answered, and the
+// process's peak RSS once it is stopped (an interrupt, as Ctrl-C) right
+// after. The first page of a warehouse just scored packs the run pages.
+func rssServeStart(bin, db string) rssCell {
+	cmd := exec.Command(bin, "--db", db, "-q", "serve", "--addr", "127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return rssCell{err: err}
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return rssCell{err: err}
+	}
+	var r rssCell
+	page := func() error {
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err != nil {
+			return fmt.Errorf("serve printed no address: %v", err)
+		}
+		f := strings.Fields(strings.TrimPrefix(line, "gymlens serve: "))
+		if len(f) == 0 {
+			return fmt.Errorf("serve printed %q", line)
+		}
+		res, err := http.Get(f[0])
+		if err != nil {
+			return err
+		}
+		defer res.Body.Close()
+		if _, err := io.Copy(io.Discard, res.Body); err != nil {
+			return err
+		}
+		if res.StatusCode != http.StatusOK {
+			return fmt.Errorf("the first page: %s", res.Status)
+		}
+		return nil
+	}
+	err = page()
+	r.wall = time.Since(t0)
+	cmd.Process.Signal(os.Interrupt)
+	if werr := cmd.Wait(); err == nil && werr != nil {
+		err = werr
+	}
+	if err != nil {
+		r.err = fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	if cmd.ProcessState != nil {
+		r.rss = cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
+	}
+	return r
+}
+
+// rssOnly is --only: the texts of the commands to run at every scale,
+// and those of each scale that has its own list (K=TEXT,TEXT).
+type rssOnly struct {
+	all []string
+	at  map[int][]string
+}
+
+func (o *rssOnly) String() string { return "" }
+
+// Set reads one --only: TEXT,TEXT or K=TEXT,TEXT, or several separated
+// by ";".
+func (o *rssOnly) Set(v string) error {
+	for _, part := range strings.Split(v, ";") {
+		scale, list, per := strings.Cut(part, "=")
+		texts := strings.Split(list, ",")
+		if !per {
+			texts = strings.Split(scale, ",")
+		}
+		if slices.Contains(texts, "") {
+			return fmt.Errorf("--only %q: an empty command text", part)
+		}
+		if !per {
+			o.all = append(o.all, texts...)
+			continue
+		}
+		k, err := strconv.Atoi(scale)
+		if err != nil || k < 1 {
+			return fmt.Errorf("--only %q: expected SCALE=TEXT,TEXT, SCALE a whole number ≥ 1", part)
+		}
+		if o.at == nil {
+			o.at = map[int][]string{}
+		}
+		o.at[k] = append(o.at[k], texts...)
+	}
+	return nil
+}
+
+// texts are the texts picking the commands of scale k (nil: every
+// command).
+func (o *rssOnly) texts(k int) []string {
+	if t, ok := o.at[k]; ok {
+		return t
+	}
+	return o.all
+}
+
+// rssPick is the commands of names to run given the texts of --only
+// (nil: all): those whose name begins with one, as whole words ("report"
+// picks `report` alone, "lake" both `lake: …`, "metrics --by" `metrics
+// --by model,harness` but not `metrics --judge-noise`), what each needs
+// run first, and ingest and score, which every other command reads.
+func rssPick(names []string, needs map[string]string, texts []string) map[string]bool {
+	begins := func(name, text string) bool {
+		if !strings.HasPrefix(name, text) {
+			return false
+		}
+		rest := name[len(text):]
+		return rest == "" || rest[0] == ' ' || rest[0] == ':'
+	}
+	picked := map[string]bool{}
+	for _, n := range names {
+		if texts == nil || slices.ContainsFunc(texts, func(o string) bool { return begins(n, o) }) {
+			picked[n] = true
+			if x := needs[n]; x != "" {
+				picked[x] = true
+			}
+		}
+	}
+	picked["ingest"], picked["score"] = true, true
+	return picked
+}
+
+// rssDiskPerScale is the disk one unit of --scale takes at most while the
+// rss command measures it: the sample's logs (118 MB), the warehouse with
+// the viewer's packs (about 18 MB), the lake (5 MB), the report, DuckDB's
+// spill files, and a margin. The logs are removed after the ingest; the
+// scale's folder before the next scale.
+const rssDiskPerScale = 150e6
+
+// rssDiskNeed is the free disk scale k needs (bytes).
+func rssDiskNeed(k int) int64 { return int64(k) * rssDiskPerScale }
+
+// checkDisk refuses scales whose largest does not fit in dir's free disk
+// (free tells it), naming what it needs and what there is.
+func checkDisk(dir string, ks []int, free func(string) (int64, error)) error {
+	have, err := free(dir)
+	if err != nil {
+		return fmt.Errorf("the free disk of %s: %w", dir, err)
+	}
+	k := slices.Max(ks)
+	if need := rssDiskNeed(k); need > have {
+		return fmt.Errorf("--scale %d needs about %s free in %s (its logs, warehouse, lake and report; each scale's folder is removed before the next), and %s are: free some or give --dir on another disk",
+			k, gb(need), dir, gb(have))
+	}
+	return nil
+}
+
+// freeBytes is the disk free to an unprivileged user in dir.
+func freeBytes(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Bavail) * int64(st.Bsize), nil
+}
+
+// gb is n bytes in GB, one decimal.
+func gb(n int64) string { return fmt.Sprintf("%.1f GB", float64(n)/1e9) }
 
 // rssRow is one command's measurements, at each scale in order.
 type rssRow struct {
@@ -215,6 +417,10 @@ func rssTable(w io.Writer, ks []int, rows []rssRow) {
 	for _, r := range rows {
 		fmt.Fprintf(w, "| `%s` |", r.name)
 		for _, c := range r.at {
+			if c.notRun {
+				fmt.Fprintf(w, " not run | |")
+				continue
+			}
 			if c.err != nil {
 				fmt.Fprintf(w, " failed: %s | |", strings.ReplaceAll(c.err.Error(), "|", "/"))
 				continue
@@ -223,7 +429,7 @@ func rssTable(w io.Writer, ks []int, rows []rssRow) {
 		}
 		for i := 1; i < len(r.at); i++ {
 			a, b := r.at[i-1], r.at[i]
-			if a.err != nil || b.err != nil || a.wall <= 0 {
+			if a.err != nil || b.err != nil || a.notRun || b.notRun || a.wall <= 0 {
 				fmt.Fprintf(w, " – |")
 				continue
 			}

@@ -100,7 +100,7 @@ func newApp(e *env) *cli.Command {
 			&cli.StringFlag{Name: "db", Usage: "warehouse `PATH`", Value: "gymlens.duckdb", Sources: cli.EnvVars("GYMLENS_DB")},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no progress and no notes"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "output `FORMAT`: table, json or csv; analyses (metrics, compare, corr, agree, human) also md, latex or html; table: latex, md, csv or html; export: parquet or arrow"},
-			&cli.StringFlag{Name: "memory-limit", Usage: "DuckDB memory `LIMIT`, such as 2GB (default: " + ingest.IngestMemoryLimit + " when ingesting, " + ingest.ReportMemoryLimit + " for report, agree, table and plot, " + ingest.DefaultMemoryLimit + " otherwise)"},
+			&cli.StringFlag{Name: "memory-limit", Usage: "DuckDB memory `LIMIT`, such as 2GB (default: " + ingest.IngestMemoryLimit + " when ingesting, " + ingest.ReportMemoryLimit + " for report, agree, table and plot, " + ingest.ExportMemoryLimit + " for export and score, " + ingest.DefaultMemoryLimit + " otherwise)"},
 		},
 		Commands: []*cli.Command{
 			demoCommand(e), sampleCommand(e), ingestCommand(e), validateCommand(e), scoreCommand(e), judgeCommand(e), readCommand(e, "metrics"), readCommand(e, "compare"), readCommand(e, "corr"), readCommand(e, "variance"), readCommand(e, "power"), readCommand(e, "rank"), readCommand(e, "agree"), readCommand(e, "human"), annotateCommand(e),

@@ -33,7 +33,7 @@ func scoreCommand(e *env) *cli.Command {
 			if prefer != "logged" && prefer != "derived" {
 				return usagef("--prefer: expected logged or derived, found %q", prefer)
 			}
-			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, false, ""))
+			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, false, ingest.ReadingMemoryLimit("score", false)))
 			if err != nil {
 				return err
 			}

@@ -18,7 +18,7 @@ func serveCommand(e *env) *cli.Command {
 			"the runs behind it; /runs filtered (where=DIM=VALUE), searched (q=) and sorted (sort=METRIC); /runs/RUN_ID a\n" +
 			"run's tasks, judgments and trajectory by day; /compare?a=RUN&b=RUN two runs side by side; /annotate the\n" +
 			"annotation queues, each answer stored in the warehouse at once; the same as JSON under /api/ (docs/serve.md).\n" +
-			"The server owns the warehouse while it runs (other gymlens commands wait for it to stop) unless --read-only;\nit first packs each run's events, tasks and judgments into a few values when they are new (docs/serve.md), which cold run pages read faster.\n" +
+			"The server owns the warehouse while it runs (other gymlens commands wait for it to stop) unless --read-only;\nbehind its pages it packs each run's events, tasks and judgments into a few values when they are new (docs/serve.md), which cold run pages read faster.\n" +
 			"It binds loopback unless --token is given; with a token every request must carry it (the printed link sets\n" +
 			"it), or an annotator's own link, which opens that annotator's queue alone. A token has 16 characters or more;\n" +
 			"--token auto makes one of 128 random bits and prints the link with it. Whatever the token, a request must name\n" +
@@ -54,7 +54,7 @@ func serveCommand(e *env) *cli.Command {
 				return err
 			}
 			defer w.Close()
-			progress, done := readProgress(e, cmd.Bool("quiet")) // packing the runs, the first read
+			progress, done := readProgress(e, cmd.Bool("quiet"))
 			so := serve.Options{Name: w.Path, Token: token, Addr: addr, AllowedHosts: hosts, Bootstrap: opt, ReadOnly: readOnly, Progress: progress}
 			if !readOnly {
 				so.Histories = histories(w)
