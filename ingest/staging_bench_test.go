@@ -18,7 +18,7 @@ import (
 )
 
 // How validated events are best handed to DuckDB (docs/benchmarks.md,
-// "Typed columns instead of the CSV copy"), beside DuckDB's own reader of
+// "Typed records instead of the CSV copy"), beside DuckDB's own reader of
 // the same event lines. The arms, in this order:
 //
 //   - read_ndjson_auto: the peer, DuckDB reading the run logs' event lines
