@@ -521,14 +521,7 @@ func runCompare(ctx context.Context, x *Exec) error {
 		if sw != nil {
 			return analysis.Optionf("compare --source inspect: name configurations; --harness-switch is for Proactivity-Gym runs")
 		}
-		if err := x.refuseForInspect("compare", "where", "metrics", "judge", "judge-noise"); err != nil {
-			return err
-		}
-		d, err := x.inspectData(ctx)
-		if err != nil {
-			return err
-		}
-		boot, err := x.Bootstrap()
+		d, boot, err := x.inspectInputs(ctx, "compare", "where", "metrics", "judge", "judge-noise")
 		if err != nil {
 			return err
 		}

@@ -36,6 +36,21 @@ func (x *Exec) inspectData(ctx context.Context) (*rows.InspectData, error) {
 	return d, nil
 }
 
+// inspectInputs refuses the parameters that do not apply to the command
+// on Inspect runs, then reads the Inspect evaluations and the bootstrap's
+// options.
+func (x *Exec) inspectInputs(ctx context.Context, command string, refused ...string) (*rows.InspectData, analysis.BootstrapOptions, error) {
+	if err := x.refuseForInspect(command, refused...); err != nil {
+		return nil, analysis.BootstrapOptions{}, err
+	}
+	d, err := x.inspectData(ctx)
+	if err != nil {
+		return nil, analysis.BootstrapOptions{}, err
+	}
+	boot, err := x.Bootstrap()
+	return d, boot, err
+}
+
 // InspectMeansResult lays out each scorer's mean per configuration and
 // task, with its interval and warnings: a column meta.FIELD for each
 // field of by, and with a cluster field the clusters resampled.
@@ -122,14 +137,7 @@ func (x *Exec) reconcileInspect(ctx context.Context) error {
 }
 
 func (x *Exec) metricsInspect(ctx context.Context) error {
-	if err := x.refuseForInspect("metrics", "where", "metrics", "judge", "two-level", "judge-noise"); err != nil {
-		return err
-	}
-	d, err := x.inspectData(ctx)
-	if err != nil {
-		return err
-	}
-	boot, err := x.Bootstrap()
+	d, boot, err := x.inspectInputs(ctx, "metrics", "where", "metrics", "judge", "two-level", "judge-noise")
 	if err != nil {
 		return err
 	}

@@ -114,14 +114,7 @@ func inspectFoot(foot []string) []string {
 }
 
 func (x *Exec) varianceInspect(ctx context.Context) error {
-	if err := x.refuseForInspect("variance", "where", "metrics", "judge", "by"); err != nil {
-		return err
-	}
-	d, err := x.inspectData(ctx)
-	if err != nil {
-		return err
-	}
-	boot, err := x.Bootstrap()
+	d, boot, err := x.inspectInputs(ctx, "variance", "where", "metrics", "judge", "by")
 	if err != nil {
 		return err
 	}
@@ -275,14 +268,7 @@ func (x *Exec) rankInspect(ctx context.Context) ([]RankRow, error) {
 	if x.IsSet("metric") {
 		return nil, analysis.Optionf("rank --source inspect: --metric does not apply: every task and scorer is ranked apart")
 	}
-	if err := x.refuseForInspect("rank", "where", "judge"); err != nil {
-		return nil, err
-	}
-	d, err := x.inspectData(ctx)
-	if err != nil {
-		return nil, err
-	}
-	boot, err := x.Bootstrap()
+	d, boot, err := x.inspectInputs(ctx, "rank", "where", "judge")
 	if err != nil {
 		return nil, err
 	}
@@ -290,14 +276,7 @@ func (x *Exec) rankInspect(ctx context.Context) ([]RankRow, error) {
 }
 
 func (x *Exec) corrInspect(ctx context.Context) error {
-	if err := x.refuseForInspect("corr", "where", "metrics", "judge"); err != nil {
-		return err
-	}
-	d, err := x.inspectData(ctx)
-	if err != nil {
-		return err
-	}
-	boot, err := x.Bootstrap()
+	d, boot, err := x.inspectInputs(ctx, "corr", "where", "metrics", "judge")
 	if err != nil {
 		return err
 	}
