@@ -7,6 +7,32 @@ import (
 	"github.com/gymlens/gymlens/analysis"
 )
 
+// WriteReportFolder writes the report of the runs --source chooses
+// (ReportSource): the Inspect report, or the Proactivity-Gym report of ds
+// (nil: the one dataset reads).
+func (a *Args) WriteReportFolder(ctx context.Context, dir string, w FolderStore, ds *Dataset, fo FolderOptions, dataset func() (*Dataset, error)) (*Report, error) {
+	source, err := ReportSource(ctx, w, a.String("source"))
+	if err != nil {
+		return nil, err
+	}
+	if source == "inspect" {
+		if err := a.CheckInspectReport(); err != nil {
+			return nil, err
+		}
+		boot, err := a.Bootstrap()
+		if err != nil {
+			return nil, err
+		}
+		return WriteInspectFolder(ctx, dir, w, fo, boot)
+	}
+	if ds == nil {
+		if ds, err = dataset(); err != nil {
+			return nil, err
+		}
+	}
+	return WriteFolder(ctx, dir, ds, w, fo)
+}
+
 // ReportSources are the runs a report can be of.
 var ReportSources = []string{"gym", "inspect"}
 

@@ -187,6 +187,9 @@ func (a *Args) CheckReport() error {
 	if s := a.String("size"); s != "" && !slices.Contains(plots.Sizes, s) {
 		return analysis.Optionf("--size: expected column or page, found %q", s)
 	}
+	if a.String("source") == "inspect" {
+		return a.CheckInspectReport()
+	}
 	return nil
 }
 

@@ -40,11 +40,6 @@ func reportCommand(e *env) *cli.Command {
 			if err := argsOf(cmd).CheckReport(); err != nil { // before opening anything
 				return err
 			}
-			if cmd.String("source") == "inspect" {
-				if err := argsOf(cmd).CheckInspectReport(); err != nil {
-					return err
-				}
-			}
 			return reading(ctx, cmd, func(_ string, w *ingest.Warehouse) error {
 				t0 := time.Now()
 				path, skipped, err := writeReport(ctx, cmd, w, nil, cmd.String("out"))
@@ -71,37 +66,13 @@ func writeReport(ctx context.Context, cmd *cli.Command, w *ingest.Warehouse, ds 
 	if err != nil {
 		return "", nil, err
 	}
-	source, err := reports.ReportSource(ctx, w, cmd.String("source"))
-	if err != nil {
-		return "", nil, err
-	}
 	defaults := map[string]any{}
 	for _, f := range reportCommand(nil).Flags {
 		defaults[f.Names()[0]] = f.Get()
 	}
 	fo := reports.FolderOptions{Tables: opt, Size: cmd.String("size"), Warehouse: w.FileName(),
 		Version: ingest.Version, PromptSHA: judge.PromptSHA256, Step: argsOf(cmd).ReportStep(defaults)}
-	if source == "inspect" {
-		if err := argsOf(cmd).CheckInspectReport(); err != nil {
-			return "", nil, err
-		}
-		boot, err := argsOf(cmd).Bootstrap()
-		if err != nil {
-			return "", nil, err
-		}
-		r, err := reports.WriteInspectFolder(ctx, dir, w, fo, boot)
-		if err != nil {
-			return "", nil, err
-		}
-		return filepath.Join(dir, "index.html"), r.Skipped, nil
-	}
-	if ds == nil {
-		ds, err = dataset(ctx, cmd, w, reports.KeepPacked)
-	}
-	if err != nil {
-		return "", nil, err
-	}
-	r, err := reports.WriteFolder(ctx, dir, ds, w, fo)
+	r, err := argsOf(cmd).WriteReportFolder(ctx, dir, w, ds, fo, func() (*reports.Dataset, error) { return dataset(ctx, cmd, w, reports.KeepPacked) })
 	if err != nil {
 		return "", nil, err
 	}
