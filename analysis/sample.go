@@ -34,6 +34,21 @@ func ByRun(items []SampleItem) map[string][]string {
 // number). Items come in stratum order, then in the order of runs. It
 // returns the items and the number of strata.
 func StratifiedSample(runs []rows.RunRow, unit, by string, n int, seed uint64) ([]SampleItem, int, error) {
+	return StratifiedSampleOf(runs, func(i int) []string {
+		names := make([]string, len(runs[i].Tasks))
+		for k, t := range runs[i].Tasks {
+			names[k] = t.Task
+		}
+		return names
+	}, unit, by, n, seed)
+}
+
+// StratifiedSampleOf is StratifiedSample with the runs' active tasks given
+// by tasks (run i's, in their order), so that the runs need not hold
+// them. It keeps no more than a count per stratum and the items drawn:
+// the draw is made on the strata's sizes, then the items are picked out
+// in a second pass over the runs.
+func StratifiedSampleOf(runs []rows.RunRow, tasks func(i int) []string, unit, by string, n int, seed uint64) ([]SampleItem, int, error) {
 	if unit != "task" && unit != "run" {
 		return nil, 0, Optionf("--unit: expected task or run, found %q", unit)
 	}
@@ -45,25 +60,24 @@ func StratifiedSample(runs []rows.RunRow, unit, by string, n int, seed uint64) (
 	if n <= 0 {
 		return nil, 0, Optionf("-n: expected a positive number, found %d", n)
 	}
-	strata := map[string][]SampleItem{}
+	stratumOf := func(i int) string {
+		if by == "" {
+			return ""
+		}
+		return DimValue(&runs[i], by)
+	}
+	size := map[string]int{}
 	for i := range runs {
-		r := &runs[i]
-		key := ""
-		if by != "" {
-			key = DimValue(r, by)
-		}
 		if unit == "run" {
-			strata[key] = append(strata[key], SampleItem{Run: r, Stratum: key})
-			continue
-		}
-		for _, t := range r.Tasks {
-			strata[key] = append(strata[key], SampleItem{Run: r, Task: t.Task, Stratum: key})
+			size[stratumOf(i)]++
+		} else {
+			size[stratumOf(i)] += len(tasks(i))
 		}
 	}
-	keys := sortedKeys(strata)
+	keys := sortedKeys(size)
 	total := 0
 	for _, k := range keys {
-		total += len(strata[k])
+		total += size[k]
 	}
 	if n > total {
 		return nil, 0, fmt.Errorf("-n %d: only %d %ss to draw from", n, total, unit)
@@ -77,7 +91,7 @@ func StratifiedSample(runs []rows.RunRow, unit, by string, n int, seed uint64) (
 	var rems []rem
 	given := 0
 	for i, k := range keys {
-		exact := float64(n) * float64(len(strata[k])) / float64(total)
+		exact := float64(n) * float64(size[k]) / float64(total)
 		alloc[i] = int(exact)
 		given += alloc[i]
 		rems = append(rems, rem{i, exact - float64(alloc[i])})
@@ -87,16 +101,40 @@ func StratifiedSample(runs []rows.RunRow, unit, by string, n int, seed uint64) (
 		alloc[rems[k].i]++
 		given++
 	}
-	var chosen []SampleItem
+	// Each stratum's picks, as places among its items in run order, then
+	// the items at those places.
+	type picks struct {
+		at     []int // sorted
+		next   int   // the stratum's next item's place
+		chosen []SampleItem
+	}
+	strata := make(map[string]*picks, len(keys))
 	for i, k := range keys {
-		items := strata[k]
 		rng := rand.New(rand.NewPCG(seed, uint64(i)))
-		perm := rng.Perm(len(items))
-		pick := perm[:alloc[i]]
-		sort.Ints(pick)
-		for _, p := range pick {
-			chosen = append(chosen, items[p])
+		at := rng.Perm(size[k])[:alloc[i]]
+		sort.Ints(at)
+		strata[k] = &picks{at: at}
+	}
+	take := func(p *picks, it SampleItem) {
+		if len(p.chosen) < len(p.at) && p.at[len(p.chosen)] == p.next {
+			p.chosen = append(p.chosen, it)
 		}
+		p.next++
+	}
+	for i := range runs {
+		key := stratumOf(i)
+		p := strata[key]
+		if unit == "run" {
+			take(p, SampleItem{Run: &runs[i], Stratum: key})
+			continue
+		}
+		for _, t := range tasks(i) {
+			take(p, SampleItem{Run: &runs[i], Task: t, Stratum: key})
+		}
+	}
+	var chosen []SampleItem
+	for _, k := range keys {
+		chosen = append(chosen, strata[k].chosen...)
 	}
 	return chosen, len(keys), nil
 }

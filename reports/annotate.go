@@ -87,7 +87,11 @@ func DrawSample(ctx context.Context, w Warehouse, opt Options, unit, by string, 
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	chosen, strata, err := analysis.StratifiedSample(runs, unit, by, n, seed)
+	tasks, err := ds.SelectedTaskNames()
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	chosen, strata, err := analysis.StratifiedSampleOf(runs, tasks, unit, by, n, seed)
 	if err != nil {
 		return nil, 0, nil, err
 	}
