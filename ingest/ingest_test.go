@@ -876,6 +876,7 @@ func TestReadingMemoryLimits(t *testing.T) {
 		{"corr", false, DefaultMemoryLimit},
 		{"report", false, ReportMemoryLimit},
 		{"agree", false, ReportMemoryLimit},
+		{"notebook", false, ReportMemoryLimit},
 		{"export", false, ExportMemoryLimit},
 		{"score", false, ExportMemoryLimit},
 	} {

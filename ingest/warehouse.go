@@ -61,13 +61,14 @@ const ReportMemoryLimit = "128MB"
 const ExportMemoryLimit = "256MB"
 
 // ReadingMemoryLimit is DuckDB's default memory limit for a command that
-// reads the warehouse: ReportMemoryLimit for report, agree, table and
-// plot, and for a command that holds every run's tasks as they do
+// reads the warehouse: ReportMemoryLimit for report, agree, table, plot
+// and notebook (whose blocks are those commands, sharing the runs they
+// hold), and for a command that holds every run's tasks as they do
 // (holdsTasks: metrics --judge-noise), ExportMemoryLimit for export and
 // score, else DefaultMemoryLimit.
 func ReadingMemoryLimit(command string, holdsTasks bool) string {
 	switch command {
-	case "report", "agree", "table", "plot":
+	case "report", "agree", "table", "plot", "notebook":
 		return ReportMemoryLimit
 	case "export", "score":
 		return ExportMemoryLimit

@@ -61,7 +61,7 @@ func runNotebook(ctx context.Context, db, file, dir string, strict bool) ([]stri
 	if _, err := os.Stat(db); err != nil {
 		return nil, fmt.Errorf("no warehouse at %s: run `gymlens ingest` (or `gymlens demo`) first, or name one with --db", db)
 	}
-	w, err := ingest.Open(ctx, db, ingest.OpenOptions{ReadOnly: true, MemoryLimit: ingest.DefaultMemoryLimit})
+	w, err := ingest.Open(ctx, db, ingest.OpenOptions{ReadOnly: true, MemoryLimit: ingest.ReadingMemoryLimit("notebook", false)})
 	if err != nil {
 		return nil, err
 	}
