@@ -69,3 +69,47 @@ func TestBenchmarksPageIsAReference(t *testing.T) {
 		t.Error("no citation of a section found: the pattern no longer matches the docs")
 	}
 }
+
+// No page of docs/, the README or a notebook narrates its own history: a
+// page says what is true of the code beside it, and git log holds how it
+// got there. The phrases below say "it was otherwise before"; they are
+// looked for in the prose alone, with fenced blocks, code spans and quoted
+// text (a command's output, a user's words) taken out. A date and a commit
+// that identify a measurement are not history.
+func TestDocsSayWhatIsTrue(t *testing.T) {
+	root := filepath.Join("..", "..")
+	narration := regexp.MustCompile(`(?i)\b(this session|(a|the) (second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|previous) round|the previous version|after the change|(as of|before) the fix|we (changed|fixed|added|removed|moved|made|replaced)|since issue \d+|used to (be|include|hold|have|take|read|write|give)|(did|was done|were done) before|until now|(is|are|has|have|was|were) now|now (is|are|has|have)|as it now|(has|have) since)\b`)
+	fenced := regexp.MustCompile("(?s)```.*?```")
+	span := regexp.MustCompile("`[^`]*`")
+	quoted := regexp.MustCompile(`"[^"]{0,300}"|“[^”]{0,300}”`)
+	pages := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != root || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || filepath.Ext(path) != ".md" {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		pages++
+		text := span.ReplaceAllString(fenced.ReplaceAllString(string(b), " "), " ")
+		text = quoted.ReplaceAllString(strings.Join(strings.Fields(text), " "), " ")
+		for _, m := range narration.FindAllStringIndex(text, -1) {
+			from, to := max(0, m[0]-60), min(len(text), m[1]+40)
+			t.Errorf("%s narrates its history (%q): …%s…", path, text[m[0]:m[1]], text[from:to])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pages < 10 {
+		t.Errorf("found %d Markdown pages: the walk no longer reaches docs/", pages)
+	}
+}
