@@ -37,10 +37,10 @@ func (p Problem) String() string { return p.File + ": " + p.What }
 
 // MaxManifestBytes is the largest manifest.json verify reads; a larger
 // one is refused by its size before anything of it is read. A manifest
-// takes a few hundred bytes per input: the sample's (116 inputs, 117
-// outputs) has 78 KB at any --scale, and 16 MiB holds some 24,000 inputs
-// at the sample's bytes per input, more without its values (a PARE
-// corpus has one trace file per run).
+// takes some 380 bytes per input beyond its fixed part: the sample's
+// (116 inputs, 117 outputs) has 78 KB at any --scale, and 16 MiB holds
+// some 44,000 inputs (a PARE corpus has one trace file per run;
+// docs/outputs.md has the measurements).
 const MaxManifestBytes = 16 << 20
 
 // MaxManifestValues is the most JSON values (objects, arrays, keys,
