@@ -352,11 +352,14 @@ func rssPick(names []string, needs map[string]string, texts []string) map[string
 }
 
 // rssDiskPerScale is the disk one unit of --scale takes at most while the
-// rss command measures it: the sample's logs (118 MB), the warehouse with
-// the viewer's packs (about 18 MB), the lake (5 MB), the report, DuckDB's
-// spill files, and a margin. The logs are removed after the ingest; the
-// scale's folder before the next scale.
-const rssDiskPerScale = 150e6
+// rss command measures it: the sample's logs (133 MB a unit at --scale
+// 300: 40 GB), the ingest's staging files beside the warehouse until its
+// commit (more than 57 MB a unit: 17 GB at 300 before the judgments'
+// were written), the warehouse with the viewer's packs (about 18 MB),
+// the lake (5 MB), the report, DuckDB's spill files, and a margin. The
+// logs are removed after the ingest; the scale's folder before the next
+// scale.
+const rssDiskPerScale = 240e6
 
 // rssDiskNeed is the free disk scale k needs (bytes).
 func rssDiskNeed(k int) int64 { return int64(k) * rssDiskPerScale }
