@@ -95,10 +95,18 @@ func DrawSample(ctx context.Context, w Warehouse, opt Options, unit, by string, 
 	return chosen, strata, history, err
 }
 
-// SelectedRuns are the ids of the runs where selects (a judge run's
-// --where).
-func SelectedRuns(ctx context.Context, w Warehouse, name string, where map[string][]string) (map[string]bool, error) {
-	ds, err := NewDataset(ctx, w, Options{Name: name, Where: where, Keep: KeepValues})
+// SelectedRuns are the ids of the runs of st (named name) that the
+// command's --where selects (a judge run's); without --where, nil (every
+// run) and st is not read.
+func (a *Args) SelectedRuns(ctx context.Context, st Store, name string) (map[string]bool, error) {
+	if len(a.List("where")) == 0 {
+		return nil, nil
+	}
+	where, err := a.Where(nil)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := NewDataset(ctx, st, Options{Name: name, Where: where, Keep: KeepValues})
 	if err != nil {
 		return nil, err
 	}

@@ -130,11 +130,8 @@ func judgeSetup(ctx context.Context, cmd *cli.Command, readOnly bool) (*ingest.W
 		return nil, nil, opt, err
 	}
 	st, err := judge.SourceStore(ctx, opt, w, w.InspectJudge)
-	if err == nil && len(cmd.StringSlice("where")) > 0 {
-		var where map[string][]string
-		if where, err = argsOf(cmd).Where(nil); err == nil {
-			opt.Runs, err = reports.SelectedRuns(ctx, w, w.Path, where)
-		}
+	if err == nil {
+		opt.Runs, err = argsOf(cmd).SelectedRuns(ctx, w, w.Path)
 	}
 	if err != nil {
 		w.Close()
