@@ -200,18 +200,10 @@ func sampleFlags() []cli.Flag {
 // reuse, a corpus already there from the same options and untouched is
 // kept (sample.Existing), and reused says so.
 func writeSample(cmd *cli.Command, out string, reuse bool) (st *sample.Stats, reused bool, err error) {
-	if cmd.Int("scale") < 1 {
-		return nil, false, usagef("--scale: expected a whole number ≥ 1, found %d", cmd.Int("scale"))
-	}
-	if n := cmd.Int("configs"); n < 0 || n > len(sample.Grid()) {
-		return nil, false, usagef("--configs: expected 0 (all) to %d, found %d", len(sample.Grid()), n)
-	}
-	switch cmd.String("compress") {
-	case "none", "gz", "zst":
-	default:
-		return nil, false, usagef("--compress: expected none, gz or zst, found %q", cmd.String("compress"))
-	}
 	opt := sample.Options{Seed: cmd.Uint64("seed"), Scale: int(cmd.Int("scale")), Configs: int(cmd.Int("configs")), Compress: cmd.String("compress")}
+	if err := opt.Check(); err != nil {
+		return nil, false, usageError{err}
+	}
 	if st := sample.Existing(out, opt); reuse && st != nil {
 		return st, true, nil
 	}
