@@ -133,6 +133,24 @@ type AnnotationSample struct {
 	Queue       rows.Queue // Name "" for no queue; K and the limits as given
 }
 
+// Check refuses, before anything is read, a request that makes nothing
+// (no sheet, no queue), one without questions, and a queue that could
+// not be stored (analysis.CheckQueue): each a usage error.
+func (req AnnotationSample) Check() error {
+	if req.Sheet == "" && req.Queue.Name == "" {
+		return analysis.Optionf("annotate sample: give --out FILE.csv (a sheet to fill in), --queue NAME (a queue to annotate in gymlens serve), or both")
+	}
+	if len(req.Questions) == 0 {
+		return analysis.Optionf("--questions: name at least one question")
+	}
+	if req.Queue.Name == "" {
+		return nil
+	}
+	q := req.Queue
+	q.Kind, q.Questions = rows.QueueRatings, req.Questions
+	return analysis.CheckQueue(q, []rows.QueueItem{{}})
+}
+
 // WriteAnnotationSample draws the sample from w, writes the sheet and
 // makes the queue the request names, and returns a line for each made.
 // A queue's store is st (w itself for a warehouse that holds queues).
