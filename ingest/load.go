@@ -55,6 +55,15 @@ type Progress struct {
 	Done                  bool
 }
 
+// String says p in a progress bar's words: files and records while the
+// records are checked, then the records DuckDB is loading.
+func (p Progress) String() string {
+	if p.Loading {
+		return thousands(p.Records) + " records checked · loading into the warehouse"
+	}
+	return fmt.Sprintf("files %d/%d · %s records", p.FilesDone, p.FilesTotal, thousands(p.Records))
+}
+
 // Summary says what an ingest or validation did.
 type Summary struct {
 	Files       int              // files read

@@ -71,11 +71,7 @@ func progressBar(e *env, quiet bool) (func(ingest.Progress), func()) {
 		if bar == nil {
 			bar = newBar(e, p.TotalBytes, progressbar.OptionShowBytes(true), progressbar.OptionSetWidth(30), progressbar.OptionSetPredictTime(true))
 		}
-		if p.Loading {
-			bar.Describe(fmt.Sprintf("%s records checked · loading into the warehouse", reports.Thousands(p.Records)))
-		} else {
-			bar.Describe(fmt.Sprintf("files %d/%d · %s records", p.FilesDone, p.FilesTotal, reports.Thousands(p.Records)))
-		}
+		bar.Describe(p.String())
 		_ = bar.Set64(p.Bytes)
 	}
 	return update, func() {
