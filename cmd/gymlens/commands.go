@@ -44,11 +44,8 @@ func ingestOptions(cmd *cli.Command) (string, ingest.IngestOptions, error) {
 	if cmd.Args().Len() == 0 {
 		return "", opt, usagef("%s: name at least one file or folder", cmd.Name)
 	}
-	if opt.MaxErrors < 1 {
-		return "", opt, usagef("--max-errors: expected a number ≥ 1, found %d", opt.MaxErrors)
-	}
-	if opt.SkipInvalid && opt.MaxRejects < 1 {
-		return "", opt, usagef("--max-rejects: expected a number ≥ 1, found %d", opt.MaxRejects)
+	if err := opt.CheckLimits(); err != nil {
+		return "", opt, usageError{err}
 	}
 	format, err := outputFormat(cmd, "table", reports.ResultFormats...)
 	return format, opt, err
