@@ -351,14 +351,11 @@ func exportCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				r := &reports.Result{Columns: []string{"table", "rows", "path"}}
-				for _, x := range res {
-					r.Rows = append(r.Rows, []any{x.Table, x.Rows, x.Path})
-				}
 				if cmd.Bool("quiet") {
 					return nil
 				}
-				return reports.WriteResult(e.stdout, "table", r)
+				cols, rows := ingest.ExportTable(res)
+				return reports.WriteResult(e.stdout, "table", &reports.Result{Columns: cols, Rows: rows})
 			})
 		},
 	}
