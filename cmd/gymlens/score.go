@@ -29,16 +29,16 @@ func scoreCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			prefer := cmd.String("prefer")
-			if prefer != "logged" && prefer != "derived" {
-				return usagef("--prefer: expected logged or derived, found %q", prefer)
+			derived, err := analysis.PreferDerived(cmd.String("prefer"))
+			if err != nil {
+				return err
 			}
 			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, false, ingest.ReadingMemoryLimit("score", false)))
 			if err != nil {
 				return err
 			}
 			defer w.Close()
-			rep, err := analysis.Rescore(ctx, w, prefer == "derived", int(cmd.Int("examples")))
+			rep, err := analysis.Rescore(ctx, w, derived, int(cmd.Int("examples")))
 			if errors.Is(err, analysis.ErrNoActiveTasks) {
 				return fmt.Errorf("warehouse %s has no active tasks to score", w.Path)
 			}
