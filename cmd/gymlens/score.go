@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/urfave/cli/v3"
 
@@ -38,10 +36,7 @@ func scoreCommand(e *env) *cli.Command {
 				return err
 			}
 			defer w.Close()
-			rep, err := analysis.Rescore(ctx, w, derived, int(cmd.Int("examples")))
-			if errors.Is(err, analysis.ErrNoActiveTasks) {
-				return fmt.Errorf("warehouse %s has no active tasks to score", w.Path)
-			}
+			rep, err := reports.Rescore(ctx, w, w.Path, derived, int(cmd.Int("examples")))
 			if err != nil {
 				return err
 			}
