@@ -55,6 +55,28 @@ func MakeQueue(ctx context.Context, st QueueStore, name string, q rows.Queue, it
 		q.Name, name, len(items)-tut, tut, each, q.MaxAnnotators, strings.Join(q.Questions, ", "), url.PathEscape(q.Name)), nil
 }
 
+// QueueFrom is the queue q (its name, k and limits) that `annotate
+// queue` makes from one source: the sheet of `annotate sample` (its
+// questions and items, read by readSheet) or the PARE samples ingested
+// (pare; the items left nil for MakeQueue). No source or both, and a
+// queue that could not be stored (analysis.CheckQueue), are usage
+// errors, found before the warehouse is opened.
+func QueueFrom(q rows.Queue, sheet string, pare bool, readSheet func(path string) ([]string, []rows.QueueItem, error)) (rows.Queue, []rows.QueueItem, error) {
+	if (sheet == "") == !pare {
+		return q, nil, analysis.Optionf("annotate queue: give one of --sheet FILE.csv or --pare")
+	}
+	q.Kind, q.Questions, q.Source = rows.QueuePARE, []string{rows.PAREQuestion}, "the PARE samples ingested"
+	var items []rows.QueueItem
+	if sheet != "" {
+		var err error
+		q.Kind, q.Source = rows.QueueRatings, "sheet "+sheet
+		if q.Questions, items, err = readSheet(sheet); err != nil {
+			return q, nil, err
+		}
+	}
+	return q, items, analysis.CheckQueue(q, []rows.QueueItem{{}})
+}
+
 // ExportQueue writes a queue's answers to out (WriteQueueExport) and
 // returns the rows written.
 func ExportQueue(ctx context.Context, st QueueStore, queue, out string) (int, error) {

@@ -121,20 +121,9 @@ func annotateQueue(ctx context.Context, e *env, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	sheet, pare := cmd.String("sheet"), cmd.Bool("pare")
-	if (sheet == "") == !pare {
-		return usagef("annotate queue: give one of --sheet FILE.csv or --pare")
-	}
-	q := withLimits(cmd, rows.Queue{Name: name, K: int(cmd.Int("k")), Kind: rows.QueuePARE, Questions: []string{rows.PAREQuestion}, Source: "the PARE samples ingested"})
-	var items []rows.QueueItem
-	if sheet != "" {
-		q.Kind, q.Source = rows.QueueRatings, "sheet "+sheet
-		if q.Questions, items, err = runlog.ReadAnnotationSheet(sheet); err != nil {
-			return err
-		}
-	}
-	if err := analysis.CheckQueue(q, []rows.QueueItem{{}}); err != nil {
-		return usageError{err}
+	q, items, err := reports.QueueFrom(withLimits(cmd, rows.Queue{Name: name, K: int(cmd.Int("k"))}), cmd.String("sheet"), cmd.Bool("pare"), runlog.ReadAnnotationSheet)
+	if err != nil {
+		return err
 	}
 	w, err := ingest.Open(ctx, cmd.String("db"), existing(cmd))
 	if err != nil {
