@@ -258,11 +258,7 @@ func demoCommand(e *env) *cli.Command {
 			}
 			quiet := cmd.Bool("quiet")
 			if !quiet && format == "table" {
-				how := "written"
-				if reused {
-					how = "reused: written before with the same seed and scale, and unchanged"
-				}
-				fmt.Fprintf(e.stdout, "sample corpus: %s (%d files, %.1f MB; %s)\n", corpus, st.Files, float64(st.RecordBytes)/1e6, how)
+				fmt.Fprintln(e.stdout, reports.DemoCorpusLine(corpus, st, reused))
 			}
 			db := filepath.Join(out, "gymlens.duckdb")
 			if cmd.IsSet("db") {
