@@ -87,3 +87,13 @@ func SourceStore[S BatchStore](ctx context.Context, opt RunOptions, runs BatchSt
 	}
 	return st, nil
 }
+
+// RunOrBatch runs opt against st through the endpoint's Batches API
+// (RunBatches) when batch is given, live (Run) otherwise; a dry run only
+// counts what would be asked (Run) either way.
+func RunOrBatch(ctx context.Context, st BatchStore, opt RunOptions, batch *BatchOptions) ([]JudgeReport, error) {
+	if batch != nil && !opt.DryRun {
+		return RunBatches(ctx, st, opt, *batch)
+	}
+	return Run(ctx, st, opt)
+}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gymlens/gymlens/ingest/rows"
 )
 
 // TestSettingsOptions holds what a judge run's flags are read into, and
@@ -104,5 +106,40 @@ func TestSourceStore(t *testing.T) {
 	refused := errors.New("no Inspect sample")
 	if st, err := SourceStore(context.Background(), RunOptions{Samples: true}, gym, func(context.Context) (*fakeStore, error) { return nil, refused }); st != nil || err != refused {
 		t.Errorf("samples refused: %v %v", st, err)
+	}
+}
+
+// batchRoute records whether the Batches API's path was taken (it reads
+// the open batches first).
+type batchRoute struct {
+	BatchStore
+	batches int
+}
+
+var errBatches = errors.New("reading the open batches")
+
+func (s *batchRoute) Name() string { return "w.duckdb" }
+func (s *batchRoute) JudgeBatches(context.Context, string, string) ([]rows.JudgeBatch, error) {
+	s.batches++
+	return nil, errBatches
+}
+
+// RunOrBatch goes through the Batches API when asked to, unless the run
+// is dry (a dry run only counts, as Run does), and live otherwise.
+func TestRunOrBatch(t *testing.T) {
+	ctx := context.Background()
+	// Repeats -1: Run refuses it before it reads anything.
+	opt := RunOptions{Repeats: -1, Judges: []Endpoint{{Name: "j", Model: "m", BaseURL: "http://127.0.0.1:1/v1"}}}
+	st := &batchRoute{}
+	if _, err := RunOrBatch(ctx, st, opt, nil); err == nil || !strings.HasPrefix(err.Error(), "--repeats") || st.batches != 0 {
+		t.Errorf("live: %v, batches read %d times", err, st.batches)
+	}
+	dry := opt
+	dry.DryRun = true
+	if _, err := RunOrBatch(ctx, st, dry, &BatchOptions{}); err == nil || !strings.HasPrefix(err.Error(), "--repeats") || st.batches != 0 {
+		t.Errorf("a dry --batch run: %v, batches read %d times", err, st.batches)
+	}
+	if _, err := RunOrBatch(ctx, st, opt, &BatchOptions{}); !errors.Is(err, errBatches) || st.batches != 1 {
+		t.Errorf("--batch: %v, batches read %d times", err, st.batches)
 	}
 }

@@ -67,14 +67,11 @@ func judgeCommand(e *env) *cli.Command {
 					bar.Set64(p.Settled())
 				}
 			}
-			var reps []judge.JudgeReport
-			var runErr error
-			if cmd.Bool("batch") && !opt.DryRun {
-				reps, runErr = judge.RunBatches(ctx, st, opt, judge.BatchOptions{Wait: cmd.Bool("batch-wait"), Poll: cmd.Duration("batch-poll"),
-					Say: func(s string) { fmt.Fprintln(e.stderr, "batch: "+s) }})
-			} else {
-				reps, runErr = judge.Run(ctx, st, opt)
+			var batch *judge.BatchOptions
+			if cmd.Bool("batch") {
+				batch = &judge.BatchOptions{Wait: cmd.Bool("batch-wait"), Poll: cmd.Duration("batch-poll"), Say: func(s string) { fmt.Fprintln(e.stderr, "batch: "+s) }}
 			}
+			reps, runErr := judge.RunOrBatch(ctx, st, opt, batch)
 			if bar != nil {
 				bar.Finish()
 			}
