@@ -27,6 +27,19 @@ func (r *ScoreReport) Disagreements() int {
 	return n
 }
 
+// PreferDerived reads which values the metrics use where a task has both
+// a logged and a derived one (score's --prefer): "logged" (false) or
+// "derived" (true).
+func PreferDerived(prefer string) (bool, error) {
+	switch prefer {
+	case "logged":
+		return false, nil
+	case "derived":
+		return true, nil
+	}
+	return false, Optionf("--prefer: expected logged or derived, found %q", prefer)
+}
+
 // ScoreStore is what Rescore reads and writes: the warehouse.
 type ScoreStore interface {
 	LoadScenarioSpecs(ctx context.Context) (map[string]*rows.ScenarioSpec, error)

@@ -78,6 +78,16 @@ type ExportResult struct {
 	Path  string
 }
 
+// ExportTable lays an export's results out as a table: one row per
+// table written, its rows and its path.
+func ExportTable(res []ExportResult) ([]string, [][]any) {
+	var out [][]any
+	for _, x := range res {
+		out = append(out, []any{x.Table, x.Rows, x.Path})
+	}
+	return []string{"table", "rows", "path"}, out
+}
+
 // Export writes every table to dir: as Parquet (large tables
 // hive-partitioned by config_key, dir/TABLE/config_key=…/*.parquet) or as
 // Arrow IPC files (dir/TABLE.arrow) written with arrow-go. Rows are sorted

@@ -44,6 +44,19 @@ type IngestOptions struct {
 	Progress func(Progress)
 }
 
+// CheckLimits refuses the limits that --max-errors and --max-rejects
+// (the latter with SkipInvalid) cannot be: below 1. In IngestOptions
+// built by a program, 0 stands for the default.
+func (o IngestOptions) CheckLimits() error {
+	if o.MaxErrors < 1 {
+		return fmt.Errorf("--max-errors: expected a number ≥ 1, found %d", o.MaxErrors)
+	}
+	if o.SkipInvalid && o.MaxRejects < 1 {
+		return fmt.Errorf("--max-rejects: expected a number ≥ 1, found %d", o.MaxRejects)
+	}
+	return nil
+}
+
 // Progress is a snapshot of a running ingest.
 type Progress struct {
 	File                  string
@@ -53,6 +66,15 @@ type Progress struct {
 	Elapsed               time.Duration
 	Loading               bool // validation is done; DuckDB is loading
 	Done                  bool
+}
+
+// String says p in a progress bar's words: files and records while the
+// records are checked, then the records DuckDB is loading.
+func (p Progress) String() string {
+	if p.Loading {
+		return thousands(p.Records) + " records checked · loading into the warehouse"
+	}
+	return fmt.Sprintf("files %d/%d · %s records", p.FilesDone, p.FilesTotal, thousands(p.Records))
 }
 
 // Summary says what an ingest or validation did.

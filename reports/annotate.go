@@ -55,6 +55,28 @@ func MakeQueue(ctx context.Context, st QueueStore, name string, q rows.Queue, it
 		q.Name, name, len(items)-tut, tut, each, q.MaxAnnotators, strings.Join(q.Questions, ", "), url.PathEscape(q.Name)), nil
 }
 
+// QueueFrom is the queue q (its name, k and limits) that `annotate
+// queue` makes from one source: the sheet of `annotate sample` (its
+// questions and items, read by readSheet) or the PARE samples ingested
+// (pare; the items left nil for MakeQueue). No source or both, and a
+// queue that could not be stored (analysis.CheckQueue), are usage
+// errors, found before the warehouse is opened.
+func QueueFrom(q rows.Queue, sheet string, pare bool, readSheet func(path string) ([]string, []rows.QueueItem, error)) (rows.Queue, []rows.QueueItem, error) {
+	if (sheet == "") == !pare {
+		return q, nil, analysis.Optionf("annotate queue: give one of --sheet FILE.csv or --pare")
+	}
+	q.Kind, q.Questions, q.Source = rows.QueuePARE, []string{rows.PAREQuestion}, "the PARE samples ingested"
+	var items []rows.QueueItem
+	if sheet != "" {
+		var err error
+		q.Kind, q.Source = rows.QueueRatings, "sheet "+sheet
+		if q.Questions, items, err = readSheet(sheet); err != nil {
+			return q, nil, err
+		}
+	}
+	return q, items, analysis.CheckQueue(q, []rows.QueueItem{{}})
+}
+
 // ExportQueue writes a queue's answers to out (WriteQueueExport) and
 // returns the rows written.
 func ExportQueue(ctx context.Context, st QueueStore, queue, out string) (int, error) {
@@ -99,10 +121,18 @@ func DrawSample(ctx context.Context, w Warehouse, opt Options, unit, by string, 
 	return chosen, strata, history, err
 }
 
-// SelectedRuns are the ids of the runs where selects (a judge run's
-// --where).
-func SelectedRuns(ctx context.Context, w Warehouse, name string, where map[string][]string) (map[string]bool, error) {
-	ds, err := NewDataset(ctx, w, Options{Name: name, Where: where, Keep: KeepValues})
+// SelectedRuns are the ids of the runs of st (named name) that the
+// command's --where selects (a judge run's); without --where, nil (every
+// run) and st is not read.
+func (a *Args) SelectedRuns(ctx context.Context, st Store, name string) (map[string]bool, error) {
+	if len(a.List("where")) == 0 {
+		return nil, nil
+	}
+	where, err := a.Where(nil)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := NewDataset(ctx, st, Options{Name: name, Where: where, Keep: KeepValues})
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +157,24 @@ type AnnotationSample struct {
 	Questions   []string
 	Sheet       string     // "" for no sheet
 	Queue       rows.Queue // Name "" for no queue; K and the limits as given
+}
+
+// Check refuses, before anything is read, a request that makes nothing
+// (no sheet, no queue), one without questions, and a queue that could
+// not be stored (analysis.CheckQueue): each a usage error.
+func (req AnnotationSample) Check() error {
+	if req.Sheet == "" && req.Queue.Name == "" {
+		return analysis.Optionf("annotate sample: give --out FILE.csv (a sheet to fill in), --queue NAME (a queue to annotate in gymlens serve), or both")
+	}
+	if len(req.Questions) == 0 {
+		return analysis.Optionf("--questions: name at least one question")
+	}
+	if req.Queue.Name == "" {
+		return nil
+	}
+	q := req.Queue
+	q.Kind, q.Questions = rows.QueueRatings, req.Questions
+	return analysis.CheckQueue(q, []rows.QueueItem{{}})
 }
 
 // WriteAnnotationSample draws the sample from w, writes the sheet and

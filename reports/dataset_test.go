@@ -2,6 +2,7 @@ package reports
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -190,5 +191,26 @@ func TestTasksKeptForTheNoiseAlone(t *testing.T) {
 	full, _ := NewDataset(ctx, st, Options{Keep: KeepPacked, Bootstrap: boot})
 	if x, y := self(packed), self(full); x != y {
 		t.Errorf("agree --self on the runs asked again:\n%s\non every run:\n%s", x, y)
+	}
+}
+
+// The runs a judge run's --where selects: none given, every run (nil) and
+// the store unread; a selection, its runs' ids; a mistake, an option error.
+func TestArgsSelectedRuns(t *testing.T) {
+	ctx := context.Background()
+	st := &countingStore{}
+	a := NewArgs(nil)
+	a.Put("where", []string(nil), false)
+	if runs, err := a.SelectedRuns(ctx, st, "w.duckdb"); runs != nil || err != nil || st.runs != 0 {
+		t.Errorf("no --where: %v %v, the store read %d times", runs, err, st.runs)
+	}
+	a.Put("where", []string{"scenario=s2"}, true)
+	if runs, err := a.SelectedRuns(ctx, st, "w.duckdb"); err != nil || len(runs) != 1 || !runs["b"] {
+		t.Errorf("--where scenario=s2: %v %v", runs, err)
+	}
+	a.Put("where", []string{"colour=red"}, true)
+	var oe *analysis.OptionError
+	if runs, err := a.SelectedRuns(ctx, st, "w.duckdb"); runs != nil || !errors.As(err, &oe) || !strings.HasPrefix(err.Error(), "--where: ") {
+		t.Errorf("--where colour=red: %v %v", runs, err)
 	}
 }

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gymlens/gymlens/analysis"
@@ -53,6 +56,37 @@ func RunNotebookFile(ctx context.Context, file string, src []byte, opt NotebookO
 	}
 	files[stem+".md"], files[stem+".html"] = md, page
 	return files, nil
+}
+
+// WriteNotebookFolder reads the notebook file, then opens the warehouse
+// its blocks read (open fills in opt.Store), runs them
+// (RunNotebookFile) and writes what they make into dir, made when
+// missing: nothing unless every block ran, each file whole
+// (WriteFileAtomic). It returns the paths written, in name order.
+func WriteNotebookFolder(ctx context.Context, file, dir string, opt NotebookOptions, open func(context.Context) (Warehouse, error)) ([]string, error) {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if opt.Store, err = open(ctx); err != nil {
+		return nil, err
+	}
+	files, err := RunNotebookFile(ctx, file, src, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("--out: %w", err)
+	}
+	var paths []string
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		p, b := filepath.Join(dir, name), files[name]
+		if err := WriteFileAtomic(p, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+			return nil, err
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
 }
 
 type notebookRun struct {

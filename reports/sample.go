@@ -22,3 +22,13 @@ func WriteSampleSummary(w io.Writer, format, dir string, st *sample.Stats) error
 		Thousands(st.Judgments), Thousands(st.Ratings), float64(st.RecordBytes)/1e6)
 	return err
 }
+
+// DemoCorpusLine is demo's line on the corpus in dir: its files and MB
+// of records, and whether it was written now or reused (sample.Existing).
+func DemoCorpusLine(dir string, st *sample.Stats, reused bool) string {
+	how := "written"
+	if reused {
+		how = "reused: written before with the same seed and scale, and unchanged"
+	}
+	return fmt.Sprintf("sample corpus: %s (%d files, %.1f MB; %s)", dir, st.Files, float64(st.RecordBytes)/1e6, how)
+}

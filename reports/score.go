@@ -2,6 +2,7 @@ package reports
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -43,6 +44,16 @@ func WriteScoreReport(w io.Writer, format string, rep *analysis.ScoreReport) err
 
 // Thousands writes n with commas between groups of three digits.
 func Thousands(n int64) string { return rows.Thousands(n) }
+
+// Rescore rescores the warehouse w, named name, from its trajectories
+// (analysis.Rescore); a warehouse without active tasks is named.
+func Rescore(ctx context.Context, w analysis.ScoreStore, name string, preferDerived bool, examples int) (*analysis.ScoreReport, error) {
+	rep, err := analysis.Rescore(ctx, w, preferDerived, examples)
+	if errors.Is(err, analysis.ErrNoActiveTasks) {
+		return nil, fmt.Errorf("warehouse %s has no active tasks to score", name)
+	}
+	return rep, err
+}
 
 // ScoredStore is a warehouse that says whether its scores are current.
 type ScoredStore interface {

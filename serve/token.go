@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gymlens/gymlens/analysis"
 )
 
 // MinTokenLength is the fewest characters a token may have: a token
@@ -45,6 +47,25 @@ func ResolveToken(token string) (string, error) {
 		return "", err
 	}
 	return token, nil
+}
+
+// CheckListen reads, before the warehouse is opened, where the viewer
+// listens and for whom: o.Token (ResolveToken: AutoToken becomes a token
+// made now), o.Addr (CheckAddr) and o.AllowedHosts (CheckHosts), in this
+// order. What cannot be is a usage error (*analysis.OptionError).
+func (o *Options) CheckListen() error {
+	token, err := ResolveToken(o.Token)
+	if err == nil {
+		err = CheckAddr(o.Addr, token)
+	}
+	if err == nil {
+		err = CheckHosts(o.AllowedHosts)
+	}
+	if err != nil {
+		return &analysis.OptionError{Err: err}
+	}
+	o.Token = token
+	return nil
 }
 
 // bearer is the credentials of an Authorization header of the Bearer

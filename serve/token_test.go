@@ -2,8 +2,11 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/gymlens/gymlens/analysis"
 )
 
 // testToken is a token long enough to be taken.
@@ -80,6 +83,36 @@ func TestAssetsServeFilesOnly(t *testing.T) {
 		}
 		if rec.Code != 404 || strings.Contains(rec.Body.String(), "style.css") {
 			t.Errorf("%s: %d %s", path, rec.Code, rec.Body.String())
+		}
+	}
+}
+
+// CheckListen reads where the viewer listens and for whom before the
+// warehouse is opened: --token auto becomes a token made at start, and a
+// short token, an address beyond loopback without one or a bad allowed
+// host is a usage error (*analysis.OptionError), checked in that order.
+func TestCheckListen(t *testing.T) {
+	o := Options{Token: AutoToken, Addr: "0.0.0.0:8077", AllowedHosts: []string{"viewer.example.org"}}
+	if err := o.CheckListen(); err != nil || o.Token == AutoToken || CheckToken(o.Token) != nil || o.Token == "" {
+		t.Errorf("--token auto: token %q, %v", o.Token, err)
+	}
+	o = Options{Token: testToken, Addr: DefaultAddr}
+	if err := o.CheckListen(); err != nil || o.Token != testToken {
+		t.Errorf("an explicit token: %q %v", o.Token, err)
+	}
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Token: "short", Addr: "0.0.0.0:1", AllowedHosts: []string{"a b"}}, "--token has 5 characters: a token needs at least 16 (or --token auto makes one)"},
+		{Options{Addr: "0.0.0.0:8077", AllowedHosts: []string{"a b"}}, "--addr 0.0.0.0:8077 is not a loopback address: give --token (or $GYMLENS_TOKEN) so that only those who have it read the warehouse"},
+		{Options{Addr: ""}, `--addr "": expected HOST:PORT (missing port in address)`},
+		{Options{Addr: DefaultAddr, AllowedHosts: []string{"http://viewer"}}, `--allowed-hosts "http://viewer"`},
+	} {
+		err := c.o.CheckListen()
+		var oe *analysis.OptionError
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || !errors.As(err, &oe) {
+			t.Errorf("%+v: %v, want the usage error %q", c.o, err, c.want)
 		}
 	}
 }

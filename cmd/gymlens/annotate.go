@@ -89,23 +89,14 @@ func queueArg(cmd *cli.Command) (string, error) {
 }
 
 func annotateSample(ctx context.Context, e *env, cmd *cli.Command) error {
-	out, queue := cmd.String("out"), cmd.String("queue")
-	if out == "" && queue == "" {
-		return usagef("annotate sample: give --out FILE.csv (a sheet to fill in), --queue NAME (a queue to annotate in gymlens serve), or both")
-	}
-	questions := reports.SplitList(cmd.String("questions"))
-	if len(questions) == 0 {
-		return usagef("--questions: name at least one question")
-	}
-	q := withLimits(cmd, rows.Queue{Name: queue, Kind: rows.QueueRatings, K: int(cmd.Int("k")), Questions: questions})
-	if queue != "" {
-		if err := analysis.CheckQueue(q, []rows.QueueItem{{}}); err != nil {
-			return usageError{err}
-		}
+	req := reports.AnnotationSample{N: int(cmd.Int("n")), Tutorial: int(cmd.Int("tutorial")), Unit: cmd.String("unit"), By: cmd.String("by"), Seed: cmd.Uint64("seed"),
+		Questions: reports.SplitList(cmd.String("questions")), Sheet: cmd.String("out"), Queue: withLimits(cmd, rows.Queue{Name: cmd.String("queue"), K: int(cmd.Int("k"))})}
+	if err := req.Check(); err != nil {
+		return err
 	}
 	var w *ingest.Warehouse
 	var err error
-	if queue != "" {
+	if req.Queue.Name != "" {
 		w, err = ingest.Open(ctx, cmd.String("db"), existing(cmd))
 	} else {
 		w, err = ingest.Open(ctx, cmd.String("db"), openOptions(cmd, true, ""))
@@ -118,8 +109,7 @@ func annotateSample(ctx context.Context, e *env, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	said, err := reports.WriteAnnotationSample(ctx, w, w, opt, reports.AnnotationSample{N: int(cmd.Int("n")), Tutorial: int(cmd.Int("tutorial")),
-		Unit: cmd.String("unit"), By: cmd.String("by"), Seed: cmd.Uint64("seed"), Questions: questions, Sheet: out, Queue: q}, histories(w))
+	said, err := reports.WriteAnnotationSample(ctx, w, w, opt, req, histories(w))
 	if !cmd.Bool("quiet") && len(said) > 0 {
 		fmt.Fprintln(e.stdout, strings.Join(said, "\n"))
 	}
@@ -131,20 +121,9 @@ func annotateQueue(ctx context.Context, e *env, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	sheet, pare := cmd.String("sheet"), cmd.Bool("pare")
-	if (sheet == "") == !pare {
-		return usagef("annotate queue: give one of --sheet FILE.csv or --pare")
-	}
-	q := withLimits(cmd, rows.Queue{Name: name, K: int(cmd.Int("k")), Kind: rows.QueuePARE, Questions: []string{rows.PAREQuestion}, Source: "the PARE samples ingested"})
-	var items []rows.QueueItem
-	if sheet != "" {
-		q.Kind, q.Source = rows.QueueRatings, "sheet "+sheet
-		if q.Questions, items, err = runlog.ReadAnnotationSheet(sheet); err != nil {
-			return err
-		}
-	}
-	if err := analysis.CheckQueue(q, []rows.QueueItem{{}}); err != nil {
-		return usageError{err}
+	q, items, err := reports.QueueFrom(withLimits(cmd, rows.Queue{Name: name, K: int(cmd.Int("k"))}), cmd.String("sheet"), cmd.Bool("pare"), runlog.ReadAnnotationSheet)
+	if err != nil {
+		return err
 	}
 	w, err := ingest.Open(ctx, cmd.String("db"), existing(cmd))
 	if err != nil {

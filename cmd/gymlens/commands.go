@@ -44,11 +44,8 @@ func ingestOptions(cmd *cli.Command) (string, ingest.IngestOptions, error) {
 	if cmd.Args().Len() == 0 {
 		return "", opt, usagef("%s: name at least one file or folder", cmd.Name)
 	}
-	if opt.MaxErrors < 1 {
-		return "", opt, usagef("--max-errors: expected a number ≥ 1, found %d", opt.MaxErrors)
-	}
-	if opt.SkipInvalid && opt.MaxRejects < 1 {
-		return "", opt, usagef("--max-rejects: expected a number ≥ 1, found %d", opt.MaxRejects)
+	if err := opt.CheckLimits(); err != nil {
+		return "", opt, usageError{err}
 	}
 	format, err := outputFormat(cmd, "table", reports.ResultFormats...)
 	return format, opt, err
@@ -71,11 +68,7 @@ func progressBar(e *env, quiet bool) (func(ingest.Progress), func()) {
 		if bar == nil {
 			bar = newBar(e, p.TotalBytes, progressbar.OptionShowBytes(true), progressbar.OptionSetWidth(30), progressbar.OptionSetPredictTime(true))
 		}
-		if p.Loading {
-			bar.Describe(fmt.Sprintf("%s records checked · loading into the warehouse", reports.Thousands(p.Records)))
-		} else {
-			bar.Describe(fmt.Sprintf("files %d/%d · %s records", p.FilesDone, p.FilesTotal, reports.Thousands(p.Records)))
-		}
+		bar.Describe(p.String())
 		_ = bar.Set64(p.Bytes)
 	}
 	return update, func() {
@@ -200,18 +193,10 @@ func sampleFlags() []cli.Flag {
 // reuse, a corpus already there from the same options and untouched is
 // kept (sample.Existing), and reused says so.
 func writeSample(cmd *cli.Command, out string, reuse bool) (st *sample.Stats, reused bool, err error) {
-	if cmd.Int("scale") < 1 {
-		return nil, false, usagef("--scale: expected a whole number ≥ 1, found %d", cmd.Int("scale"))
-	}
-	if n := cmd.Int("configs"); n < 0 || n > len(sample.Grid()) {
-		return nil, false, usagef("--configs: expected 0 (all) to %d, found %d", len(sample.Grid()), n)
-	}
-	switch cmd.String("compress") {
-	case "none", "gz", "zst":
-	default:
-		return nil, false, usagef("--compress: expected none, gz or zst, found %q", cmd.String("compress"))
-	}
 	opt := sample.Options{Seed: cmd.Uint64("seed"), Scale: int(cmd.Int("scale")), Configs: int(cmd.Int("configs")), Compress: cmd.String("compress")}
+	if err := opt.Check(); err != nil {
+		return nil, false, usageError{err}
+	}
 	if st := sample.Existing(out, opt); reuse && st != nil {
 		return st, true, nil
 	}
@@ -273,11 +258,7 @@ func demoCommand(e *env) *cli.Command {
 			}
 			quiet := cmd.Bool("quiet")
 			if !quiet && format == "table" {
-				how := "written"
-				if reused {
-					how = "reused: written before with the same seed and scale, and unchanged"
-				}
-				fmt.Fprintf(e.stdout, "sample corpus: %s (%d files, %.1f MB; %s)\n", corpus, st.Files, float64(st.RecordBytes)/1e6, how)
+				fmt.Fprintln(e.stdout, reports.DemoCorpusLine(corpus, st, reused))
 			}
 			db := filepath.Join(out, "gymlens.duckdb")
 			if cmd.IsSet("db") {
@@ -366,14 +347,11 @@ func exportCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				r := &reports.Result{Columns: []string{"table", "rows", "path"}}
-				for _, x := range res {
-					r.Rows = append(r.Rows, []any{x.Table, x.Rows, x.Path})
-				}
 				if cmd.Bool("quiet") {
 					return nil
 				}
-				return reports.WriteResult(e.stdout, "table", r)
+				cols, rows := ingest.ExportTable(res)
+				return reports.WriteResult(e.stdout, "table", &reports.Result{Columns: cols, Rows: rows})
 			})
 		},
 	}

@@ -67,14 +67,11 @@ func judgeCommand(e *env) *cli.Command {
 					bar.Set64(p.Settled())
 				}
 			}
-			var reps []judge.JudgeReport
-			var runErr error
-			if cmd.Bool("batch") && !opt.DryRun {
-				reps, runErr = judge.RunBatches(ctx, st, opt, judge.BatchOptions{Wait: cmd.Bool("batch-wait"), Poll: cmd.Duration("batch-poll"),
-					Say: func(s string) { fmt.Fprintln(e.stderr, "batch: "+s) }})
-			} else {
-				reps, runErr = judge.Run(ctx, st, opt)
+			var batch *judge.BatchOptions
+			if cmd.Bool("batch") {
+				batch = &judge.BatchOptions{Wait: cmd.Bool("batch-wait"), Poll: cmd.Duration("batch-poll"), Say: func(s string) { fmt.Fprintln(e.stderr, "batch: "+s) }}
 			}
+			reps, runErr := judge.RunOrBatch(ctx, st, opt, batch)
 			if bar != nil {
 				bar.Finish()
 			}
@@ -113,73 +110,31 @@ func judgeFlags() []cli.Flag {
 	}
 }
 
-// judgeSetup reads the judge's flags into options and opens the warehouse
-// (read-only for a dry run), and what the judge reads of it: its runs, or
-// with --source inspect its Inspect samples.
+// judgeSetup reads the judge's flags into options (judge.Settings) and
+// opens the warehouse (read-only for a dry run) and the store of what is
+// judged (judge.SourceStore).
 func judgeSetup(ctx context.Context, cmd *cli.Command, readOnly bool) (*ingest.Warehouse, judge.BatchStore, judge.RunOptions, error) {
-	switch src := cmd.String("source"); {
-	case src == "inspect" && len(cmd.StringSlice("where")) > 0:
-		return nil, nil, judge.RunOptions{}, usagef("--where selects Proactivity-Gym runs; --source inspect judges every Inspect sample (--limit N: a sample of them, equal shares of configuration × task)")
-	case src != "gym" && src != "inspect":
-		return nil, nil, judge.RunOptions{}, usagef("--source: expected gym or inspect, found %q", src)
-	}
-	w, opt, err := judgeOptions(ctx, cmd, readOnly)
+	opt, err := judge.Settings{Source: cmd.String("source"), Where: len(cmd.StringSlice("where")) > 0, Metrics: reports.SplitList(cmd.String("metric")),
+		MetricsGiven: cmd.IsSet("metric"), Prompts: cmd.StringSlice("prompt"), Judges: cmd.StringSlice("judge"), Endpoints: cmd.StringSlice("endpoint"),
+		Prices: cmd.String("prices"), Limit: int(cmd.Int("limit")), Repeats: int(cmd.Int("repeats")), Force: cmd.Bool("force"), Replace: cmd.Bool("replace"),
+		Client: judge.ClientOptions{Concurrency: int(cmd.Int("concurrency")), RPM: int(cmd.Int("rpm")), TPM: int(cmd.Int("tpm")),
+			Timeout: cmd.Duration("timeout"), MaxRetries: int(cmd.Int("retries")), Seed: cmd.Int64("seed"), Temperature: cmd.Float("temperature")}}.Options()
 	if err != nil {
 		return nil, nil, opt, err
 	}
-	if cmd.String("source") == "gym" {
-		return w, w, opt, nil
+	w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, readOnly, ingest.JudgeMemoryLimit))
+	if err != nil {
+		return nil, nil, opt, err
 	}
-	opt.Samples = true
-	ij, err := w.InspectJudge(ctx)
+	st, err := judge.SourceStore(ctx, opt, w, w.InspectJudge)
+	if err == nil {
+		opt.Runs, err = argsOf(cmd).SelectedRuns(ctx, w, w.Path)
+	}
 	if err != nil {
 		w.Close()
 		return nil, nil, opt, err
 	}
-	return w, ij, opt, nil
-}
-
-// judgeOptions reads the flags every source shares and opens the
-// warehouse.
-func judgeOptions(ctx context.Context, cmd *cli.Command, readOnly bool) (*ingest.Warehouse, judge.RunOptions, error) {
-	opt := judge.RunOptions{Limit: int(cmd.Int("limit")), Force: cmd.Bool("force"), Replace: cmd.Bool("replace"), Repeats: int(cmd.Int("repeats")),
-		Client: judge.ClientOptions{Concurrency: int(cmd.Int("concurrency")), RPM: int(cmd.Int("rpm")), TPM: int(cmd.Int("tpm")),
-			Timeout: cmd.Duration("timeout"), MaxRetries: int(cmd.Int("retries")), Seed: cmd.Int64("seed"), Temperature: cmd.Float("temperature")}}
-	if opt.Client.MaxRetries == 0 {
-		opt.Client.MaxRetries = -1 // no retries asked for
-	}
-	var err error
-	if opt.Metrics, err = judge.ParseMetrics(reports.SplitList(cmd.String("metric"))); err != nil {
-		return nil, opt, usageError{err}
-	}
-	if opt.Rubrics, err = judge.LoadRubrics(cmd.StringSlice("prompt")); err != nil {
-		return nil, opt, err
-	} else if len(opt.Rubrics) > 0 && !cmd.IsSet("metric") {
-		opt.Metrics = nil
-	}
-	if opt.Judges, err = judge.Endpoints(cmd.StringSlice("judge"), cmd.StringSlice("endpoint")); err != nil {
-		return nil, opt, usageError{err}
-	}
-	if p := cmd.String("prices"); p != "" {
-		if opt.Prices, err = judge.ReadPrices(p); err != nil {
-			return nil, opt, err
-		}
-	}
-	w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, readOnly, ingest.JudgeMemoryLimit))
-	if err != nil {
-		return nil, opt, err
-	}
-	if len(cmd.StringSlice("where")) > 0 {
-		where, err := argsOf(cmd).Where(nil)
-		if err == nil {
-			opt.Runs, err = reports.SelectedRuns(ctx, w, w.Path, where)
-		}
-		if err != nil {
-			w.Close()
-			return nil, opt, err
-		}
-	}
-	return w, opt, nil
+	return w, st, opt, nil
 }
 
 // exportBatchCommand writes the requests a judge run would send as a batch

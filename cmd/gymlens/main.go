@@ -16,6 +16,7 @@ import (
 	"github.com/gymlens/gymlens/analysis"
 	"github.com/gymlens/gymlens/ingest"
 	"github.com/gymlens/gymlens/internal/process"
+	"github.com/gymlens/gymlens/judge"
 	"github.com/gymlens/gymlens/reports"
 )
 
@@ -71,7 +72,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var ue usageError
 	var oe *analysis.OptionError
-	if errors.As(err, &ue) || errors.As(err, &oe) {
+	var je *judge.OptionError
+	if errors.As(err, &ue) || errors.As(err, &oe) || errors.As(err, &je) {
 		fmt.Fprintf(stderr, "gymlens: %v\nRun 'gymlens --help' for usage.\n", err)
 		return 2
 	}

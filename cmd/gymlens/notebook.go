@@ -3,11 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"maps"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -51,35 +46,20 @@ func notebookCommand(e *env) *cli.Command {
 }
 
 // runNotebook runs file's blocks against the warehouse db and writes the
-// outputs into dir, all or nothing: every block through the library.
+// outputs into dir (reports.WriteNotebookFolder).
 func runNotebook(ctx context.Context, db, file, dir string, strict bool) ([]string, error) {
-	src, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	// The warehouse must be there: a notebook only reads.
-	if _, err := os.Stat(db); err != nil {
-		return nil, fmt.Errorf("no warehouse at %s: run `gymlens ingest` (or `gymlens demo`) first, or name one with --db", db)
-	}
-	w, err := ingest.Open(ctx, db, ingest.OpenOptions{ReadOnly: true, MemoryLimit: ingest.ReadingMemoryLimit("notebook", false)})
-	if err != nil {
-		return nil, err
-	}
-	defer w.Close()
-	files, err := reports.RunNotebookFile(ctx, file, src, reports.NotebookOptions{Store: w, Name: db, ReadRatings: runlog.ReadRatingSets, Strict: strict})
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--out: %w", err)
-	}
-	var paths []string
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		p, b := filepath.Join(dir, name), files[name]
-		if err := reports.WriteFileAtomic(p, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
-			return nil, err
+	var w *ingest.Warehouse
+	defer func() {
+		if w != nil {
+			w.Close()
 		}
-		paths = append(paths, p)
-	}
-	return paths, nil
+	}()
+	return reports.WriteNotebookFolder(ctx, file, dir, reports.NotebookOptions{Name: db, ReadRatings: runlog.ReadRatingSets, Strict: strict},
+		func(ctx context.Context) (reports.Warehouse, error) {
+			var err error
+			if w, err = ingest.Open(ctx, db, ingest.OpenOptions{ReadOnly: true, MemoryLimit: ingest.ReadingMemoryLimit("notebook", false)}); err != nil {
+				return nil, err // ingest.Open says when there is no warehouse at db
+			}
+			return w, nil
+		})
 }

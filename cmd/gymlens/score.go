@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/urfave/cli/v3"
 
@@ -29,19 +27,16 @@ func scoreCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			prefer := cmd.String("prefer")
-			if prefer != "logged" && prefer != "derived" {
-				return usagef("--prefer: expected logged or derived, found %q", prefer)
+			derived, err := analysis.PreferDerived(cmd.String("prefer"))
+			if err != nil {
+				return err
 			}
 			w, err := ingest.Open(ctx, cmd.String("db"), openOptions(cmd, false, ingest.ReadingMemoryLimit("score", false)))
 			if err != nil {
 				return err
 			}
 			defer w.Close()
-			rep, err := analysis.Rescore(ctx, w, prefer == "derived", int(cmd.Int("examples")))
-			if errors.Is(err, analysis.ErrNoActiveTasks) {
-				return fmt.Errorf("warehouse %s has no active tasks to score", w.Path)
-			}
+			rep, err := reports.Rescore(ctx, w, w.Path, derived, int(cmd.Int("examples")))
 			if err != nil {
 				return err
 			}

@@ -31,19 +31,12 @@ func serveCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "read-only", Usage: "open the warehouse read-only: other gymlens commands may read it meanwhile; no annotation"},
 		}, bootstrapFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			addr, hosts := cmd.String("addr"), cmd.StringSlice("allowed-hosts")
-			token, err := serve.ResolveToken(cmd.String("token"))
-			if err != nil {
-				return usageError{err}
+			so := serve.Options{Token: cmd.String("token"), Addr: cmd.String("addr"), AllowedHosts: cmd.StringSlice("allowed-hosts")}
+			if err := so.CheckListen(); err != nil {
+				return err
 			}
-			if err := serve.CheckAddr(addr, token); err != nil {
-				return usageError{err}
-			}
-			if err := serve.CheckHosts(hosts); err != nil {
-				return usageError{err}
-			}
-			opt, err := argsOf(cmd).Bootstrap()
-			if err != nil {
+			var err error
+			if so.Bootstrap, err = argsOf(cmd).Bootstrap(); err != nil {
 				return err
 			}
 			readOnly := cmd.Bool("read-only") || ingest.IsLake(cmd.String("db")) // a lake is read-only
@@ -55,7 +48,7 @@ func serveCommand(e *env) *cli.Command {
 			}
 			defer w.Close()
 			progress, done := readProgress(e, cmd.Bool("quiet"))
-			so := serve.Options{Name: w.Path, Token: token, Addr: addr, AllowedHosts: hosts, Bootstrap: opt, ReadOnly: readOnly, Progress: progress}
+			so.Name, so.ReadOnly, so.Progress = w.Path, readOnly, progress
 			if !readOnly {
 				so.Histories = histories(w)
 			}

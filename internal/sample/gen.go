@@ -32,6 +32,23 @@ type Options struct {
 	Configs int
 }
 
+// Check says what is wrong with o as gymlens sample's flags give it
+// (Compress none, gz or zst; Scale at least 1; Configs at most the
+// grid's), in their words.
+func (o Options) Check() error {
+	if o.Scale < 1 {
+		return fmt.Errorf("--scale: expected a whole number ≥ 1, found %d", o.Scale)
+	}
+	if o.Configs < 0 || o.Configs > len(Grid()) {
+		return fmt.Errorf("--configs: expected 0 (all) to %d, found %d", len(Grid()), o.Configs)
+	}
+	switch o.Compress {
+	case "none", "gz", "zst":
+		return nil
+	}
+	return fmt.Errorf("--compress: expected none, gz or zst, found %q", o.Compress)
+}
+
 // Judges are the three LLM judges of the sample, of the Qwen, GPT and
 // Claude families (JudgeFamilies).
 var Judges = []string{"judge-qwen3.5-397b", "judge-gpt-5.6-luna", "judge-sonnet-5"}

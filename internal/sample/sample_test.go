@@ -343,3 +343,30 @@ func TestSampleThirdJudgeAndFamilies(t *testing.T) {
 		t.Errorf("the Claude judge's preference for Claude agents: %.3f (own %.3f, other %.3f), want about 0.3", d, own, other)
 	}
 }
+
+// Options.Check refuses, in the words of gymlens sample's flags, what
+// the generator cannot write: a scale below 1, more configurations than
+// the grid has, an unknown compression.
+func TestOptionsCheck(t *testing.T) {
+	n := len(Grid())
+	for _, o := range []Options{{Scale: 1, Compress: "none"}, {Scale: 3, Configs: n, Compress: "none"}, {Scale: 1, Compress: "gz"}, {Scale: 1, Compress: "zst"}} {
+		if err := o.Check(); err != nil {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Scale: 0}, "--scale: expected a whole number ≥ 1, found 0"},
+		{Options{Scale: 1, Configs: -1}, fmt.Sprintf("--configs: expected 0 (all) to %d, found -1", n)},
+		{Options{Scale: 1, Configs: n + 1}, fmt.Sprintf("--configs: expected 0 (all) to %d, found %d", n, n+1)},
+		{Options{Scale: 1, Compress: "xz"}, `--compress: expected none, gz or zst, found "xz"`},
+		{Options{Scale: 1, Compress: ""}, `--compress: expected none, gz or zst, found ""`},
+		{Options{Scale: 0, Configs: -1, Compress: "xz"}, "--scale: expected a whole number ≥ 1, found 0"},
+	} {
+		if err := c.o.Check(); err == nil || err.Error() != c.want {
+			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
+		}
+	}
+}
