@@ -119,3 +119,35 @@ func TestDocsSayWhatIsTrue(t *testing.T) {
 		t.Errorf("found %d Markdown pages: the walk no longer reaches docs/", pages)
 	}
 }
+
+// Every command output pasted in docs/benchmarks.md (a fenced block other
+// than a shell one) begins with the line header prints: the date (and the
+// time where it is known), the commit and the machine it was measured on.
+func TestBenchmarksOutputsNameDateAndCommit(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "benchmarks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := regexp.MustCompile(`^measured \d{4}-\d{2}-\d{2}( \d{2}:\d{2} UTC)? · commit [0-9a-f]{7} · [1-9][0-9]* cores · \S`)
+	lines := strings.Split(string(page), "\n")
+	blocks := 0
+	for i := 0; i < len(lines); i++ {
+		if !strings.HasPrefix(lines[i], "```") {
+			continue
+		}
+		open, j := lines[i], i+1
+		for j < len(lines) && !strings.HasPrefix(lines[j], "```") {
+			j++
+		}
+		if open == "```" {
+			blocks++
+			if i+1 >= j || !first.MatchString(lines[i+1]) {
+				t.Errorf("docs/benchmarks.md:%d: an output block without its measured line (date, commit, cores, CPU)", i+1)
+			}
+		}
+		i = j
+	}
+	if blocks == 0 {
+		t.Error("no output block found in docs/benchmarks.md")
+	}
+}
