@@ -185,9 +185,10 @@ type SelfPreference struct {
 	NIn, NOut            int     // items judged by it and another judge, of agents of its family, of the others
 	In, Out              float64 // mean (judge − the other judges' mean) on them
 	// Estimate is the difference in differences In − Out, with its
-	// cluster-bootstrap interval: the judge's general leniency cancels.
+	// cluster-robust t interval (slopeInterval): the judge's general
+	// leniency cancels.
 	Estimate
-	P float64 // the interval inverted (stat.IntervalPValue)
+	P float64 // the interval inverted
 }
 
 // LengthBias is how a judge's score moves with the length of the item
@@ -214,7 +215,8 @@ type JudgeBias struct {
 // ratings where an item has them (the questions QuestionScore maps to
 // the score), otherwise against each other judge. Every agent model and
 // judge must have a family in fam; with fam nil, self-preference is not
-// measured (a note says so). Scenarios are the resampling units.
+// measured (a note says so). Scenarios are the clusters of the intervals
+// (slopeInterval).
 //
 // Self-preference of judge J of family F on a score: over the items J and
 // at least one other judge scored, d_i = s_J(i) − mean of the other
@@ -480,8 +482,9 @@ func slopeBias(judge, ref, score string, x, y []float64, cluster []int, clusters
 // ȳ) / Σ(x − x̄)², with its cluster-robust t interval at opt's level and
 // the p-value that inverts it (stat.ClusterSlope.Interval). The other
 // options (method, resamples, seed) do not apply: the expanded percentile
-// bootstrap interval of the slope rejected a true 0 in 5.1–5.2% of null
-// datasets at α = 0.05, this one in 4.8–5.0% (docs/statistics.md).
+// bootstrap interval of the slope, the same correction read off noisy
+// replicates, rejected a true 0 in 5.1–5.2% of null datasets at α = 0.05,
+// this one in 4.8–5.0% (docs/statistics.md, TestJudgeBiasNullSize).
 func slopeInterval(x, y []float64, cluster []int, clusters int, opt BootstrapOptions) (Estimate, float64) {
 	return stat.NewClusterSlope(x, y, cluster, clusters).Interval(opt.WithDefaults().Level)
 }

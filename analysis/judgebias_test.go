@@ -228,8 +228,8 @@ const biasNullScenarios = 60
 // per-dataset variance of the number of the three rejected over what
 // independent tests would give. Each judge's (or pair's) rate alone is at
 // most α + 3 se: twelve rates are checked, and at a true 5% one of them
-// passes α + 2 se (0.0695) by chance about one time in four; the rates
-// above α + 2 se are logged.
+// passes α + 2 se (0.0695) by chance about one time in three (each 3.0%
+// of the time); the rates above α + 2 se are logged.
 func TestJudgeBiasNullRejection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures bias on 1,000 null datasets")
