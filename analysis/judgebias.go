@@ -185,9 +185,10 @@ type SelfPreference struct {
 	NIn, NOut            int     // items judged by it and another judge, of agents of its family, of the others
 	In, Out              float64 // mean (judge − the other judges' mean) on them
 	// Estimate is the difference in differences In − Out, with its
-	// cluster-bootstrap interval: the judge's general leniency cancels.
+	// cluster-robust t interval (slopeInterval): the judge's general
+	// leniency cancels.
 	Estimate
-	P float64 // the interval inverted (stat.IntervalPValue)
+	P float64 // the interval inverted
 }
 
 // LengthBias is how a judge's score moves with the length of the item
@@ -214,7 +215,8 @@ type JudgeBias struct {
 // ratings where an item has them (the questions QuestionScore maps to
 // the score), otherwise against each other judge. Every agent model and
 // judge must have a family in fam; with fam nil, self-preference is not
-// measured (a note says so). Scenarios are the resampling units.
+// measured (a note says so). Scenarios are the clusters of the intervals
+// (slopeInterval).
 //
 // Self-preference of judge J of family F on a score: over the items J and
 // at least one other judge scored, d_i = s_J(i) − mean of the other
@@ -305,55 +307,36 @@ func (jb *JudgeBias) measureLength(runs RunSet, data []*biasData, lengths ItemLe
 	}
 }
 
-// selfPreference is judge k's difference in differences on d.
+// selfPreference is judge k's difference in differences on d: the slope
+// of d_i on 1{agent of the judge's family}, which is In − Out.
 func selfPreference(d *biasData, k int, family string, opt BootstrapOptions) SelfPreference {
-	// Per cluster: Σd and n on the family's agents, then on the others.
-	per := make([][4]float64, d.clusters)
 	sp := SelfPreference{Judge: d.judges[k], Family: family, Score: d.score}
+	var x, y []float64
+	var cl []int
+	var sumIn, sumOut float64
 	for i := range d.n() {
 		diff, ok := leaveOneDiff(d, i, k)
 		if !ok {
 			continue
 		}
-		c := &per[d.cluster[i]]
+		own := 0.0
 		if d.agentFam[i] == family {
-			c[0] += diff
-			c[1]++
+			own = 1
+			sumIn += diff
 			sp.NIn++
 		} else {
-			c[2] += diff
-			c[3]++
+			sumOut += diff
 			sp.NOut++
 		}
+		x, y, cl = append(x, own), append(y, diff), append(cl, d.cluster[i])
 	}
-	statFn := func(w, out []float64) {
-		var t [4]float64
-		for c, wc := range w {
-			if wc != 0 {
-				for q := range t {
-					t[q] += float64(wc * per[c][q])
-				}
-			}
-		}
-		out[0] = math.NaN()
-		if t[1] > 0 && t[3] > 0 {
-			out[0] = t[0]/t[1] - t[2]/t[3]
-		}
-	}
-	est, ps := stat.ClusterBootstrapTested(d.clusters, 1, statFn, opt)
-	sp.Estimate, sp.P = est[0], ps[0]
+	sp.Estimate, sp.P = slopeInterval(x, y, cl, d.clusters, opt)
 	sp.In, sp.Out = math.NaN(), math.NaN()
-	var t [4]float64
-	for _, c := range per {
-		for q := range t {
-			t[q] += c[q]
-		}
+	if sp.NIn > 0 {
+		sp.In = sumIn / float64(sp.NIn)
 	}
-	if t[1] > 0 {
-		sp.In = t[0] / t[1]
-	}
-	if t[3] > 0 {
-		sp.Out = t[2] / t[3]
+	if sp.NOut > 0 {
+		sp.Out = sumOut / float64(sp.NOut)
 	}
 	switch {
 	case sp.NIn == 0:
@@ -477,48 +460,31 @@ func lengthBias(runs RunSet, d *biasData, lengths ItemLengths, human map[[2]int]
 	return out
 }
 
-// slopeBias is the least-squares slope of y on x with its cluster
-// bootstrap interval: b = Σ(x − x̄)(y − ȳ) / Σ(x − x̄)², from per-cluster
-// sums of the values centred on their overall means.
+// slopeBias is the least-squares slope of y on x with its interval
+// (slopeInterval).
 func slopeBias(judge, ref, score string, x, y []float64, cluster []int, clusters int, opt BootstrapOptions) LengthBias {
 	lb := LengthBias{Judge: judge, Reference: ref, Score: score, N: len(x)}
-	mx, my := stat.Mean(x), stat.Mean(y)
-	per := make([][5]float64, clusters) // n, Σx, Σy, Σx², Σxy (centred)
-	for i := range x {
-		a, b := x[i]-mx, y[i]-my
-		c := &per[cluster[i]]
-		c[0]++
-		c[1] += a
-		c[2] += b
-		c[3] += float64(a * a)
-		c[4] += float64(a * b)
-	}
-	statFn := func(w, out []float64) {
-		var t [5]float64
-		for c, wc := range w {
-			if wc != 0 {
-				for q := range t {
-					t[q] += float64(wc * per[c][q])
-				}
-			}
-		}
-		out[0] = math.NaN()
-		vxx := float64(t[0]*t[3]) - float64(t[1]*t[1])
-		if t[0] >= 2 && vxx > 1e-12*float64(t[0]*t[3]) {
-			out[0] = (float64(t[0]*t[4]) - float64(t[1]*t[2])) / vxx
-		}
-	}
 	if len(x) == 0 {
 		o := opt.WithDefaults()
-		lb.Estimate = Estimate{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Method: o.Method, Level: o.Level, Resamples: o.Resamples, Seed: o.Seed}
+		lb.Estimate = Estimate{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Method: stat.ClusterRobustT, Level: o.Level}
 		lb.P = math.NaN()
 		lb.Warn(0, "no item with a length and both scores")
 		return lb
 	}
-	est, ps := stat.ClusterBootstrapTested(clusters, 1, statFn, opt)
-	lb.Estimate, lb.P = est[0], ps[0]
+	lb.Estimate, lb.P = slopeInterval(x, y, cluster, clusters, opt)
 	if math.IsNaN(lb.Value) {
 		lb.Warn(0, "the items' lengths do not vary: no slope")
 	}
 	return lb
+}
+
+// slopeInterval is the least-squares slope of y on x, b = Σ(x − x̄)(y −
+// ȳ) / Σ(x − x̄)², with its cluster-robust t interval at opt's level and
+// the p-value that inverts it (stat.ClusterSlope.Interval). The other
+// options (method, resamples, seed) do not apply: the expanded percentile
+// bootstrap interval of the slope, the same correction read off noisy
+// replicates, rejected a true 0 in 5.1–5.2% of null datasets at α = 0.05,
+// this one in 4.8–5.0% (docs/statistics.md, TestJudgeBiasNullSize).
+func slopeInterval(x, y []float64, cluster []int, clusters int, opt BootstrapOptions) (Estimate, float64) {
+	return stat.NewClusterSlope(x, y, cluster, clusters).Interval(opt.WithDefaults().Level)
 }

@@ -19,6 +19,7 @@ type (
 const (
 	BCa                 = stat.BCa
 	CaveatInterval      = stat.CaveatInterval
+	ClusterRobustT      = stat.ClusterRobustT
 	Expanded            = stat.Expanded
 	Interval            = stat.Interval
 	Linear              = stat.Linear

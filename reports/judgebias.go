@@ -234,7 +234,18 @@ func (x *Exec) agreeBias(ctx context.Context) error {
 	if len(secs) == 0 {
 		return analysis.NoDataf("no judge bias measured: %s", strings.Join(notes, "; "))
 	}
-	return x.Writer().Sections(secs, x.footnotes(notes, ds.Bootstrap(), "scenarios"))
+	for _, n := range notes {
+		x.note("%s", n)
+	}
+	return x.Writer().Sections(secs, []string{BiasIntervalNote(ds.Bootstrap().WithDefaults().Level)})
+}
+
+// BiasIntervalNote says what the judge-bias intervals at level are: not
+// the bootstrap the other estimates use (analysis.MeasureJudgeBias), so
+// no resamples and no seed.
+func BiasIntervalNote(level float64) string {
+	return fmt.Sprintf("%g%% intervals: estimate ± Student's t quantile × cluster-robust (CR1) standard error, clusters = scenarios, "+
+		"degrees of freedom = scenarios with items − 1 (no resampling)", 100*level)
 }
 
 // compareDebiased is compare --debias.
@@ -282,7 +293,7 @@ func JudgeBiasTables(ds *Dataset) ([]*Table, error) {
 		return nil, err
 	}
 	note := func(t *Table, e analysis.Estimate) {
-		t.Notes = append(t.Notes, BootstrapNote(e, "scenarios"))
+		t.Notes = append(t.Notes, BiasIntervalNote(e.Level)+".")
 		for _, n := range jb.Notes {
 			t.Notes = append(t.Notes, "Note: "+n+".")
 		}

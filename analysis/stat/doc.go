@@ -9,6 +9,9 @@
 //     PCG generator seeded (seed, b), so the digits do not depend on the
 //     number of cores; percentile, expanded percentile and BCa intervals;
 //     bootstrap p-values.
+//   - A least-squares slope from clustered data (ClusterSlope): its
+//     cluster-robust variance for any cluster weights and its
+//     cluster-robust t interval with the p-value that inverts it.
 //   - Descriptive statistics and correlation: Mean, WeightedMean, SD,
 //     Quantile7 (R's type 7), Pearson, Spearman, Ranks, KendallTauB (τ-b,
 //     ties handled), the Fisher-z interval and the correlation's p-value.

@@ -1,0 +1,112 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gymlens/gymlens/analysis/stat"
+)
+
+// TestJudgeBiasNullSize measures the judge-bias tests' rejection rates at
+// α = 0.05 on GYMLENS_BIAS_SIZE null datasets of each design (seeds
+// 100000 on, 60 scenarios), each test's and each effect's pooled over its
+// three judges or pairs, with Monte Carlo se (the pooled one from the
+// per-dataset counts: the three tests read the same data); then, on the
+// same seeds with jA's self-preference 0.3 and slope 0.2 injected, how
+// often each 95% interval covers the true value and excludes 0. It checks
+// nothing; docs/statistics.md quotes it:
+//
+//	GYMLENS_BIAS_SIZE=3000 go test ./analysis -run TestJudgeBiasNullSize -v
+func TestJudgeBiasNullSize(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("GYMLENS_BIAS_SIZE"))
+	if n <= 0 {
+		t.Skip("a measurement: GYMLENS_BIAS_SIZE=N runs it on N null datasets of each design")
+	}
+	const alpha = 0.05
+	start := time.Now()
+	for _, humans := range []bool{false, true} {
+		rejected := map[string]int{}
+		perDataset := map[string][]float64{}
+		for d := range n {
+			jb := measureBias(t, synthBias(uint64(100000+d), biasNullScenarios, 0, 0, humans), humans, BootstrapOptions{})
+			count := map[string]float64{"self-preference": 0, "length": 0}
+			for _, s := range jb.SelfPreference {
+				if s.P < alpha {
+					rejected["self-preference "+s.Judge]++
+					count["self-preference"]++
+				}
+			}
+			for _, l := range jb.Length {
+				if l.P < alpha {
+					rejected["length "+l.Judge+" vs "+l.Reference]++
+					count["length"]++
+				}
+				rejected["length "+l.Judge+" vs "+l.Reference] += 0
+			}
+			for e, k := range count {
+				perDataset[e] = append(perDataset[e], k/3)
+			}
+		}
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "humans %v: %d null datasets (seeds 100000–%d), α = %g (%s)\n", humans, n, 100000+n-1, alpha, time.Since(start).Round(time.Second))
+		keys := make([]string, 0, len(rejected))
+		for k := range rejected {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			r := float64(rejected[k]) / float64(n)
+			fmt.Fprintf(&sb, "  %-22s %.4f (se %.4f)\n", k, r, math.Sqrt(r*(1-r)/float64(n)))
+		}
+		for _, e := range []string{"self-preference", "length"} {
+			v := perDataset[e]
+			fmt.Fprintf(&sb, "  %-22s %.4f (se %.4f), pooled\n", e, stat.Mean(v), stat.SD(v)/math.Sqrt(float64(len(v))))
+		}
+		t.Log("\n" + sb.String())
+	}
+	// jB's and jC's references hold jA, whose 0.3 on family A's agents
+	// moves their self-preference to 0.3/2 · 1/2 = 0.075.
+	truth := map[string]float64{"self-preference jA": 0.3, "self-preference jB": 0.075, "self-preference jC": 0.075,
+		"length jA vs humans": 0.2, "length jB vs humans": 0, "length jC vs humans": 0,
+		"length jA vs jB": 0.2, "length jA vs jC": 0.2, "length jB vs jC": 0}
+	for _, humans := range []bool{false, true} {
+		cover, excludes := map[string]int{}, map[string]int{}
+		for d := range n {
+			jb := measureBias(t, synthBias(uint64(100000+d), biasNullScenarios, 0.3, 0.2, humans), humans, BootstrapOptions{})
+			check := func(key string, e Estimate) {
+				if e.Lo <= truth[key] && truth[key] <= e.Hi {
+					cover[key]++
+				}
+				if e.Lo > 0 || e.Hi < 0 {
+					excludes[key]++
+				}
+			}
+			for _, s := range jb.SelfPreference {
+				check("self-preference "+s.Judge, s.Estimate)
+			}
+			for _, l := range jb.Length {
+				check("length "+l.Judge+" vs "+l.Reference, l.Estimate)
+			}
+		}
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "humans %v: %d datasets, jA's self-preference 0.3 and slope 0.2 injected (%s)\n", humans, n, time.Since(start).Round(time.Second))
+		keys := make([]string, 0, len(cover))
+		for k := range truth {
+			if _, ok := cover[k]; ok || excludes[k] > 0 {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			c := float64(cover[k]) / float64(n)
+			fmt.Fprintf(&sb, "  %-22s true %.3f: covered %.4f (se %.4f), 0 excluded %.4f\n", k, truth[k], c, math.Sqrt(c*(1-c)/float64(n)), float64(excludes[k])/float64(n))
+		}
+		t.Log("\n" + sb.String())
+	}
+}
