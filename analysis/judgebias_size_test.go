@@ -15,7 +15,7 @@ import (
 
 // TestJudgeBiasNullSize measures the judge-bias tests' rejection rates at
 // α = 0.05 on GYMLENS_BIAS_SIZE null datasets of each design (seeds
-// 100000 on, 60 scenarios), each test's and each effect's pooled over its
+// GYMLENS_BIAS_SEED on, 100000 unless set; 60 scenarios), each test's and each effect's pooled over its
 // three judges or pairs, with Monte Carlo se (the pooled one from the
 // per-dataset counts: the three tests read the same data); then, on the
 // same seeds with jA's self-preference 0.3 and slope 0.2 injected, how
@@ -29,12 +29,16 @@ func TestJudgeBiasNullSize(t *testing.T) {
 		t.Skip("a measurement: GYMLENS_BIAS_SIZE=N runs it on N null datasets of each design")
 	}
 	const alpha = 0.05
+	first := uint64(100000)
+	if v, err := strconv.ParseUint(os.Getenv("GYMLENS_BIAS_SEED"), 10, 64); err == nil {
+		first = v
+	}
 	start := time.Now()
 	for _, humans := range []bool{false, true} {
 		rejected := map[string]int{}
 		perDataset := map[string][]float64{}
 		for d := range n {
-			jb := measureBias(t, synthBias(uint64(100000+d), biasNullScenarios, 0, 0, humans), humans, BootstrapOptions{})
+			jb := measureBias(t, synthBias(first+uint64(d), biasNullScenarios, 0, 0, humans), humans, BootstrapOptions{})
 			count := map[string]float64{"self-preference": 0, "length": 0}
 			for _, s := range jb.SelfPreference {
 				if s.P < alpha {
@@ -54,7 +58,7 @@ func TestJudgeBiasNullSize(t *testing.T) {
 			}
 		}
 		var sb strings.Builder
-		fmt.Fprintf(&sb, "humans %v: %d null datasets (seeds 100000–%d), α = %g (%s)\n", humans, n, 100000+n-1, alpha, time.Since(start).Round(time.Second))
+		fmt.Fprintf(&sb, "humans %v: %d null datasets (seeds %d–%d), α = %g (%s)\n", humans, n, first, first+uint64(n)-1, alpha, time.Since(start).Round(time.Second))
 		keys := make([]string, 0, len(rejected))
 		for k := range rejected {
 			keys = append(keys, k)
@@ -78,7 +82,7 @@ func TestJudgeBiasNullSize(t *testing.T) {
 	for _, humans := range []bool{false, true} {
 		cover, excludes := map[string]int{}, map[string]int{}
 		for d := range n {
-			jb := measureBias(t, synthBias(uint64(100000+d), biasNullScenarios, 0.3, 0.2, humans), humans, BootstrapOptions{})
+			jb := measureBias(t, synthBias(first+uint64(d), biasNullScenarios, 0.3, 0.2, humans), humans, BootstrapOptions{})
 			check := func(key string, e Estimate) {
 				if e.Lo <= truth[key] && truth[key] <= e.Hi {
 					cover[key]++
