@@ -275,8 +275,8 @@ const invalidatePacks = `DELETE FROM event_packs WHERE run_id IN (SELECT run_id 
 // at --scale 30; a first start packing --scale 100 peaked at 1,166 MB by
 // 115,000 runs, which fits a row group of 122,880). Checkpointed every packCheckpointBytes and
 // uncompressed (PackRuns), a first start packing --scale 30 (7.1 million
-// events, 5.5 million judgments) held at 440–480 MB throughout, peak
-// 489 MB; --scale 100 (23.7 million) is not measured so yet.
+// events, 5.5 million judgments) held at 420–505 MB throughout, peak
+// 489–527 MB; --scale 100 (23.7 million) is not measured so yet.
 var MaxPackEvents int64 = 8_000_000
 
 // PackStats says what RefreshEventPacks or RefreshPagePacks did.
@@ -306,7 +306,7 @@ type PackStats struct {
 // memory past DuckDB's limit, more as the row group filled (at --scale
 // 30, 70,200 runs, the process's peak was 609 MB with a checkpoint every
 // 32 MB and 674 MB with DuckDB's own at 256 MB of log; uncompressed,
-// 489 MB, steady while it packs; docs/serve.md).
+// 489–527 MB, steady while it packs; docs/serve.md).
 func (w *Warehouse) PackRuns(ctx context.Context, progress func(stage string, done, total int)) error {
 	told := func(stage string) func(done, total int) {
 		if progress == nil {
