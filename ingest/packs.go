@@ -268,13 +268,16 @@ func placeholders(n int) string {
 const invalidatePacks = `DELETE FROM event_packs WHERE run_id IN (SELECT run_id FROM run_spans WHERE file_id >= ?)`
 
 // MaxPackEvents bounds the events RefreshEventPacks packs: past it, it
-// packs nothing, and the viewer reads those runs from the columns. The
-// process grows with the events packed, beyond DuckDB's memory limit and
-// the Go heap, whether they are read by slices of the events table
-// (1.19–1.39 GB for 23.7 million events, --scale 100) or a batch of runs
-// at a time (1.17 GB), and a command stays under 1 GB; why it grows is
-// not found yet (docs/benchmarks.md).
-var MaxPackEvents int64 = 5_000_000
+// packs nothing, and the viewer reads those runs from the columns. It is
+// the most measured within bounds: what grew with the runs packed was
+// the packs table's last row group, which every checkpoint rewrote whole
+// and analysed for compression with memory past DuckDB's limit (measured
+// at --scale 30; a first start packing --scale 100 peaked at 1,166 MB by
+// 115,000 runs, which fits a row group of 122,880). Checkpointed every packCheckpointBytes and
+// uncompressed (PackRuns), a first start packing --scale 30 (7.1 million
+// events, 5.5 million judgments) held at 420–505 MB throughout, peak
+// 489–527 MB; --scale 100 (23.7 million) is not measured so yet.
+var MaxPackEvents int64 = 8_000_000
 
 // PackStats says what RefreshEventPacks or RefreshPagePacks did.
 type PackStats struct {
@@ -285,17 +288,25 @@ type PackStats struct {
 	// MostRead is the most rows of events one query of RefreshEventPacks
 	// read (packBatchEvents bounds it, but for a run of more).
 	MostRead int64
+	// Checkpoints is how many checkpoints it ran while it packed
+	// (packCheckpointBytes).
+	Checkpoints int
 }
 
 // PackRuns is RefreshEventPacks then RefreshPagePacks, for the viewer:
 // progress(stage, done, total) is told what it packs and the runs packed
 // (nil: not told).
 //
-// DuckDB checkpoints no more than every packCheckpoint of log while it
-// packs, and once after, when the packing's memory is given back: a
-// first start after a --scale 10 ingest peaked at 478–518 MB with a
-// checkpoint every 16 MB (DuckDB's default) coming while the tables were
-// read, and at 372–381 MB this way (docs/benchmarks.md).
+// While it packs, the packing checkpoints every packCheckpointBytes of
+// packs (DuckDB's own threshold raised to packCheckpoint), and once
+// after, when the packing's memory is given back; and DuckDB writes what
+// it checkpoints uncompressed (force_compression; the packs are zstd
+// already). A checkpoint rewrites the packs table's last row group
+// whole (up to 122,880 runs' packs): analysed for compression, it took
+// memory past DuckDB's limit, more as the row group filled (at --scale
+// 30, 70,200 runs, the process's peak was 609 MB with a checkpoint every
+// 32 MB and 674 MB with DuckDB's own at 256 MB of log; uncompressed,
+// 489–527 MB, steady while it packs; docs/serve.md).
 func (w *Warehouse) PackRuns(ctx context.Context, progress func(stage string, done, total int)) error {
 	told := func(stage string) func(done, total int) {
 		if progress == nil {
@@ -306,14 +317,16 @@ func (w *Warehouse) PackRuns(ctx context.Context, progress func(stage string, do
 	if w.ReadOnly || w.Lake {
 		return nil
 	}
-	var threshold string
-	if err := w.db.QueryRowContext(ctx, `SELECT current_setting('checkpoint_threshold')`).Scan(&threshold); err != nil {
-		return err
+	for _, set := range [][2]string{{"checkpoint_threshold", packCheckpoint}, {"force_compression", "uncompressed"}} {
+		var was string
+		if err := w.db.QueryRowContext(ctx, `SELECT current_setting('`+set[0]+`')`).Scan(&was); err != nil {
+			return err
+		}
+		if _, err := w.db.ExecContext(ctx, `SET `+set[0]+` = '`+set[1]+`'`); err != nil {
+			return err
+		}
+		defer w.db.ExecContext(context.WithoutCancel(ctx), `SET `+set[0]+` = ?`, was)
 	}
-	if _, err := w.db.ExecContext(ctx, `SET checkpoint_threshold = '`+packCheckpoint+`'`); err != nil {
-		return err
-	}
-	defer w.db.ExecContext(context.WithoutCancel(ctx), `SET checkpoint_threshold = ?`, threshold)
 	ev, err := w.RefreshEventPacks(ctx, told("the runs' events"))
 	if err != nil {
 		return err
@@ -334,8 +347,27 @@ func (w *Warehouse) PackRuns(ctx context.Context, progress func(stage string, do
 	return nil
 }
 
-// packCheckpoint is DuckDB's checkpoint_threshold while PackRuns packs.
+// packCheckpoint is DuckDB's checkpoint_threshold while PackRuns packs:
+// DuckDB checkpoints on its own only past it, and the packing checkpoints
+// every packCheckpointBytes of packs before that.
 const packCheckpoint = "256MB"
+
+// packCheckpointBytes is how many bytes of packs RefreshEventPacks and
+// RefreshPagePacks append between two checkpoints (CHECKPOINT once an
+// appender's batch takes them past it). DuckDB keeps the rows appended
+// since the last checkpoint in memory (the IN_MEMORY_TABLE of
+// duckdb_memory(), spilled to its temporary files past its limit), and a
+// checkpoint turns them all into blocks at once, with memory its limit
+// does not count: at --scale 30 (70,200 runs), packing behind the pages
+// held steady at 450–480 MB until DuckDB's own checkpoint at 256 MB of
+// log took the process to 670 MB in one step (its allocator +200 MB,
+// malloc's +80 MB), where a checkpoint every 32 MB of packs keeps each
+// step small (docs/serve.md). A variable for the tests.
+var packCheckpointBytes int64 = 32 << 20
+
+// packAppendRuns is how many runs' event packs one appender writes and
+// commits (a variable for the tests).
+var packAppendRuns = loadBatch
 
 // RefreshEventPacks packs every run that has events and no pack, a batch
 // of runs at a time: the runs whose events lie together in one file (one
@@ -442,12 +474,21 @@ func (w *Warehouse) RefreshEventPacks(ctx context.Context, progress func(done, t
 	written := make(chan error, 1)
 	go func() {
 		var batch []done
+		var since int64 // bytes appended since the last checkpoint
 		flush := func() error {
 			if len(batch) == 0 {
 				return nil
 			}
 			err := appendAll(conn, "event_packs", len(batch), func(i int) []driver.Value { return []driver.Value{batch[i].id, batch[i].events, batch[i].pack} })
+			for _, d := range batch {
+				since += int64(len(d.pack))
+			}
 			batch = batch[:0]
+			if err == nil && since >= packCheckpointBytes {
+				since = 0
+				st.Checkpoints++
+				_, err = conn.ExecContext(ctx, `CHECKPOINT`)
+			}
 			return err
 		}
 		var err error
@@ -462,7 +503,7 @@ func (w *Warehouse) RefreshEventPacks(ctx context.Context, progress func(done, t
 			}
 			st.Events += d.events
 			st.Bytes += int64(len(d.pack))
-			if len(batch) >= loadBatch {
+			if len(batch) >= packAppendRuns {
 				if err = flush(); err != nil {
 					cancel()
 				}

@@ -48,9 +48,10 @@ const pageFormat = 1
 var pageBatch = 250
 
 // MaxPackJudgments bounds the judgments RefreshPagePacks reads: past it
-// the viewer reads the tables (a --scale 100 warehouse holds 12 million;
-// its packing is not measured within 1 GB yet: MaxPackEvents).
-var MaxPackJudgments int64 = 5_000_000
+// the viewer reads the tables (a --scale 30 warehouse holds 5.5 million,
+// packed within bounds; --scale 100's 12 million are not measured yet:
+// MaxPackEvents).
+var MaxPackJudgments int64 = 8_000_000
 
 // pageRows is what RunPages reads of a run beyond its events and its
 // scenario: its task scores and task outcomes ordered by task, and its
@@ -477,6 +478,7 @@ func (w *Warehouse) RefreshPagePacks(ctx context.Context, progress func(done, to
 	}
 	go func() { wg.Wait(); close(batches) }()
 	var werr error
+	var since int64 // bytes appended since the last checkpoint
 	for batch := range batches {
 		if werr != nil {
 			continue // drain
@@ -488,8 +490,17 @@ func (w *Warehouse) RefreshPagePacks(ctx context.Context, progress func(done, to
 		}
 		for _, b := range batch {
 			st.Bytes += int64(len(b.pack))
+			since += int64(len(b.pack))
 		}
 		st.Runs += len(batch)
+		if since >= packCheckpointBytes {
+			since = 0
+			st.Checkpoints++
+			if _, werr = conn.ExecContext(ctx, `CHECKPOINT`); werr != nil {
+				cancel()
+				continue
+			}
+		}
 		if progress != nil {
 			progress(st.Runs, len(ids))
 		}

@@ -272,3 +272,93 @@ func TestPackRunsPacksAndCheckpoints(t *testing.T) {
 		t.Errorf("%d runs without an event pack", unpacked)
 	}
 }
+
+// While they pack, RefreshEventPacks and RefreshPagePacks checkpoint once
+// every packCheckpointBytes of packs appended: DuckDB holds the rows
+// appended since the last checkpoint in memory (and in its log), so that
+// without them the packing's memory grows with the runs packed. The log
+// stays within a checkpoint's worth, and the packs are there after a
+// reopen.
+func TestPackingCheckpointsAsItGoes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("packs a warehouse with a checkpoint every few runs: several seconds")
+	}
+	defer func(b int64, n, p int) { packCheckpointBytes, packAppendRuns, pageBatch = b, n, p }(packCheckpointBytes, packAppendRuns, pageBatch)
+	path, _ := sampleCopy(t, sampleKind{seed: 5, configs: 2})
+	w, err := Open(ctx, path, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { w.Close() }()
+	ids := runIDs(t, w)
+	// No automatic checkpoint in between (PackRuns raises the threshold).
+	if _, err := w.db.Exec(`SET checkpoint_threshold = '1GB'`); err != nil {
+		t.Fatal(err)
+	}
+	packAppendRuns, pageBatch, packCheckpointBytes = 4, 4, 64<<10
+	logSize := func() int64 {
+		st, err := os.Stat(path + ".wal")
+		if err != nil {
+			return 0
+		}
+		return st.Size()
+	}
+	for _, refresh := range []func() (PackStats, error){
+		func() (PackStats, error) { return w.RefreshEventPacks(ctx, nil) },
+		func() (PackStats, error) { return w.RefreshPagePacks(ctx, nil) },
+	} {
+		st, err := refresh()
+		if err != nil || st.Runs != len(ids) {
+			t.Fatalf("refresh: %+v, %v; want %d runs", st, err, len(ids))
+		}
+		// A checkpoint once a batch takes the bytes since the last past
+		// the threshold: each holds less than twice it.
+		if want := int(st.Bytes / (2 * packCheckpointBytes)); st.Checkpoints < want {
+			t.Errorf("%d checkpoints for %d bytes of packs, every %d: want at least %d", st.Checkpoints, st.Bytes, packCheckpointBytes, want)
+		}
+		if n := logSize(); n > st.Bytes/3 {
+			t.Errorf("the log holds %d bytes after %d bytes of packs checkpointed every %d", n, st.Bytes, packCheckpointBytes)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if w, err = Open(ctx, path, OpenOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var events, pages int
+	if err := w.db.QueryRow(`SELECT (SELECT count(DISTINCT run_id) FROM event_packs), (SELECT count(DISTINCT run_id) FROM page_packs)`).Scan(&events, &pages); err != nil {
+		t.Fatal(err)
+	}
+	if events != len(ids) || pages != len(ids) || !w.PagePacksFresh(ctx) {
+		t.Fatalf("after a reopen: %d runs with event packs, %d with page packs (fresh %v), of %d", events, pages, w.PagePacksFresh(ctx), len(ids))
+	}
+	pagesMatchColumns(t, w, ids)
+}
+
+// PackRuns has DuckDB store what it checkpoints uncompressed while it
+// packs (the packs are zstd already): a checkpoint rewrites the packs
+// table's last row group whole, and analysing it for compression took
+// memory DuckDB's limit does not count, more as the row group filled.
+// It puts the setting back after.
+func TestPackRunsCheckpointsUncompressed(t *testing.T) {
+	w, _ := samplePath(t, 0)
+	setting := func() string {
+		var v string
+		if err := w.db.QueryRow(`SELECT current_setting('force_compression')`).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := setting()
+	seen := map[string]bool{}
+	if err := w.PackRuns(ctx, func(stage string, done, total int) { seen[setting()] = true }); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 || !seen["uncompressed"] {
+		t.Errorf("force_compression while packing: %v, want uncompressed", seen)
+	}
+	if after := setting(); after != before {
+		t.Errorf("force_compression %q after packing, %q before", after, before)
+	}
+}
