@@ -35,28 +35,7 @@ func TestJudgeBiasNullSize(t *testing.T) {
 	}
 	start := time.Now()
 	for _, humans := range []bool{false, true} {
-		rejected := map[string]int{}
-		perDataset := map[string][]float64{}
-		for d := range n {
-			jb := measureBias(t, synthBias(first+uint64(d), biasNullScenarios, 0, 0, humans), humans, BootstrapOptions{})
-			count := map[string]float64{"self-preference": 0, "length": 0}
-			for _, s := range jb.SelfPreference {
-				if s.P < alpha {
-					rejected["self-preference "+s.Judge]++
-					count["self-preference"]++
-				}
-			}
-			for _, l := range jb.Length {
-				if l.P < alpha {
-					rejected["length "+l.Judge+" vs "+l.Reference]++
-					count["length"]++
-				}
-				rejected["length "+l.Judge+" vs "+l.Reference] += 0
-			}
-			for e, k := range count {
-				perDataset[e] = append(perDataset[e], k/3)
-			}
-		}
+		rejected, perDataset := nullRejections(t, first, n, humans, alpha, BootstrapOptions{})
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "humans %v: %d null datasets (seeds %d–%d), α = %g (%s)\n", humans, n, first, first+uint64(n)-1, alpha, time.Since(start).Round(time.Second))
 		keys := make([]string, 0, len(rejected))
@@ -69,7 +48,10 @@ func TestJudgeBiasNullSize(t *testing.T) {
 			fmt.Fprintf(&sb, "  %-22s %.4f (se %.4f)\n", k, r, math.Sqrt(r*(1-r)/float64(n)))
 		}
 		for _, e := range []string{"self-preference", "length"} {
-			v := perDataset[e]
+			v := slices.Clone(perDataset[e])
+			for i := range v {
+				v[i] /= 3 // the share of the effect's three tests
+			}
 			fmt.Fprintf(&sb, "  %-22s %.4f (se %.4f), pooled\n", e, stat.Mean(v), stat.SD(v)/math.Sqrt(float64(len(v))))
 		}
 		t.Log("\n" + sb.String())

@@ -236,27 +236,7 @@ func TestJudgeBiasNullRejection(t *testing.T) {
 	const alpha = 0.05
 	opt := BootstrapOptions{} // the intervals are cluster-robust t: only the level applies
 	for _, humans := range []bool{false, true} {
-		rejected := map[string]int{}
-		perDataset := map[string][]float64{} // effect → each dataset's tests rejected
-		for d := range biasNullDatasets {
-			jb := measureBias(t, synthBias(uint64(5000+d), biasNullScenarios, 0, 0, humans), humans, opt)
-			count := map[string]float64{"self-preference": 0, "length": 0}
-			for _, s := range jb.SelfPreference {
-				if s.P < alpha {
-					rejected["self-preference "+s.Judge]++
-					count["self-preference"]++
-				}
-			}
-			for _, l := range jb.Length {
-				if l.P < alpha {
-					rejected["length "+l.Judge+" vs "+l.Reference]++
-					count["length"]++
-				}
-			}
-			for e, k := range count {
-				perDataset[e] = append(perDataset[e], k)
-			}
-		}
+		rejected, perDataset := nullRejections(t, 5000, biasNullDatasets, humans, alpha, opt)
 		effects := map[string][]string{"self-preference": {"self-preference jA", "self-preference jB", "self-preference jC"}}
 		if humans {
 			effects["length"] = []string{"length jA vs humans", "length jB vs humans", "length jC vs humans"}
@@ -286,6 +266,37 @@ func TestJudgeBiasNullRejection(t *testing.T) {
 			}
 		}
 	}
+}
+
+// nullRejections measures the bias of n null datasets of a design (seeds
+// first on) and counts, for each test (an effect and its judge or pair),
+// the datasets in which it rejects at alpha, and for each effect the
+// number of its tests rejected in each dataset.
+func nullRejections(t testing.TB, first uint64, n int, humans bool, alpha float64, opt BootstrapOptions) (map[string]int, map[string][]float64) {
+	rejected := map[string]int{}
+	perDataset := map[string][]float64{}
+	for d := range n {
+		jb := measureBias(t, synthBias(first+uint64(d), biasNullScenarios, 0, 0, humans), humans, opt)
+		count := map[string]float64{"self-preference": 0, "length": 0}
+		for _, s := range jb.SelfPreference {
+			rejected["self-preference "+s.Judge] += 0
+			if s.P < alpha {
+				rejected["self-preference "+s.Judge]++
+				count["self-preference"]++
+			}
+		}
+		for _, l := range jb.Length {
+			rejected["length "+l.Judge+" vs "+l.Reference] += 0
+			if l.P < alpha {
+				rejected["length "+l.Judge+" vs "+l.Reference]++
+				count["length"]++
+			}
+		}
+		for e, k := range count {
+			perDataset[e] = append(perDataset[e], k)
+		}
+	}
+	return rejected, perDataset
 }
 
 func TestReadFamilies(t *testing.T) {
