@@ -59,6 +59,18 @@ func (s *Server) inspectStore() (InspectStore, error) {
 	return is, nil
 }
 
+// sampleReader is the store's Inspect face with a slot to read a sample
+// page in (inspectSlot); release gives the slot back.
+func (s *Server) sampleReader(ctx context.Context) (is InspectStore, release func(), err error) {
+	if is, err = s.inspectStore(); err != nil {
+		return nil, nil, err
+	}
+	if release, err = inspectSlot(ctx); err != nil {
+		return nil, nil, err
+	}
+	return is, release, nil
+}
+
 // onlyInspect says whether the warehouse holds Inspect samples but no
 // runs: its overview is the Inspect one.
 func (s *Server) onlyInspect(r *http.Request) bool {
@@ -365,17 +377,12 @@ type modelCall struct {
 
 // inspectSample is /inspect/sample: one sample at one epoch.
 func (s *Server) inspectSample(w http.ResponseWriter, r *http.Request) {
-	release, err := inspectSlot(r.Context())
+	is, release, err := s.sampleReader(r.Context())
 	if err != nil {
 		fail(w, err)
 		return
 	}
 	defer release()
-	is, err := s.inspectStore()
-	if err != nil {
-		fail(w, err)
-		return
-	}
 	k, err := sampleKey(r.URL.Query(), "")
 	if err != nil {
 		fail(w, err)
@@ -421,17 +428,12 @@ type scorePair struct {
 // sample under two configurations, say): their scores, costs and
 // transcripts.
 func (s *Server) inspectCompare(w http.ResponseWriter, r *http.Request) {
-	release, err := inspectSlot(r.Context())
+	is, release, err := s.sampleReader(r.Context())
 	if err != nil {
 		fail(w, err)
 		return
 	}
 	defer release()
-	is, err := s.inspectStore()
-	if err != nil {
-		fail(w, err)
-		return
-	}
 	ka, err := sampleKey(r.URL.Query(), "_a")
 	if err != nil {
 		fail(w, err)
