@@ -34,13 +34,16 @@ func ByRun(items []SampleItem) map[string][]string {
 // number). Items come in stratum order, then in the order of runs. It
 // returns the items and the number of strata.
 func StratifiedSample(runs []rows.RunRow, unit, by string, n int, seed uint64) ([]SampleItem, int, error) {
-	return StratifiedSampleOf(runs, func(i int) []string {
-		names := make([]string, len(runs[i].Tasks))
-		for k, t := range runs[i].Tasks {
-			names[k] = t.Task
-		}
-		return names
-	}, unit, by, n, seed)
+	return StratifiedSampleOf(runs, func(i int) []string { return TaskNames(&runs[i]) }, unit, by, n, seed)
+}
+
+// TaskNames are the names of r's active tasks, in their order.
+func TaskNames(r *rows.RunRow) []string {
+	names := make([]string, len(r.Tasks))
+	for k, t := range r.Tasks {
+		names[k] = t.Task
+	}
+	return names
 }
 
 // StratifiedSampleOf is StratifiedSample with the runs' active tasks given

@@ -378,7 +378,7 @@ func (s *Dataset) Values() (*Values, error) {
 				}
 				v.taskNames = append(v.taskNames, name)
 			}
-			v.taskOff = append(v.taskOff, int32(len(v.taskNames)))
+			v.taskOff = append(v.taskOff, int32(len(v.taskNames))) // runs are visited in order: run i's end is taskOff[i+1]
 		case KeepPacked:
 			if s.packOnly == nil || s.packOnly(r.RunID) {
 				packed.AddTasks(r.Tasks)
@@ -488,13 +488,7 @@ func (s *Dataset) SelectedTaskNames() (func(i int) []string, error) {
 	if s.opt.Keep < KeepTasks && s.opt.Keep != KeepTaskNames {
 		return nil, fmt.Errorf("reports: a dataset that keeps no task names (Keep %d) was asked for them: make it with KeepTaskNames", s.opt.Keep)
 	}
-	return func(i int) []string {
-		names := make([]string, len(sel[i].Tasks))
-		for k, t := range sel[i].Tasks {
-			names[k] = t.Task
-		}
-		return names
-	}, nil
+	return func(i int) []string { return analysis.TaskNames(&sel[i]) }, nil
 }
 
 // SelectedSet are the runs Where keeps with their tasks: the Selected
